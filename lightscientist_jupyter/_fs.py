@@ -1,0 +1,50 @@
+"""Small file helpers shared by every layer: atomic replace and safe appends."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, mode: int = 0o644) -> None:
+    """Write `text` to `path` so that readers see the old file or the new one, never half.
+
+    The content goes to a temporary file in the same folder, is flushed to disk, and
+    replaces the target with `os.replace`.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, **kwargs: Any) -> None:
+    """`write_text_atomic` of `obj` as indented JSON."""
+    write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n", **kwargs)
+
+
+def append_text(path: str | os.PathLike[str], text: str) -> None:
+    """Append `text` with one write on a file opened for appending, then fsync."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)

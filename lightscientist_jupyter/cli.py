@@ -1,0 +1,260 @@
+"""The `lightscientist` command line (also `python -m lightscientist_jupyter`).
+
+Subcommands dispatch through `COMMANDS`, a table from name to (argument setup, handler).
+Exit codes: 0 for `done` and `waiting_user` (and for commands that only read), 1 for
+`failed`, 2 for bad input — a usage error, an invalid stage table, a reply with nothing
+pending. Errors print one line naming what to fix, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter import __version__
+from lightscientist_jupyter.controller import DONE, ResearchController, StageTable, load_table
+from lightscientist_jupyter.controller.inbox import write_reply
+from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.errors import LightScientistError, StageTableError, WorkspaceLocked
+from lightscientist_jupyter.events import EventBus, JsonlWriter, follow, format_line, make_filter
+from lightscientist_jupyter.events import read_tail
+from lightscientist_jupyter.workspace import Workspace
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+REPLY_WAIT_S = 10.0
+
+
+class BadInput(LightScientistError):
+    """A command-line argument that cannot be used."""
+
+
+def _workspace(args: argparse.Namespace) -> Workspace:
+    return Workspace.at(args.workspace or ".")
+
+
+def _add_workspace(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", "-w", metavar="DIR",
+                   help="project folder (default: the current directory)")
+
+
+# ------------------------------------------------------------------------- stages
+
+def _setup_stages(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+
+
+def format_table(table: StageTable) -> str:
+    rows = [("stage", "gate", "next", "allowed", "outputs")]
+    for s in table:
+        rows.append((s.id, "gate" if s.approval else "", s.next, ", ".join(s.allowed),
+                     ", ".join(s.outputs)))
+    rows.append((DONE, "", "", "", "(end of the project)"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [f"stage table {table.path} · {len(table)} stages + {DONE} · start: {table.start}", ""]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def cmd_stages(args: argparse.Namespace) -> int:
+    print(format_table(load_table(args.stages)))
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------- status
+
+def _setup_status(p: argparse.ArgumentParser) -> None:
+    _add_workspace(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def status_dict(ws: Workspace) -> dict[str, Any]:
+    state = load_state(ws.state_file)
+    return {"status": state.status, "stage": state.stage, "mode": state.mode, "goal": state.goal,
+            "pending": state.pending.to_dict() if state.pending else None,
+            "visits": state.visits, "reason": state.reason, "workspace": str(ws.root),
+            "stages_file": state.stages_file, "transitions": len(state.history),
+            "decisions": state.decisions, "runner": read_holder(ws),
+            "updated_at": state.updated_at}
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    info = status_dict(_workspace(args))
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False))
+        return EXIT_OK
+    print(f"goal:    {info['goal']}")
+    print(f"stage:   {info['stage']}  (mode {info['mode']})")
+    if info["reason"]:
+        print(f"reason:  {info['reason']}")
+    runner = info["runner"]
+    print(f"runner:  pid {runner.get('pid')} on {runner.get('host')}" if runner else
+          "runner:  none (the project is not being run now)")
+    pending = info["pending"]
+    if pending:
+        print(f"pending: {pending['id']} — {pending['question']}")
+        for out in pending["outputs"]:
+            print(f"         {out}")
+        print("         reply with `lightscientist reply y` or `reply n --comment … [--to STAGE]`")
+    print(info["status"])
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------- reply
+
+def _setup_reply(p: argparse.ArgumentParser) -> None:
+    p.add_argument("answer", choices=["y", "n", "yes", "no"], help="approve (y) or reject (n)")
+    p.add_argument("--comment", "-m", default="", help="a comment for the record and the next worker")
+    p.add_argument("--to", metavar="STAGE", help="on reject: the stage to send the project back to")
+    _add_workspace(p)
+    p.add_argument("--watch", action="store_true", help="print events as they happen")
+
+
+def cmd_reply(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    approve = args.answer in ("y", "yes")
+    state = load_state(ws.state_file)
+    if state.pending is None:
+        raise BadInput(f"nothing is waiting for a reply in {ws.root}: the project is "
+                       f"{state.status} at stage '{state.stage}'")
+    if args.to:
+        if approve:
+            raise BadInput("--to names where a rejection sends the project; use it with `n`")
+        table = load_table(state.stages_file)
+        if args.to not in table:
+            raise BadInput(f"--to '{args.to}' is not a stage of {table.path}; choose one of "
+                           f"{', '.join(table.ids())}")
+    path = write_reply(ws, approve=approve, comment=args.comment, to_stage=args.to,
+                       decision_id=state.pending.id, source="cli")
+    lock = WorkspaceLock(ws)
+    try:
+        lock.acquire("reply")
+    except WorkspaceLocked:
+        return _await_runner(ws, path)
+    try:
+        with _event_sinks(ws, watch=args.watch) as bus:
+            controller = ResearchController.open(ws, bus=bus)
+            for outcome in controller.poll_inbox():
+                print(outcome.message)
+            return _finish_line(controller.status)
+    finally:
+        lock.release()
+
+
+def _await_runner(ws: Workspace, path: Path) -> int:
+    """Another process runs the project: wait for it to take the reply, then report."""
+    holder = read_holder(ws) or {}
+    deadline = time.monotonic() + REPLY_WAIT_S
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if path.exists():
+        print(f"reply queued in {path}; the run held by pid {holder.get('pid', '?')} will apply it")
+    else:
+        print(f"reply taken by the run held by pid {holder.get('pid', '?')}")
+    return _finish_line(load_state(ws.state_file).status)
+
+
+def _finish_line(status: str) -> int:
+    print(status)
+    return EXIT_FAILED if status == "failed" else EXIT_OK
+
+
+class _event_sinks:
+    """An `EventBus` writing to the workspace's log (and the terminal with --watch)."""
+
+    def __init__(self, ws: Workspace, *, watch: bool):
+        self.ws, self.watch = ws, watch
+
+    def __enter__(self) -> EventBus:
+        from lightscientist_jupyter.events import TerminalPrinter
+
+        self.writer = JsonlWriter(self.ws.events_file)
+        bus = EventBus(next_seq=self.writer.next_seq)
+        bus.subscribe(self.writer)
+        if self.watch:
+            bus.subscribe(TerminalPrinter(sys.stdout))
+        return bus
+
+    def __exit__(self, *exc: object) -> None:
+        self.writer.close()
+
+
+# ------------------------------------------------------------------------- events
+
+def _setup_events(p: argparse.ArgumentParser) -> None:
+    _add_workspace(p)
+    p.add_argument("--tail", "-n", type=int, default=20, metavar="N", help="last N events (20)")
+    p.add_argument("--layer", type=int, choices=[1, 2, 3], help="only this layer")
+    p.add_argument("--type", metavar="TYPE", help="only this type (or a prefix such as 'stage.')")
+    p.add_argument("--worker", metavar="ID", help="only this worker")
+    p.add_argument("--follow", "-f", action="store_true", help="keep printing new events")
+    p.add_argument("--json", action="store_true", help="print raw JSON lines")
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    if not ws.exists():
+        raise BadInput(f"no LightScientist project in {ws.root}")
+    if args.tail < 0:
+        raise BadInput("--tail must be 0 or more")
+    keep = make_filter(layer=args.layer, type=args.type, worker_id=args.worker)
+    show: Callable[[dict], str] = (
+        (lambda raw: json.dumps(raw, ensure_ascii=False)) if args.json else
+        (lambda raw: format_line(raw, color=sys.stdout.isatty())))
+    last = 0
+    for raw in read_tail(ws.events_file, args.tail, keep):
+        print(show(raw))
+    tail = read_tail(ws.events_file, 1)
+    last = tail[-1]["seq"] if tail else 0
+    if args.follow:
+        try:
+            for raw in follow(ws.events_file, after=last, keep=keep):
+                print(show(raw), flush=True)
+        except KeyboardInterrupt:
+            pass
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------- dispatch
+
+Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
+
+COMMANDS: dict[str, Command] = {
+    "reply": (_setup_reply, cmd_reply, "approve or reject the pending gate or question"),
+    "status": (_setup_status, cmd_status, "show the project's stage, status and pending decision"),
+    "events": (_setup_events, cmd_events, "print the event stream"),
+    "stages": (_setup_stages, cmd_stages, "validate and print a stage table"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lightscientist",
+        description="LightScientist: a three-layer research agent (stage machine, supervisor, "
+                    "persistent workers).")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (setup, _, help_text) in COMMANDS.items():
+        setup(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = COMMANDS[args.command][1]
+    try:
+        return handler(args)
+    except StageTableError as exc:
+        print(f"lightscientist {args.command}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except LightScientistError as exc:
+        print(f"lightscientist {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,47 @@
+"""Replies from anywhere: one JSON file per reply in `.lightscientist/inbox/`.
+
+The widget, the side panel and `lightscientist reply` all write here, atomically; the process
+running the project picks the files up (within a second) and applies them through
+`ResearchController.reply`, the one place where a decision takes effect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter.workspace import Workspace
+
+
+def write_reply(workspace: Workspace, *, approve: bool, comment: str = "",
+                to_stage: str | None = None, decision_id: str | None = None,
+                source: str = "cli") -> Path:
+    """Queue a reply; returns the file written."""
+    name = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
+    path = workspace.inbox_dir / name
+    write_json_atomic(path, {"approve": bool(approve), "comment": comment or "",
+                             "to_stage": to_stage or None, "decision_id": decision_id,
+                             "source": source, "written_at": time.time()})
+    return path
+
+
+def queued_replies(workspace: Workspace) -> list[tuple[Path, dict[str, Any] | None]]:
+    """Queued replies, oldest first; a file that is not a reply comes back with None."""
+    folder = workspace.inbox_dir
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name.startswith("."):
+            continue
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            out.append((path, raw if isinstance(raw, dict) and "approve" in raw else None))
+        except (OSError, ValueError):
+            out.append((path, None))
+    return out

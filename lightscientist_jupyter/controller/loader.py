@@ -1,0 +1,273 @@
+"""Read a stage table from TOML and validate it completely before anything is used.
+
+Every problem is collected, each naming the file, the stage and the key (and the line where
+one can be found), and reported together in one `StageTableError`: a user fixing a table
+sees the whole list at once. Nothing is half-loaded: either a complete `StageTable` comes
+back or the error does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections import deque
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
+from lightscientist_jupyter.errors import StageTableError
+
+TOP_KEYS = {"start": str, "stages": dict}
+STAGE_KEYS: dict[str, tuple[type, bool]] = {
+    "skill": (str, True),
+    "outputs": (list, True),
+    "next": (str, True),
+    "allowed": (list, True),
+    "approval": (bool, False),
+    "max_visits": (int, False),
+}
+_STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]""")
+_KEY = re.compile(r"""^\s*([A-Za-z0-9_-]+)\s*=""")
+
+
+def default_table_path() -> Path:
+    """The shipped `stages/research.toml`: inside an installed wheel, or in a source checkout."""
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "stages" / "research.toml",
+                      package.parent / "stages" / "research.toml"):
+        if candidate.is_file():
+            return candidate
+    raise StageTableError(str(package / "stages" / "research.toml"),
+                          ["the default stage table is missing from this installation"])
+
+
+class _Lines:
+    """Finds the line of a stage's header or of one of its keys (best effort)."""
+
+    def __init__(self, text: str):
+        self.headers: dict[str, int] = {}
+        self.keys: dict[tuple[str | None, str], int] = {}
+        current: str | None = None
+        for number, line in enumerate(text.splitlines(), start=1):
+            match = _HEADER.match(line)
+            if match:
+                current = next(g for g in match.groups() if g)
+                self.headers.setdefault(current, number)
+                continue
+            if line.lstrip().startswith("["):
+                current = "\0other"
+                continue
+            key = _KEY.match(line)
+            if key:
+                self.keys.setdefault((current, key.group(1)), number)
+
+    def of(self, stage: str | None, key: str | None = None) -> str:
+        number = self.keys.get((stage, key)) if key else None
+        if number is None and stage is not None:
+            number = self.headers.get(stage)
+        return f" (line {number})" if number else ""
+
+
+def load_table(path: str | os.PathLike[str] | None = None) -> StageTable:
+    """Load and validate a stage table; raises `StageTableError` listing every problem."""
+    path = Path(path) if path is not None else default_table_path()
+    path = path.expanduser().resolve()
+    shown = str(path)
+    try:
+        raw_bytes = path.read_bytes()
+    except FileNotFoundError:
+        raise StageTableError(shown, ["file not found"]) from None
+    except OSError as exc:
+        raise StageTableError(shown, [f"cannot read the file: {exc.strerror}"]) from None
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw_bytes[: exc.start].count(b"\n") + 1
+        raise StageTableError(shown, [f"not UTF-8 text (line {line}, byte {exc.start})"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StageTableError(shown, [f"not valid TOML: {exc}"]) from None
+    problems: list[str] = []
+    table = _build(path, data, _Lines(text), problems)
+    if problems or table is None:
+        raise StageTableError(shown, problems)
+    return table
+
+
+def _build(path: Path, data: dict[str, Any], lines: _Lines, problems: list[str]) -> StageTable | None:
+    for key in data:
+        if key not in TOP_KEYS:
+            problems.append(f"unknown top-level key '{key}'{lines.of(None, key)}; "
+                            f"expected {', '.join(TOP_KEYS)}")
+    start = data.get("start")
+    if start is None:
+        problems.append("missing top-level key 'start' (the first stage's id)")
+    elif not isinstance(start, str):
+        problems.append(f"top-level key 'start' must be a string, not {_kind(start)}"
+                        f"{lines.of(None, 'start')}")
+        start = None
+    raw_stages = data.get("stages")
+    if raw_stages is None:
+        problems.append("missing [stages] tables: define at least one [stages.\"<id>\"]")
+        return None
+    if not isinstance(raw_stages, dict):
+        problems.append(f"top-level key 'stages' must be a table, not {_kind(raw_stages)}")
+        return None
+
+    stages: dict[str, Stage] = {}
+    for stage_id, raw in raw_stages.items():
+        stage = _build_stage(path, stage_id, raw, lines, problems)
+        if stage is not None:
+            stages[stage_id] = stage
+    if not raw_stages:
+        problems.append("the [stages] table is empty")
+        return None
+
+    known = set(raw_stages) | {DONE}
+    for stage in stages.values():
+        for target in stage.allowed:
+            if target not in known:
+                problems.append(f"stage '{stage.id}', key 'allowed'{lines.of(stage.id, 'allowed')}: "
+                                f"'{target}' is not a stage of this table")
+    if start is not None and start not in raw_stages:
+        problems.append(f"top-level key 'start'{lines.of(None, 'start')}: "
+                        f"'{start}' is not a stage of this table")
+    if problems:
+        return None
+
+    _check_graph(start, stages, lines, problems)
+    if problems:
+        return None
+    return StageTable(path=path, start=start, stages=stages)
+
+
+def _build_stage(path: Path, stage_id: str, raw: Any, lines: _Lines,
+                 problems: list[str]) -> Stage | None:
+    where = f"stage '{stage_id}'"
+    count = len(problems)
+    if stage_id == DONE:
+        problems.append(f"{where}{lines.of(stage_id)}: '{DONE}' is reserved for the end of the project")
+    elif not _STAGE_ID.match(stage_id):
+        problems.append(f"{where}{lines.of(stage_id)}: ids use letters, digits, '.', '_' and '-'")
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be a table, not {_kind(raw)}")
+        return None
+    for key, value in raw.items():
+        if key not in STAGE_KEYS:
+            hint = ""
+            if isinstance(value, dict):
+                hint = f" (a stage id with dots must be quoted: [stages.\"{stage_id}.{key}\"])"
+            problems.append(f"{where}, unknown key '{key}'{lines.of(stage_id, key)}{hint}; "
+                            f"expected {', '.join(STAGE_KEYS)}")
+    for key, (kind, required) in STAGE_KEYS.items():
+        if key not in raw:
+            if required:
+                problems.append(f"{where}{lines.of(stage_id)}: missing required key '{key}'")
+            continue
+        value = raw[key]
+        if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+            problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: must be "
+                            f"{_kind_name(kind)}, not {_kind(value)}")
+    if len(problems) > count:
+        return None
+
+    outputs = _string_list(where, "outputs", raw["outputs"], lines, stage_id, problems)
+    allowed = _string_list(where, "allowed", raw["allowed"], lines, stage_id, problems)
+    for output in outputs:
+        pure = PurePosixPath(output)
+        if pure.is_absolute() or ".." in pure.parts or output.strip() in ("", "."):
+            problems.append(f"{where}, key 'outputs'{lines.of(stage_id, 'outputs')}: '{output}' "
+                            "must be a path inside the workspace (relative, no '..')")
+    if not allowed:
+        problems.append(f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
+                        "must list at least one next stage")
+    if raw["next"] not in allowed:
+        problems.append(f"{where}, key 'next'{lines.of(stage_id, 'next')}: '{raw['next']}' "
+                        f"is not in 'allowed' {list(allowed)}")
+    max_visits = raw.get("max_visits")
+    if max_visits is not None and max_visits < 1:
+        problems.append(f"{where}, key 'max_visits'{lines.of(stage_id, 'max_visits')}: "
+                        "must be at least 1")
+    skill = (path.parent / raw["skill"]).resolve()
+    skill_problem = _check_skill(skill)
+    if skill_problem:
+        problems.append(f"{where}, key 'skill'{lines.of(stage_id, 'skill')}: {skill} {skill_problem}")
+    if len(problems) > count:
+        return None
+    return Stage(id=stage_id, skill=skill, outputs=tuple(outputs), next=raw["next"],
+                 allowed=tuple(allowed), approval=raw.get("approval", False),
+                 max_visits=max_visits)
+
+
+def _string_list(where: str, key: str, value: list, lines: _Lines, stage_id: str,
+                 problems: list[str]) -> list[str]:
+    bad = [v for v in value if not isinstance(v, str) or not v.strip()]
+    if bad:
+        problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: every entry must be a "
+                        f"non-empty string (found {bad[0]!r})")
+        return []
+    duplicates = sorted({v for v in value if value.count(v) > 1})
+    if duplicates:
+        problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: "
+                        f"listed more than once: {', '.join(duplicates)}")
+    return list(value)
+
+
+def _check_skill(skill: Path) -> str | None:
+    if not skill.exists():
+        return "does not exist"
+    if not skill.is_file():
+        return "is not a file"
+    try:
+        text = skill.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8 text"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if not text.strip():
+        return "is empty"
+    return None
+
+
+def _check_graph(start: str, stages: dict[str, Stage], lines: _Lines, problems: list[str]) -> None:
+    reachable = _closure([start], lambda s: stages[s].allowed if s in stages else ())
+    for stage_id in stages:
+        if stage_id not in reachable:
+            problems.append(f"stage '{stage_id}'{lines.of(stage_id)}: not reachable from "
+                            f"start '{start}' (no stage lists it in 'allowed')")
+    predecessors: dict[str, list[str]] = {}
+    for stage in stages.values():
+        for target in stage.allowed:
+            predecessors.setdefault(target, []).append(stage.id)
+    finishing = _closure([DONE], lambda s: predecessors.get(s, ()))
+    if DONE not in reachable:
+        problems.append(f"no path from start '{start}' to '{DONE}': "
+                        f"some stage must list '{DONE}' in 'allowed'")
+    for stage_id in stages:
+        if stage_id in reachable and stage_id not in finishing:
+            problems.append(f"stage '{stage_id}'{lines.of(stage_id)}: has no path to '{DONE}' "
+                            "(the project would be stuck there)")
+
+
+def _closure(seeds: list[str], step) -> set[str]:
+    seen = set(seeds)
+    queue = deque(seeds)
+    while queue:
+        for nxt in step(queue.popleft()):
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return seen
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _kind_name(kind: type) -> str:
+    return {bool: "true or false", int: "an integer", str: "a string", list: "a list",
+            dict: "a table"}[kind]

@@ -1,0 +1,69 @@
+"""The transition rules of layer 1 as plain functions over explicit inputs.
+
+A model can only suggest; these functions decide. They read nothing but their arguments
+(`missing_outputs` alone looks at the disk) and return either a value or the reason for a
+refusal, written for a model or a person to act on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
+
+
+def missing_outputs(stage: Stage, root: Path) -> list[str]:
+    """Required outputs that do not exist or are empty, as `path (missing|empty)`."""
+    problems = []
+    for rel in stage.outputs:
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"{rel} (missing)")
+        elif path.stat().st_size == 0:
+            problems.append(f"{rel} (empty)")
+    return problems
+
+
+def finish_refusal(stage: Stage, next_stage: str, missing: list[str]) -> str | None:
+    """Why a finish of `stage` suggesting `next_stage` must be refused, or None to accept."""
+    reasons = []
+    if next_stage not in stage.allowed:
+        reasons.append(f"'{next_stage}' is not an allowed next stage of '{stage.id}'; choose one "
+                       f"of {', '.join(stage.allowed)} (default: {stage.next})")
+    if missing:
+        reasons.append("required outputs are not ready: " + ", ".join(missing)
+                       + "; write them (non-empty), then call finish_stage again")
+    return "; ".join(reasons) or None
+
+
+def visit_limit_reason(stage: Stage, visits: int, table_path: Path) -> str | None:
+    """Why entering `stage` for the `visits`-th time fails the project, or None."""
+    if stage.max_visits is not None and visits > stage.max_visits:
+        return (f"stage '{stage.id}' was entered {visits} times, more than its max_visits = "
+                f"{stage.max_visits} (a runaway loop?); raise max_visits in {table_path} or "
+                "change the flow")
+    return None
+
+
+def previous_stage(history: list[dict[str, Any]], stage_id: str) -> str | None:
+    """The stage the project came from when it last entered `stage_id`."""
+    for step in reversed(history):
+        if step.get("to") == stage_id and step.get("from"):
+            return step["from"]
+    return None
+
+
+def reject_target(table: StageTable, gate: Stage, history: list[dict[str, Any]],
+                  to_stage: str | None) -> tuple[str | None, str | None]:
+    """Where a rejection of `gate` sends the project: `(target, None)` or `(None, reason)`."""
+    if to_stage:
+        if to_stage == DONE or to_stage not in table:
+            return None, (f"'{to_stage}' is not a stage of {table.path.name}; choose one of "
+                          f"{', '.join(table.ids())}")
+        return to_stage, None
+    target = previous_stage(history, gate.id)
+    if target is None:
+        preds = [s.id for s in table if gate.id in s.allowed and s.id != gate.id]
+        target = preds[0] if preds else gate.id
+    return target, None

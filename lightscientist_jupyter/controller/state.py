@@ -1,0 +1,132 @@
+"""The controller's state and its file, `.lightscientist/state.json`.
+
+The state is the whole truth of layer 1: goal, mode, current stage, status, visit counts,
+transition history, the pending decision and the answered ones. It is written by atomic
+replace after every change, so a crash leaves the previous complete state, never half of one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter.errors import ControllerError
+
+STATE_VERSION = 1
+
+Status = Literal["running", "waiting_user", "done", "failed", "cancelled"]
+Mode = Literal["auto", "manual"]
+MODES = ("auto", "manual")
+FINAL_STATUSES = ("done", "failed", "cancelled")
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingDecision:
+    """A question waiting for a human: a gate to approve, or a project-level question."""
+
+    id: str
+    kind: Literal["gate", "question"]
+    stage: str
+    question: str
+    """What the human is asked, in one or two sentences."""
+    summary: str = ""
+    """For a gate: the worker's summary of what is being approved."""
+    outputs: tuple[str, ...] = ()
+    """For a gate: the files being approved, relative to the workspace."""
+    proposed_next: str | None = None
+    """For a gate: where an approval moves the project."""
+    default_reject: str | None = None
+    """For a gate: where a rejection without a target sends the project."""
+    options: tuple[str, ...] = ()
+    """For a question: the answers offered (free text is accepted too)."""
+    requested_at: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["outputs"] = list(self.outputs)
+        d["options"] = list(self.options)
+        return d
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> PendingDecision:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        raw = {k: v for k, v in raw.items() if k in fields}
+        raw["outputs"] = tuple(raw.get("outputs") or ())
+        raw["options"] = tuple(raw.get("options") or ())
+        return cls(**raw)
+
+
+@dataclasses.dataclass
+class ProjectState:
+    """Layer 1's persistent state (mutated only by the controller, under its lock)."""
+
+    goal: str
+    mode: Mode
+    stage: str
+    stages_file: str
+    status: Status = "running"
+    visits: dict[str, int] = dataclasses.field(default_factory=dict)
+    history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """Transitions: `{"from", "to", "by", "at"}`; `by` is start, finish, approve, reject, auto."""
+    pending: PendingDecision | None = None
+    decisions: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """Answered decisions: `{"id", "kind", "stage", "approve", "comment", "to", "at", "source"}`."""
+    feedback: str | None = None
+    """A reviewer's comment waiting for the next worker of the current stage."""
+    last_summary: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The latest accepted summary of each stage."""
+    reason: str | None = None
+    """Why the project failed or was cancelled."""
+    created_at: float = dataclasses.field(default_factory=time.time)
+    updated_at: float = dataclasses.field(default_factory=time.time)
+    decision_counter: int = 0
+
+    @property
+    def visit(self) -> int:
+        return self.visits.get(self.stage, 0)
+
+    @property
+    def task_id(self) -> str:
+        return f"{self.stage}#{self.visit}"
+
+    def answered(self, decision_id: str) -> dict[str, Any] | None:
+        return next((d for d in self.decisions if d["id"] == decision_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["pending"] = self.pending.to_dict() if self.pending else None
+        return {"v": STATE_VERSION, **d}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ProjectState:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in raw.items() if k in fields}
+        if values.get("pending"):
+            values["pending"] = PendingDecision.from_dict(values["pending"])
+        return cls(**values)
+
+
+def save_state(path: Path, state: ProjectState) -> None:
+    state.updated_at = time.time()
+    write_json_atomic(path, state.to_dict())
+
+
+def load_state(path: Path) -> ProjectState:
+    """Read a state file; a missing or damaged one is a `ControllerError` naming the file."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ControllerError(f"no LightScientist project in {path.parent.parent} "
+                              f"({path} does not exist); start one with "
+                              "`lightscientist research \"<goal>\"`") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ControllerError(f"{path} is not valid JSON ({exc}); restore it or start a "
+                              "new project in another folder") from None
+    missing = [k for k in ("goal", "mode", "stage", "stages_file") if k not in raw]
+    if missing:
+        raise ControllerError(f"{path} lacks key(s) {', '.join(missing)}")
+    return ProjectState.from_dict(raw)

@@ -1,0 +1,87 @@
+"""The stage table as plain frozen values; they know nothing of the TOML file format."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+DONE = "done"
+"""The pseudo-stage that ends a project."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One stage of the research flow."""
+
+    id: str
+    skill: Path
+    """Absolute path of the Markdown brief a worker reads on demand."""
+    outputs: tuple[str, ...]
+    """Paths, relative to the workspace, that must exist and be non-empty to finish."""
+    next: str
+    """The default next stage (or `done`)."""
+    allowed: tuple[str, ...]
+    """Every stage this one may move to; contains `next`."""
+    approval: bool = False
+    """A gate: in manual mode, finishing it waits for a human reply."""
+    max_visits: int | None = None
+    """Entering the stage more often than this fails the project (a runaway loop)."""
+
+    @property
+    def phase(self) -> str:
+        return self.id.split(".", 1)[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class StageTable:
+    """A validated research flow: every stage reachable from `start`, each able to reach `done`."""
+
+    path: Path
+    start: str
+    stages: Mapping[str, Stage]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stages", MappingProxyType(dict(self.stages)))
+
+    def __getitem__(self, stage_id: str) -> Stage:
+        return self.stages[stage_id]
+
+    def __contains__(self, stage_id: object) -> bool:
+        return stage_id in self.stages
+
+    def __iter__(self) -> Iterator[Stage]:
+        return iter(self.stages.values())
+
+    def __len__(self) -> int:
+        return len(self.stages)
+
+    def ids(self) -> list[str]:
+        return list(self.stages)
+
+    def gates(self) -> list[str]:
+        return [s.id for s in self if s.approval]
+
+    def edges(self) -> list[tuple[str, str]]:
+        """Every allowed transition `(from, to)`, in table order."""
+        return [(s.id, to) for s in self for to in s.allowed]
+
+    def to_dict(self) -> dict:
+        """A JSON-ready description (for the side panel and `status --json`)."""
+        return {
+            "path": str(self.path),
+            "start": self.start,
+            "stages": [
+                {
+                    "id": s.id,
+                    "skill": str(s.skill),
+                    "outputs": list(s.outputs),
+                    "next": s.next,
+                    "allowed": list(s.allowed),
+                    "approval": s.approval,
+                    "max_visits": s.max_visits,
+                }
+                for s in self
+            ],
+        }

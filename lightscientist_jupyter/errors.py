@@ -1,0 +1,46 @@
+"""The project's exceptions: one root, one subclass per layer.
+
+Every message is written for the person who has to fix the problem: it names the file, the
+stage, the key or the worker involved. Shells (the command line, the magic) catch
+`LightScientistError` and show its message without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class LightScientistError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class StageTableError(LightScientistError):
+    """A stage table file is invalid; `problems` lists every problem found, not just the first."""
+
+    def __init__(self, path: str, problems: list[str]):
+        self.path = path
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"invalid stage table {path} ({len(self.problems)} problem(s)):\n{lines}")
+
+
+class ControllerError(LightScientistError):
+    """Layer 1 refused an operation (no project, nothing pending, a bad target stage…)."""
+
+
+class WorkspaceLocked(ControllerError):
+    """Another live process is running this workspace."""
+
+
+class EventLogError(LightScientistError):
+    """The event log cannot be read or written."""
+
+
+class SupervisorError(LightScientistError):
+    """Layer 2 refused an operation (unknown worker, bad scheduling request…)."""
+
+
+class RuntimeLayerError(LightScientistError):
+    """Layer 3 refused an operation (unknown worker, resuming a finished session…)."""
+
+
+class ModelConfigError(RuntimeLayerError):
+    """A model specification cannot be used (unknown provider, missing key…)."""

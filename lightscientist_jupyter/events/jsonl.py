@@ -1,0 +1,195 @@
+"""The append-only event log: `.lightscientist/events.jsonl`.
+
+One JSON object per line, each written whole with a single `write` on a file opened for
+appending, so a reader never sees half a record unless the process died mid-write. On open,
+the writer cuts such a torn last line back and continues `seq` from the last good record.
+Readers go backwards from the end in blocks, so the last N events of a large log cost only
+the blocks that hold them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter.errors import EventLogError
+from lightscientist_jupyter.events.record import Event
+
+_BLOCK = 64 * 1024
+
+
+def _encode(event: Event) -> bytes:
+    return (json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
+            + "\n").encode("utf-8")
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("seq"), int):
+        return None
+    return raw
+
+
+def _reverse_lines(fd: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """Yield (offset, line) for complete lines before `end`, newest first."""
+    pos = end
+    tail = b""
+    while pos > 0:
+        size = min(_BLOCK, pos)
+        pos -= size
+        chunk = os.pread(fd, size, pos) + tail
+        parts = chunk.split(b"\n")
+        tail = parts[0]
+        offset = pos + len(tail) + 1
+        rest = parts[1:]
+        starts = []
+        for part in rest:
+            starts.append(offset)
+            offset += len(part) + 1
+        for start, part in zip(reversed(starts), reversed(rest)):
+            if part:
+                yield start, part
+    if tail:
+        yield 0, tail
+
+
+class JsonlWriter:
+    """Appends events to a JSONL file; usable directly as an `EventBus` subscriber."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise EventLogError(f"cannot open event log {self.path}: {exc.strerror}") from exc
+        self.next_seq = self._repair() + 1
+        """The sequence number the next event should carry."""
+
+    def _repair(self) -> int:
+        """Cut a torn or unparseable tail back to the last good record; return its seq."""
+        size = os.fstat(self._fd).st_size
+        good_end = size
+        last_seq = 0
+        for offset, line in _reverse_lines(self._fd, size):
+            raw = _parse(line)
+            if raw is not None:
+                last_seq = raw["seq"]
+                good_end = offset + len(line) + 1
+                break
+            good_end = offset
+        if good_end < size:
+            os.ftruncate(self._fd, good_end)
+        elif good_end > size:  # a good record lost only its newline
+            os.write(self._fd, b"\n")
+        return last_seq
+
+    def write(self, event: Event) -> None:
+        data = _encode(event)
+        with self._lock:
+            os.write(self._fd, data)
+            self.next_seq = max(self.next_seq, event.seq + 1)
+
+    __call__ = write
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+Filter = Callable[[dict[str, Any]], bool]
+
+
+def make_filter(*, layer: int | None = None, type: str | None = None,
+                worker_id: str | None = None) -> Filter:
+    """A predicate over raw event dicts; `type` also matches a prefix ending in '.' or '*'."""
+
+    def keep(raw: dict[str, Any]) -> bool:
+        if layer is not None and raw.get("layer") != layer:
+            return False
+        if worker_id is not None and raw.get("worker_id") != worker_id:
+            return False
+        if type is not None:
+            t = raw.get("type", "")
+            if type.endswith((".", "*")):
+                return t.startswith(type.rstrip("*"))
+            return t == type
+        return True
+
+    return keep
+
+
+def read_tail(path: str | os.PathLike[str], n: int, keep: Filter | None = None,
+              after: int | None = None) -> list[dict[str, Any]]:
+    """The last `n` events (oldest first) of the log, optionally filtered.
+
+    With `after`, only events whose seq is greater; reading stops at the first older record,
+    so polling for new events costs only the new lines.
+    """
+    path = Path(path)
+    if n <= 0 or not path.exists():
+        return []
+    out: list[dict[str, Any]] = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        for _, line in _reverse_lines(fd, size):
+            raw = _parse(line)
+            if raw is None:
+                continue
+            if after is not None and raw["seq"] <= after:
+                break
+            if keep is None or keep(raw):
+                out.append(raw)
+                if len(out) >= n:
+                    break
+    finally:
+        os.close(fd)
+    out.reverse()
+    return out
+
+
+def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Every good record of the log, oldest first (torn or foreign lines are skipped)."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        for line in fh:
+            raw = _parse(line)
+            if raw is not None:
+                yield raw
+
+
+def follow(path: str | os.PathLike[str], after: int = 0, keep: Filter | None = None,
+           poll: float = 0.2, stop: Callable[[], bool] | None = None,
+           ) -> Iterator[dict[str, Any]]:
+    """Yield events with seq > `after` as they are appended, until `stop()` is true."""
+    last = after
+    while True:
+        batch = read_tail(path, 10_000, after=last)
+        for raw in batch:
+            last = raw["seq"]
+            if keep is None or keep(raw):
+                yield raw
+        if stop is not None and stop():
+            return
+        if not batch:
+            time.sleep(poll)

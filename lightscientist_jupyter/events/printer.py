@@ -1,0 +1,40 @@
+"""One readable terminal line per event, for `--watch` and `lightscientist events`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO, Any
+
+from lightscientist_jupyter.events.record import Event
+
+_COLORS = {1: "\033[36m", 2: "\033[33m", 3: "\033[37m"}
+_RESET = "\033[0m"
+
+
+def format_line(raw: dict[str, Any], *, color: bool = False, width: int = 140) -> str:
+    """`HH:MM:SS  L1 stage.start             idea.survey         w-3   message`."""
+    clock = time.strftime("%H:%M:%S", time.localtime(raw.get("ts", 0)))
+    layer = raw.get("layer", 0)
+    who = raw.get("worker_id") or ""
+    stage = raw.get("stage") or ""
+    message = " ".join(str(raw.get("message") or "").split())
+    line = f"{clock}  L{layer} {raw.get('type', ''):<24}{stage:<20}{who:<10}{message}"
+    if len(line) > width:
+        line = line[: width - 1] + "…"
+    if color:
+        line = f"{_COLORS.get(layer, '')}{line}{_RESET}"
+    return line
+
+
+class TerminalPrinter:
+    """An `EventBus` subscriber that prints each event as one line."""
+
+    def __init__(self, stream: IO[str] | None = None, *, color: bool | None = None):
+        self.stream = stream or sys.stdout
+        isatty = getattr(self.stream, "isatty", lambda: False)
+        self.color = isatty() if color is None else color
+
+    def __call__(self, event: Event) -> None:
+        self.stream.write(format_line(event.to_dict(), color=self.color) + "\n")
+        self.stream.flush()

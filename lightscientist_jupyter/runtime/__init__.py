@@ -1,0 +1,1 @@
+"""Layer 3: persistent worker sessions on LangGraph checkpoints."""

@@ -1,0 +1,5 @@
+"""Layer 2: the runtime supervisor (worker records, the event filter, the scheduling agent)."""
+
+from lightscientist_jupyter.supervisor.task import StageResult, StageTask
+
+__all__ = ["StageResult", "StageTask"]

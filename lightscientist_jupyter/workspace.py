@@ -1,0 +1,60 @@
+"""Where things live in a project workspace; shared by every layer, imports none of them."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+STATE_DIR = ".lightscientist"
+
+
+@dataclasses.dataclass(frozen=True)
+class Workspace:
+    """The paths of one research project.
+
+        <root>/PROCESS.md, idea/ experiment/ paper/ (stage outputs)
+        <root>/.lightscientist/state.json, events.jsonl, checkpoints.sqlite, inbox/, workers/
+    """
+
+    root: Path
+
+    @classmethod
+    def at(cls, root: str | os.PathLike[str]) -> Workspace:
+        return cls(Path(root).expanduser().resolve())
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def state_file(self) -> Path:
+        return self.state_dir / "state.json"
+
+    @property
+    def events_file(self) -> Path:
+        return self.state_dir / "events.jsonl"
+
+    @property
+    def checkpoints_file(self) -> Path:
+        return self.state_dir / "checkpoints.sqlite"
+
+    @property
+    def inbox_dir(self) -> Path:
+        return self.state_dir / "inbox"
+
+    @property
+    def workers_dir(self) -> Path:
+        return self.state_dir / "workers"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "run.lock"
+
+    @property
+    def process_md(self) -> Path:
+        return self.root / "PROCESS.md"
+
+    def exists(self) -> bool:
+        """Whether a project has been started here."""
+        return self.state_file.is_file()

@@ -132,19 +132,15 @@ def cmd_reply(args: argparse.Namespace) -> int:
                            f"{', '.join(table.ids())}")
     path = write_reply(ws, approve=approve, comment=args.comment, to_stage=args.to,
                        decision_id=state.pending.id, source="cli")
-    lock = WorkspaceLock(ws)
+    from lightscientist_jupyter.controller.project import Project
+
     try:
-        lock.acquire("reply")
+        project = Project.open(ws.root, subscribers=_subscribers(args))
     except WorkspaceLocked:
         return _await_runner(ws, path)
-    try:
-        with _event_sinks(ws, watch=args.watch) as bus:
-            controller = ResearchController.open(ws, bus=bus)
-            for outcome in controller.poll_inbox():
-                print(outcome.message)
-            return _finish_line(controller.status)
-    finally:
-        lock.release()
+    for outcome in project.controller.poll_inbox():
+        print(outcome.message)
+    return _run_project(project)
 
 
 def _await_runner(ws: Workspace, path: Path) -> int:
@@ -185,6 +181,144 @@ class _event_sinks:
         self.writer.close()
 
 
+# ------------------------------------------------------------------------- research, resume
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", metavar="SPEC",
+                   help="offline (default), provider:model, or a model name with --base-url")
+    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (chat completions)")
+    p.add_argument("--watch", action="store_true", help="print events as they happen")
+
+
+def _setup_research(p: argparse.ArgumentParser) -> None:
+    p.add_argument("goal", help="the research goal, in quotes")
+    _add_workspace(p)
+    p.add_argument("--mode", choices=["auto", "manual"], default="manual",
+                   help="auto: gates pass by themselves; manual (default): gates wait for a reply")
+    p.add_argument("--stage", metavar="STAGE", help="start at this stage instead of the table's start")
+    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+    _add_run_options(p)
+
+
+def _subscribers(args: argparse.Namespace) -> tuple:
+    from lightscientist_jupyter.events import TerminalPrinter
+
+    return (TerminalPrinter(sys.stdout),) if getattr(args, "watch", False) else ()
+
+
+def _run_project(project) -> int:
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: project.stop())
+    try:
+        status = project.run()
+    except KeyboardInterrupt:
+        project.stop()
+        status = project.controller.status
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        project.close()
+    reason = project.controller.state.reason
+    if status == "failed" and reason:
+        print(f"reason: {reason}")
+    pending = project.controller.state.pending
+    if status == "waiting_user" and pending:
+        print(f"waiting: {pending.question} — reply with `lightscientist reply y` or `n`")
+    return _finish_line(status)
+
+
+def cmd_research(args: argparse.Namespace) -> int:
+    from lightscientist_jupyter.controller.project import Project
+
+    project = Project.create(args.workspace or ".", args.goal, mode=args.mode, stage=args.stage,
+                             stages=args.stages, model=args.model, base_url=args.base_url,
+                             subscribers=_subscribers(args))
+    return _run_project(project)
+
+
+def _setup_resume(p: argparse.ArgumentParser) -> None:
+    _add_workspace(p)
+    _add_run_options(p)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from lightscientist_jupyter.controller.project import Project
+
+    project = Project.open(args.workspace or ".", model=args.model, base_url=args.base_url,
+                           subscribers=_subscribers(args))
+    return _run_project(project)
+
+
+# ------------------------------------------------------------------------- workers, cancel
+
+def _setup_workers(p: argparse.ArgumentParser) -> None:
+    _add_workspace(p)
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+
+
+def worker_records(ws: Workspace) -> list[dict[str, Any]]:
+    folder = ws.workers_dir
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in folder.glob("*/worker.json"):
+        try:
+            out.append(json.loads(path.read_text(encoding="utf-8")))
+        except ValueError:
+            continue
+    return sorted(out, key=lambda r: r.get("created_at", 0))
+
+
+def cmd_workers(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    if not ws.exists():
+        raise BadInput(f"no LightScientist project in {ws.root}")
+    records = worker_records(ws)
+    if args.json:
+        print(json.dumps(records, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{'worker':<12}{'role':<11}{'stage':<20}{'status':<11}{'model':>6}{'tools':>6}  label")
+    for r in records:
+        p = r.get("progress") or {}
+        label = (r.get("labels") or {}).get("label", "")
+        print(f"{r['id']:<12}{r.get('role', ''):<11}{(r.get('stage') or ''):<20}"
+              f"{r.get('status', ''):<11}{p.get('model_calls', 0):>6}{p.get('tool_calls', 0):>6}  "
+              f"{label}")
+    return EXIT_OK
+
+
+def _setup_cancel(p: argparse.ArgumentParser) -> None:
+    p.add_argument("worker_id", nargs="?", metavar="WORKER_ID",
+                   help="one worker to cancel (default: the whole run)")
+    _add_workspace(p)
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from lightscientist_jupyter.controller.inbox import write_command
+
+    ws = _workspace(args)
+    state = load_state(ws.state_file)
+    if args.worker_id and not (ws.workers_dir / args.worker_id / "worker.json").exists():
+        raise BadInput(f"no worker '{args.worker_id}' in {ws.workers_dir}")
+    holder = read_holder(ws)
+    if holder is None:
+        if args.worker_id:
+            raise BadInput(f"no run is alive in {ws.root}; worker {args.worker_id} is not "
+                           "running (it stays resumable with `lightscientist resume`)")
+        lock = WorkspaceLock(ws).acquire("cancel")
+        try:
+            with _event_sinks(ws, watch=False) as bus:
+                controller = ResearchController.open(ws, bus=bus)
+                controller.cancel("cancelled from the command line")
+                return _finish_line(controller.status)
+        finally:
+            lock.release()
+    write_command(ws, "cancel", worker_id=args.worker_id)
+    print(f"cancel request sent to the run held by pid {holder.get('pid', '?')}")
+    del state
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------- events
 
 def _setup_events(p: argparse.ArgumentParser) -> None:
@@ -207,11 +341,13 @@ def cmd_events(args: argparse.Namespace) -> int:
     show: Callable[[dict], str] = (
         (lambda raw: json.dumps(raw, ensure_ascii=False)) if args.json else
         (lambda raw: format_line(raw, color=sys.stdout.isatty())))
-    last = 0
+    # `last` first: an event appended while the tail is printed is then followed, not lost.
+    newest = read_tail(ws.events_file, 1)
+    last = newest[-1]["seq"] if newest else 0
     for raw in read_tail(ws.events_file, args.tail, keep):
-        print(show(raw))
-    tail = read_tail(ws.events_file, 1)
-    last = tail[-1]["seq"] if tail else 0
+        if raw["seq"] <= last:
+            print(show(raw))
+    sys.stdout.flush()  # with --follow into a pipe, the tail must not wait for the next event
     if args.follow:
         try:
             for raw in follow(ws.events_file, after=last, keep=keep):
@@ -226,6 +362,10 @@ def cmd_events(args: argparse.Namespace) -> int:
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
 COMMANDS: dict[str, Command] = {
+    "research": (_setup_research, cmd_research, "start a research project and run it"),
+    "resume": (_setup_resume, cmd_resume, "continue a project that stopped (crash, restart)"),
+    "workers": (_setup_workers, cmd_workers, "list the workers and their state"),
+    "cancel": (_setup_cancel, cmd_cancel, "cancel one worker, or the whole run"),
     "reply": (_setup_reply, cmd_reply, "approve or reject the pending gate or question"),
     "status": (_setup_status, cmd_status, "show the project's stage, status and pending decision"),
     "events": (_setup_events, cmd_events, "print the event stream"),

@@ -70,7 +70,8 @@ class ResearchController:
     @classmethod
     def create(cls, workspace: Workspace, goal: str, *, mode: str = "manual",
                table: StageTable | None = None, start_stage: str | None = None,
-               bus: EventBus | None = None) -> ResearchController:
+               bus: EventBus | None = None,
+               settings: dict[str, Any] | None = None) -> ResearchController:
         """Start a new project in `workspace` (which must not hold one yet)."""
         goal = " ".join(goal.split())
         if not goal:
@@ -86,7 +87,8 @@ class ResearchController:
         if start not in table:
             raise ControllerError(f"--stage '{start}' is not a stage of {table.path}; choose one "
                                   f"of {', '.join(table.ids())}")
-        state = ProjectState(goal=goal, mode=mode, stage=start, stages_file=str(table.path))
+        state = ProjectState(goal=goal, mode=mode, stage=start, stages_file=str(table.path),
+                             settings={k: v for k, v in (settings or {}).items() if v})
         controller = cls(workspace, table, state, bus)
         workspace.state_dir.mkdir(parents=True, exist_ok=True)
         process_log.ensure_header(workspace.process_md, goal, str(table.path), mode,
@@ -121,6 +123,16 @@ class ResearchController:
     @property
     def stage(self) -> str:
         return self._state.stage
+
+    @property
+    def task_id(self) -> str:
+        """`<stage>#<visit>` of the stage being run now."""
+        return self._state.task_id
+
+    @property
+    def pending_kind(self) -> str | None:
+        pending = self._state.pending
+        return pending.kind if pending else None
 
     def task(self) -> StageTask:
         """The `StageTask` for the current stage, to hand down to layer 2."""

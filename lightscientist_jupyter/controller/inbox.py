@@ -45,3 +45,28 @@ def queued_replies(workspace: Workspace) -> list[tuple[Path, dict[str, Any] | No
         except (OSError, ValueError):
             out.append((path, None))
     return out
+
+
+def write_command(workspace: Workspace, command: str, **args: Any) -> Path:
+    """Queue a run command (e.g. `cancel`) for the process running the project."""
+    name = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex[:6]}.cmd"
+    path = workspace.inbox_dir / name
+    write_json_atomic(path, {"command": command, "args": args, "written_at": time.time()})
+    return path
+
+
+def take_commands(workspace: Workspace) -> list[dict[str, Any]]:
+    """Queued run commands, oldest first; each file is removed as it is taken."""
+    folder = workspace.inbox_dir
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.glob("*.cmd")):
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raw = None
+        path.unlink(missing_ok=True)
+        if isinstance(raw, dict) and "command" in raw:
+            out.append(raw)
+    return out

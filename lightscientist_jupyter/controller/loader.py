@@ -118,20 +118,15 @@ def _build(path: Path, data: dict[str, Any], lines: _Lines, problems: list[str])
         return None
 
     stages: dict[str, Stage] = {}
+    known = set(raw_stages) | {DONE}
     for stage_id, raw in raw_stages.items():
-        stage = _build_stage(path, stage_id, raw, lines, problems)
+        stage = _build_stage(path, stage_id, raw, known, lines, problems)
         if stage is not None:
             stages[stage_id] = stage
     if not raw_stages:
         problems.append("the [stages] table is empty")
         return None
 
-    known = set(raw_stages) | {DONE}
-    for stage in stages.values():
-        for target in stage.allowed:
-            if target not in known:
-                problems.append(f"stage '{stage.id}', key 'allowed'{lines.of(stage.id, 'allowed')}: "
-                                f"'{target}' is not a stage of this table")
     if start is not None and start not in raw_stages:
         problems.append(f"top-level key 'start'{lines.of(None, 'start')}: "
                         f"'{start}' is not a stage of this table")
@@ -144,8 +139,9 @@ def _build(path: Path, data: dict[str, Any], lines: _Lines, problems: list[str])
     return StageTable(path=path, start=start, stages=stages)
 
 
-def _build_stage(path: Path, stage_id: str, raw: Any, lines: _Lines,
+def _build_stage(path: Path, stage_id: str, raw: Any, known: set[str], lines: _Lines,
                  problems: list[str]) -> Stage | None:
+    """Check one stage; every problem is reported, even when an unrelated key is also wrong."""
     where = f"stage '{stage_id}'"
     count = len(problems)
     if stage_id == DONE:
@@ -162,6 +158,7 @@ def _build_stage(path: Path, stage_id: str, raw: Any, lines: _Lines,
                 hint = f" (a stage id with dots must be quoted: [stages.\"{stage_id}.{key}\"])"
             problems.append(f"{where}, unknown key '{key}'{lines.of(stage_id, key)}{hint}; "
                             f"expected {', '.join(STAGE_KEYS)}")
+    ok: dict[str, Any] = {}  # the keys present with the right type; later checks use only these
     for key, (kind, required) in STAGE_KEYS.items():
         if key not in raw:
             if required:
@@ -171,44 +168,56 @@ def _build_stage(path: Path, stage_id: str, raw: Any, lines: _Lines,
         if kind is int and isinstance(value, bool) or not isinstance(value, kind):
             problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: must be "
                             f"{_kind_name(kind)}, not {_kind(value)}")
-    if len(problems) > count:
-        return None
+        else:
+            ok[key] = value
 
-    outputs = _string_list(where, "outputs", raw["outputs"], lines, stage_id, problems)
-    allowed = _string_list(where, "allowed", raw["allowed"], lines, stage_id, problems)
-    for output in outputs:
-        pure = PurePosixPath(output)
-        if pure.is_absolute() or ".." in pure.parts or output.strip() in ("", "."):
-            problems.append(f"{where}, key 'outputs'{lines.of(stage_id, 'outputs')}: '{output}' "
-                            "must be a path inside the workspace (relative, no '..')")
-    if not allowed:
-        problems.append(f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
-                        "must list at least one next stage")
-    if raw["next"] not in allowed:
-        problems.append(f"{where}, key 'next'{lines.of(stage_id, 'next')}: '{raw['next']}' "
+    outputs = allowed = None
+    if "outputs" in ok:
+        outputs = _string_list(where, "outputs", ok["outputs"], lines, stage_id, problems)
+        for output in outputs or ():
+            pure = PurePosixPath(output)
+            if pure.is_absolute() or ".." in pure.parts or output.strip() in ("", "."):
+                problems.append(f"{where}, key 'outputs'{lines.of(stage_id, 'outputs')}: "
+                                f"'{output}' must be a path inside the workspace "
+                                "(relative, no '..')")
+    if "allowed" in ok:
+        allowed = _string_list(where, "allowed", ok["allowed"], lines, stage_id, problems)
+        if allowed == []:
+            problems.append(f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
+                            "must list at least one next stage")
+        for target in allowed or ():
+            if target not in known:
+                problems.append(f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
+                                f"'{target}' is not a stage of this table")
+    if "next" in ok and allowed and ok["next"] not in allowed:
+        problems.append(f"{where}, key 'next'{lines.of(stage_id, 'next')}: '{ok['next']}' "
                         f"is not in 'allowed' {list(allowed)}")
-    max_visits = raw.get("max_visits")
+    max_visits = ok.get("max_visits")
     if max_visits is not None and max_visits < 1:
         problems.append(f"{where}, key 'max_visits'{lines.of(stage_id, 'max_visits')}: "
                         "must be at least 1")
-    skill = (path.parent / raw["skill"]).resolve()
-    skill_problem = _check_skill(skill)
-    if skill_problem:
-        problems.append(f"{where}, key 'skill'{lines.of(stage_id, 'skill')}: {skill} {skill_problem}")
+    skill = None
+    if "skill" in ok:
+        skill = (path.parent / ok["skill"]).resolve()
+        skill_problem = _check_skill(skill)
+        if skill_problem:
+            problems.append(f"{where}, key 'skill'{lines.of(stage_id, 'skill')}: "
+                            f"{skill} {skill_problem}")
     if len(problems) > count:
         return None
-    return Stage(id=stage_id, skill=skill, outputs=tuple(outputs), next=raw["next"],
-                 allowed=tuple(allowed), approval=raw.get("approval", False),
+    return Stage(id=stage_id, skill=skill, outputs=tuple(outputs), next=ok["next"],
+                 allowed=tuple(allowed), approval=ok.get("approval", False),
                  max_visits=max_visits)
 
 
 def _string_list(where: str, key: str, value: list, lines: _Lines, stage_id: str,
-                 problems: list[str]) -> list[str]:
+                 problems: list[str]) -> list[str] | None:
+    """The list's strings, or None (with a problem reported) when an entry is not one."""
     bad = [v for v in value if not isinstance(v, str) or not v.strip()]
     if bad:
         problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: every entry must be a "
                         f"non-empty string (found {bad[0]!r})")
-        return []
+        return None
     duplicates = sorted({v for v in value if value.count(v) > 1})
     if duplicates:
         problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: "

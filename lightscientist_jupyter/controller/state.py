@@ -84,6 +84,8 @@ class ProjectState:
     created_at: float = dataclasses.field(default_factory=time.time)
     updated_at: float = dataclasses.field(default_factory=time.time)
     decision_counter: int = 0
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """How the project runs: `model`, `base_url` (never a key)."""
 
     @property
     def visit(self) -> int:

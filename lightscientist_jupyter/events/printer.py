@@ -19,7 +19,8 @@ def format_line(raw: dict[str, Any], *, color: bool = False, width: int = 140) -
     who = raw.get("worker_id") or ""
     stage = raw.get("stage") or ""
     message = " ".join(str(raw.get("message") or "").split())
-    line = f"{clock}  L{layer} {raw.get('type', ''):<24}{stage:<20}{who:<10}{message}"
+    # Each column keeps at least one space after it, so a long value never runs into the next.
+    line = f"{clock}  L{layer} {raw.get('type', ''):<23} {stage:<19} {who:<9} {message}"
     if len(line) > width:
         line = line[: width - 1] + "…"
     if color:

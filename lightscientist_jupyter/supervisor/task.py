@@ -1,14 +1,16 @@
 """The messages that cross the layer 1 / layer 2 boundary.
 
 Layer 1 (the controller) builds a `StageTask` and hands it down; layer 2 answers with a
-`StageResult` through the controller's `finish_stage` tool. They live here, in the layer that
-receives the task, so that imports keep pointing down.
+`StageResult`, and moves the project only through the `StageHost` it was handed (the
+controller's two tools). They live here, in the layer that receives the task, so that
+imports keep pointing down.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,16 +37,40 @@ class StageTask:
         return dataclasses.asdict(self)
 
 
-StageStatus = Literal["completed", "failed"]
+StageStatus = Literal["completed", "failed", "waiting_user", "stopped"]
 
 
 @dataclasses.dataclass(frozen=True)
 class StageResult:
-    """What layer 2 reports when it finishes a stage."""
+    """What layer 2 reports when it stops working on a stage."""
 
     status: StageStatus
     summary: str
-    """Five to ten lines."""
-    outputs: tuple[str, ...]
+    """Five to ten lines (or the reason of a failure)."""
+    outputs: tuple[str, ...] = ()
     next_stage: str | None = None
-    """The suggested next stage; layer 1 decides."""
+    """The suggested next stage; layer 1 decided."""
+
+
+class FinishReply(Protocol):
+    accepted: bool
+    message: str
+
+
+class StageHost(Protocol):
+    """Layer 1 as layer 2 sees it: two tools and where the project stands."""
+
+    def finish_stage(self, summary: str, outputs: Sequence[str] = (),
+                     next_stage: str | None = None) -> FinishReply: ...
+
+    def request_user_decision(self, question: str, options: Sequence[str] = ()) -> str: ...
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def pending_kind(self) -> str | None:
+        """'gate' or 'question' while a human decision is pending, else None."""

@@ -1,0 +1,186 @@
+"""A research project wired end to end: controller, event sinks, run lock, supervisor.
+
+`Project` is what the shells use (the command line, the notebook API). It owns the event
+bus and the JSONL writer, holds the workspace's run lock while it runs, resolves the model
+before any work starts, and drives the stage loop: hand the controller's `StageTask` to the
+supervisor, let it finish the stage through the controller's tools, repeat — until the
+project is done, waits at a gate, fails, or is stopped. Replies written to the inbox by any
+process are applied while it runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter.controller import inbox
+from lightscientist_jupyter.controller.controller import ResearchController
+from lightscientist_jupyter.controller.loader import load_table
+from lightscientist_jupyter.controller.lock import WorkspaceLock
+from lightscientist_jupyter.controller.state import FINAL_STATUSES
+from lightscientist_jupyter.events import EventBus, JsonlWriter, Subscriber
+from lightscientist_jupyter.runtime.models import default_spec, resolve_model
+from lightscientist_jupyter.supervisor.supervisor import RuntimeSupervisor
+from lightscientist_jupyter.workspace import Workspace
+
+INBOX_POLL_S = 0.25
+
+
+class Project:
+    """One workspace's project, opened for running (holds the run lock until `close`)."""
+
+    def __init__(self, workspace: Workspace, controller: ResearchController, bus: EventBus,
+                 writer: JsonlWriter, lock: WorkspaceLock, *, model: str | None = None,
+                 base_url: str | None = None, checkpointer: Any = "sqlite",
+                 stall_after_s: float = 300.0, retries: int | None = None,
+                 retry_initial_delay: float = 1.0):
+        self.workspace = workspace
+        self.controller = controller
+        self.bus = bus
+        self.writer = writer
+        self.lock = lock
+        settings = controller.state.settings
+        self.model_spec = model or settings.get("model") or default_spec()
+        self.base_url = base_url or settings.get("base_url")
+        self.model = resolve_model(self.model_spec, base_url=self.base_url)
+        self.supervisor = RuntimeSupervisor(workspace, self.model, controller, bus=bus,
+                                            checkpointer=checkpointer,
+                                            stall_after_s=stall_after_s, retries=retries,
+                                            retry_initial_delay=retry_initial_delay)
+        controller.on_answer(self.supervisor.on_user_answer)
+        self.stop_event = threading.Event()
+        self._closed = False
+        self._poll_stop = True
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def create(cls, root: str | Path, goal: str, *, mode: str = "manual",
+               stage: str | None = None, stages: str | Path | None = None,
+               model: str | None = None, base_url: str | None = None,
+               subscribers: tuple[Subscriber, ...] = (), **options: Any) -> Project:
+        """Start a new project in `root` (created if missing)."""
+        workspace = Workspace.at(root)
+        workspace.root.mkdir(parents=True, exist_ok=True)
+        table = load_table(stages)
+        resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
+        lock = WorkspaceLock(workspace).acquire("research")
+        try:
+            bus, writer = _sinks(workspace, subscribers)
+            controller = ResearchController.create(workspace, goal, mode=mode, table=table,
+                                                   start_stage=stage, bus=bus,
+                                                   settings={"model": model or default_spec(),
+                                                             "base_url": base_url})
+            return cls(workspace, controller, bus, writer, lock, model=model,
+                       base_url=base_url, **options)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def open(cls, root: str | Path, *, model: str | None = None, base_url: str | None = None,
+             subscribers: tuple[Subscriber, ...] = (), **options: Any) -> Project:
+        """Open the project in `root` to run it (resume, reply, continue)."""
+        workspace = Workspace.at(root)
+        lock = WorkspaceLock(workspace).acquire("run")
+        try:
+            bus, writer = _sinks(workspace, subscribers)
+            controller = ResearchController.open(workspace, bus=bus)
+            return cls(workspace, controller, bus, writer, lock, model=model,
+                       base_url=base_url, **options)
+        except BaseException:
+            lock.release()
+            raise
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, *, wait_for_replies: bool = False,
+            on_idle: Callable[[], None] | None = None) -> str:
+        """Run until done, failed, cancelled, stopped — or waiting at a gate, unless
+        `wait_for_replies`, in which case a gate waits for its reply and the run goes on."""
+        controller = self.controller
+        controller.reopen()
+        self._poll_stop = False
+        poller = threading.Thread(target=self._poll_inbox, daemon=True, name="ls-inbox")
+        poller.start()
+        try:
+            while not self.stop_event.is_set():
+                status = controller.status
+                if status in FINAL_STATUSES:
+                    break
+                if status == "waiting_user" and controller.pending_kind == "gate":
+                    if not wait_for_replies:
+                        break
+                    if on_idle:
+                        on_idle()
+                    controller.wait_change(INBOX_POLL_S)
+                    continue
+                result = self.supervisor.run_stage(controller.task(), self.stop_event)
+                if result.status == "failed":
+                    controller.fail(result.summary)
+        finally:
+            self._poll_stop = True
+        return controller.status
+
+    def stop(self) -> None:
+        """Ask the run to stop at the next step boundary (workers stay resumable)."""
+        self.stop_event.set()
+
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        """Cancel every live worker of the stage, then the project."""
+        for record in self.supervisor.records():
+            if record.status not in ("completed", "failed", "cancelled"):
+                try:
+                    self.supervisor.runtime.cancel(record.worker_id, timeout=10.0)
+                except Exception:
+                    pass
+        self.controller.cancel(reason)
+        self.stop_event.set()
+
+    def _poll_inbox(self) -> None:
+        while not self._poll_stop:
+            self.controller.poll_inbox()
+            for command in inbox.take_commands(self.workspace):
+                self._apply_command(command)
+            self.stop_event.wait(INBOX_POLL_S)
+
+    def _apply_command(self, command: dict[str, Any]) -> None:
+        args = command.get("args") or {}
+        if command.get("command") != "cancel":
+            return
+        worker_id = args.get("worker_id")
+        if not worker_id:
+            threading.Thread(target=self.cancel, args=("cancelled from the command line",),
+                             daemon=True).start()
+            return
+        try:
+            self.supervisor.runtime.cancel(worker_id, timeout=10.0)
+        except Exception:  # an unknown or finished worker: nothing to cancel
+            pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._poll_stop = True
+        self.supervisor.close()
+        self.writer.close()
+        self.lock.release()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _sinks(workspace: Workspace, subscribers: tuple[Subscriber, ...]) -> tuple[EventBus, JsonlWriter]:
+    workspace.state_dir.mkdir(parents=True, exist_ok=True)
+    writer = JsonlWriter(workspace.events_file)
+    bus = EventBus(next_seq=writer.next_seq)
+    bus.subscribe(writer)
+    for subscriber in subscribers:
+        bus.subscribe(subscriber)
+    return bus, writer

@@ -1,0 +1,122 @@
+"""Lifecycle tools only a worker calls, and the middleware that gives them effect.
+
+- `request_input(question)` pauses the session with LangGraph's `interrupt()`: the worker is
+  `waiting` until `resume(answer=…)` answers it (the tool re-runs from its top then, so nothing
+  happens before the interrupt).
+- `suspend(reason, check_after_s)` ends the turn: the worker is `background` until a plain new
+  message arrives on the same thread.
+- `complete_stage(summary, outputs, next_stage)` records the worker's suggestion for layer 2 and
+  ends its work.
+- `finalize_cancel(notes)` is the last call of a worker being cancelled.
+
+`LifecycleMiddleware` ends a turn right after one of the stopping tools ran (decided from the
+checkpointed messages alone, so it holds after a restart), delivers the cancellation notice,
+and, for the supervisor, feeds the model only the current turn so its input never grows.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, hook_config
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.types import interrupt
+
+STOP_TOOLS = ("complete_stage", "suspend", "finalize_cancel")
+
+CANCEL_NOTICE = (
+    "LightScientist: this worker is being cancelled. Do not start new work. Call "
+    "`finalize_cancel` now with short notes: what is finished, which files are worth keeping, "
+    "and what remains.")
+
+
+def lifecycle_tools() -> list[BaseTool]:
+    """The four lifecycle tools (fresh instances)."""
+
+    @tool
+    def request_input(question: str) -> str:
+        """Ask the supervisor a question that blocks your work, and wait for the answer.
+
+        Use it only when you cannot reasonably decide yourself.
+        """
+        answer = interrupt({"type": "request_input", "question": question})
+        return f"Answer from the supervisor: {answer}"
+
+    @tool
+    def suspend(reason: str, check_after_s: float = 30.0) -> str:
+        """Suspend yourself while something runs in the background (e.g. a long command you
+        started with `&`). You will be resumed later with a message; your history is kept.
+        """
+        return f"Suspended ({reason}); you will be resumed in about {check_after_s:g} s."
+
+    @tool
+    def complete_stage(summary: str, outputs: list[str], next_stage: str) -> str:
+        """Deliver your work: a 5-10 line summary, the files you wrote (workspace-relative
+        paths) and the next stage you suggest (one of the allowed next stages). The supervisor
+        decides; this ends your work.
+        """
+        return f"Delivered to the supervisor; suggested next stage: {next_stage}."
+
+    @tool
+    def finalize_cancel(notes: str) -> str:
+        """Finish a cancelled worker: say what is done, what to keep and what remains."""
+        return "Cancellation acknowledged."
+
+    return [request_input, suspend, complete_stage, finalize_cancel]
+
+
+def last_turn(messages: list[Any]) -> list[Any]:
+    """The messages from the last human message on."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return messages[index:]
+    return list(messages)
+
+
+def stop_call(messages: list[Any]) -> dict[str, Any] | None:
+    """The stopping lifecycle call that ended the current turn, if any: `{"name", "args"}`.
+
+    Only a call whose tool result is already in the history counts.
+    """
+    turn = last_turn(messages)
+    answered = {m.tool_call_id for m in turn if isinstance(m, ToolMessage)}
+    for message in reversed(turn):
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call["name"] in STOP_TOOLS and call.get("id") in answered:
+                    return {"name": call["name"], "args": dict(call.get("args") or {})}
+    return None
+
+
+class LifecycleMiddleware(AgentMiddleware):
+    """Ends turns after stopping tools, handles cancellation, bounds the supervisor's input."""
+
+    def __init__(self, *, cancel: threading.Event, hard_stop: threading.Event,
+                 current_turn_only: bool = False,
+                 on_model_request: Callable[[list[Any]], None] | None = None):
+        super().__init__()
+        self.cancel = cancel
+        self.hard_stop = hard_stop
+        self.current_turn_only = current_turn_only
+        self.on_model_request = on_model_request
+        self._notice_sent = False
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
+        messages = state.get("messages", [])
+        if self.hard_stop.is_set():
+            return {"jump_to": "end"}
+        if messages and isinstance(messages[-1], ToolMessage) and stop_call(messages):
+            return {"jump_to": "end"}
+        if self.cancel.is_set() and not self._notice_sent:
+            self._notice_sent = True
+            return {"messages": [HumanMessage(CANCEL_NOTICE)]}
+        return None
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        if self.current_turn_only:
+            request = request.override(messages=last_turn(request.messages))
+        return handler(request)

@@ -1,0 +1,1 @@
+"""The offline scientist: a deterministic model for demos and tests (no network)."""

@@ -1,0 +1,103 @@
+"""The offline model playing the supervisor: one scheduling event in, a few tool calls, one line out.
+
+It sees only the current turn (the event header and its own tool results), exactly like a
+real model under the supervisor's bounded input, and follows the supervisor prompt's advice:
+reuse workers, cancel rarely, keep parallel workers few (two probes at most).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lightscientist_jupyter.runtime.offline.history import Act, History, Say, Step
+from lightscientist_jupyter.runtime.offline.worker import PROBE_CANDIDATES
+
+MAX_ATTEMPTS = 3
+
+
+def answer_for(question: str) -> str:
+    q = question.lower()
+    if "budget" in q or "compute" in q:
+        return "small: keep every batch to a few seconds on a laptop CPU"
+    return "Use your best judgement, state the assumption in your outputs, and go on."
+
+
+def _finish(fields: dict[str, Any], h: History, summary: str, outputs: list[str],
+            next_stage: str | None) -> Step:
+    if not h.done("finish"):
+        return Act("finish", "finish_stage", {"summary": summary, "outputs": outputs,
+                                              "next_stage": next_stage or ""})
+    return Say("done" if h.result("finish").lower().startswith("accepted") else "continue")
+
+
+def on_finished(fields: dict[str, Any], h: History) -> Step:
+    result = fields.get("result") or {}
+    label = str(fields.get("label") or "")
+    stage = str(fields.get("stage") or "")
+    if result.get("kind") != "complete_stage":
+        return retry(fields, h, "the previous worker ended without calling complete_stage; "
+                                "finish the stage's outputs and call complete_stage")
+    if stage == "idea.probe_batch" and not label.startswith("probe "):
+        if not h.done("probe0"):
+            return [Act(f"probe{i}", "start_worker", {"label": f"probe {c}",
+                                                     "instructions": f"Run only the probe for "
+                                                                     f"candidate {c}."})
+                    for i, c in enumerate(PROBE_CANDIDATES)]
+        return Say("continue")
+    if label.startswith("probe "):
+        if not h.done("list"):
+            return Act("list", "list_workers", {})
+        try:
+            workers = json.loads(h.result("list"))
+        except ValueError:
+            workers = []
+        mine = [w for w in workers if w.get("task_id") == fields.get("task_id")]
+        probes = [w for w in mine if str(w.get("label", "")).startswith("probe ")]
+        if any(w.get("status") != "completed" for w in probes):
+            return Say("continue")
+        outputs = ["idea/probes/plan.md"] + [o for w in probes for o in w.get("outputs") or []]
+        summary = "\n".join([f"Ran {len(probes)} probes in parallel workers:"]
+                            + [f"- {w.get('label', '')[6:]}: {w.get('summary_line', 'done')}"
+                               for w in probes])
+        return _finish(fields, h, summary, outputs, result.get("next_stage"))
+    return _finish(fields, h, str(result.get("summary") or ""), list(result.get("outputs") or []),
+                   result.get("next_stage"))
+
+
+def retry(fields: dict[str, Any], h: History, why: str) -> Step:
+    attempts = int(fields.get("attempts") or 1)
+    if attempts >= MAX_ATTEMPTS:
+        return Say("failed")
+    if not h.done("retry"):
+        return Act("retry", "start_worker", {"instructions": why})
+    return Say("continue")
+
+
+def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
+    kind = str(fields.get("event") or "")
+    worker = str(fields.get("worker") or "")
+    if kind == "stage_started":
+        if not h.done("start"):
+            return Act("start", "start_worker", {"instructions": ""})
+        return Say("continue")
+    if kind == "worker_finished":
+        return on_finished(fields, h)
+    if kind == "worker_waiting":
+        if not h.done("answer"):
+            return Act("answer", "resume_worker", {
+                "worker_id": worker, "answer": answer_for(str(fields.get("question") or ""))})
+        return Say("continue")
+    if kind == "worker_background":
+        if not h.done("schedule"):
+            return Act("schedule", "schedule_resume", {
+                "worker_id": worker, "message": "Time to check on your background job.",
+                "delay_s": float(fields.get("check_after_s") or 5)})
+        return Say("continue")
+    if kind == "worker_failed":
+        return retry(fields, h, f"the previous worker failed ({fields.get('error', '')}); "
+                                "try again, more simply")
+    if kind == "finish_refused":
+        return retry(fields, h, f"the stage finish was refused: {fields.get('reason', '')}; "
+                                "fix that, then call complete_stage")
+    return Say("continue")

@@ -1,0 +1,282 @@
+"""ExecutionRuntime: layer 3's API to layer 2.
+
+`start(spec)` creates a worker session and runs its first turn on its own thread;
+`resume(worker_id, answer=… | message=…)` continues a `waiting` or `background` session (or
+one caught `running` by a crash) on the same thread id; `cancel(worker_id, timeout)` asks it
+to finalize, then stops it; `get` and `list` read the records. Every change is reported as a
+`WorkerUpdate` to the callback handed in at construction. Sessions persist in a LangGraph
+checkpointer — SQLite in the workspace by default, shared by all workers of the process — so
+a new process resumes any session the old one left.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.lifecycle import LifecycleMiddleware, lifecycle_tools
+from lightscientist_jupyter.runtime.models import retry_middleware
+from lightscientist_jupyter.runtime.record import load_record
+from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
+from lightscientist_jupyter.runtime.session import WorkerSession
+from lightscientist_jupyter.runtime.shell import ProcessGroups
+from lightscientist_jupyter.runtime.types import FINAL_STATES, WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.workspace import Workspace
+
+WORKER_SYSTEM_PROMPT = """You are a LightScientist research worker. You carry out one stage of a
+research project inside its workspace ('/' is the workspace root). Read the skill file and
+PROCESS.md named in your task before you start; write exactly the outputs the task requires;
+run real commands to produce real results. When the stage's work is done, call
+`complete_stage` with a 5-10 line summary, the files you wrote and the next stage you suggest.
+Use `request_input` only for a question that blocks you, and `suspend` while a long command
+runs in the background. Never invent results."""
+
+
+def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> BaseCheckpointSaver:
+    """`sqlite` (the default; file mode 0600), `memory`, or a saver passed through."""
+    if isinstance(kind, BaseCheckpointSaver):
+        return kind
+    if kind == "memory":
+        return InMemorySaver()
+    if kind != "sqlite":
+        raise RuntimeLayerError(f"unknown checkpointer '{kind}'; use 'sqlite' or 'memory'")
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = workspace.checkpoints_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+    os.chmod(path, 0o600)
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    return saver
+
+
+class ExecutionRuntime:
+    """Persistent worker sessions for one workspace, in this process.
+
+    Args:
+        workspace: the project workspace (workers' file tools and shell are confined to it).
+        model: the chat model every session uses.
+        on_update: receives every `WorkerUpdate` (called from worker threads; keep it quick).
+        bus: where layer-3 events go.
+        checkpointer: 'sqlite' (default), 'memory', or a LangGraph saver.
+        command_timeout: the default lifetime of a worker's shell command, in seconds.
+        retries: retries of a failing model call (transient errors only); 0 for offline.
+    """
+
+    def __init__(self, workspace: Workspace, model: BaseChatModel, *,
+                 on_update: Callable[[WorkerUpdate], None] | None = None,
+                 bus: EventBus | None = None,
+                 checkpointer: Literal["sqlite", "memory"] | BaseCheckpointSaver = "sqlite",
+                 command_timeout: float = 120.0, retries: int | None = None,
+                 retry_initial_delay: float = 1.0):
+        self.workspace = workspace
+        self.model = model
+        self.on_update = on_update or (lambda update: None)
+        self.bus = bus or EventBus()
+        self.saver = open_checkpointer(workspace, checkpointer)
+        self.command_timeout = command_timeout
+        offline = type(model).__name__ == "OfflineScientistModel"
+        self.retries = (0 if offline else 3) if retries is None else retries
+        self.retry_initial_delay = retry_initial_delay
+        self.groups = ProcessGroups()
+        self._sessions: dict[str, WorkerSession] = {}
+        self._specs: dict[str, WorkerSpec] = {}
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ API
+
+    def start(self, spec: WorkerSpec) -> str:
+        """Create a worker and run its first turn in the background; returns its id."""
+        with self._lock:
+            worker_id = spec.worker_id or self._new_id()
+            if worker_id in self._sessions and self._sessions[worker_id].status not in FINAL_STATES:
+                raise RuntimeLayerError(f"worker {worker_id} already exists and is "
+                                        f"{self._sessions[worker_id].status}")
+            folder = self.workspace.workers_dir / worker_id
+            folder.mkdir(parents=True, exist_ok=True)
+            now = time.time()
+            record = {"id": worker_id, "thread_id": f"{worker_id}-{int(now * 1000)}",
+                      "role": spec.role, "stage": spec.stage, "task_id": spec.task_id,
+                      "goal": spec.goal, "status": "running", "labels": dict(spec.labels),
+                      "created_at": now, "updated_at": now, "progress": {},
+                      "result": None, "question": None, "check_after_s": None, "error": None,
+                      "files_written": [], "commands": [],
+                      "system_prompt": spec.system_prompt, "file_tools": spec.file_tools,
+                      "current_turn_only": spec.max_input_messages,
+                      "workspace": str(self.workspace.root)}
+            session = self._make_session(record, folder, spec)
+            self._sessions[worker_id] = session
+        session.start_turn({"messages": [HumanMessage(spec.message)]}, resumed=False)
+        return worker_id
+
+    def resume(self, worker_id: str, *, answer: Any = None, message: str | None = None,
+               spec: WorkerSpec | None = None) -> None:
+        """Continue a session: `answer` a waiting one, `message` a background one, or neither
+        to pick up a turn a crash interrupted."""
+        session = self._session(worker_id, spec)
+        with self._lock:
+            if session.removed or session.status in FINAL_STATES:
+                raise RuntimeLayerError(
+                    f"worker {worker_id} is {session.status}; a finished session cannot be "
+                    "resumed — start a new worker")
+            if session.running:
+                raise RuntimeLayerError(f"worker {worker_id} is running; resume it once it "
+                                        "waits or is in the background")
+            if session.status == "waiting" and answer is None:
+                if message is None:
+                    raise RuntimeLayerError(f"worker {worker_id} is waiting for an answer to: "
+                                            f"{session.record.get('question')}")
+                answer = message
+            if answer is not None:
+                inp: Any = Command(resume=answer)
+            elif message is not None:
+                inp = {"messages": [HumanMessage(message)]}
+            else:
+                inp = None
+            session.start_turn(inp, resumed=True)
+
+    def cancel(self, worker_id: str, timeout: float = 10.0) -> dict[str, Any]:
+        """Ask the worker to finalize; past `timeout` stop it with a fallback result."""
+        session = self._session(worker_id)
+        if session.status in FINAL_STATES:
+            return dict(session.record)
+        session.cancel.set()
+        self.groups.kill_owner(worker_id)
+        if not session.running:
+            session.start_turn(session.finalize_input(), resumed=True)
+        session.finished.wait(timeout)
+        notes = session.finalize_notes() if session.finished.is_set() else None
+        if notes is not None:
+            result = {"kind": "finalize_cancel", "notes": notes}
+        else:
+            session.hard_stop.set()
+            files = session.observer.files_written
+            result = {"kind": "cancel_fallback",
+                      "notes": f"the worker did not finalize within {timeout:g} s; it was "
+                               "stopped. Files it wrote: " + (", ".join(files) or "none")}
+        self.groups.kill_owner(worker_id)
+        session.settle_cancelled(result)
+        self._remove(session)
+        return dict(session.record)
+
+    def get(self, worker_id: str) -> dict[str, Any]:
+        """A copy of the worker's record (from memory, or from disk for an older process's)."""
+        with self._lock:
+            if worker_id in self._sessions:
+                return dict(self._sessions[worker_id].record)
+        record = load_record(self.workspace.workers_dir / worker_id)
+        if record is None:
+            raise RuntimeLayerError(f"no worker '{worker_id}' in {self.workspace.workers_dir}")
+        return record
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every worker's record in this workspace, oldest first."""
+        folder = self.workspace.workers_dir
+        ids = sorted((p.name for p in folder.iterdir() if (p / "worker.json").exists()),
+                     key=_id_order) if folder.is_dir() else []
+        return [self.get(i) for i in ids]
+
+    def wait(self, worker_id: str, timeout: float | None = None) -> bool:
+        """Block until the worker's current turn ends; returns whether it did."""
+        return self._session(worker_id).finished.wait(timeout)
+
+    def close(self) -> None:
+        """Stop every session's commands (at exit)."""
+        self.groups.kill_all()
+        for session in list(self._sessions.values()):
+            session.hard_stop.set()
+
+    # ------------------------------------------------------------------ internals
+
+    def _new_id(self) -> str:
+        folder = self.workspace.workers_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        numbers = [_id_order(p.name) for p in folder.iterdir() if p.name.startswith("w")]
+        n = max([0, *numbers]) + 1
+        while True:
+            try:
+                (folder / f"w{n}").mkdir()
+                return f"w{n}"
+            except FileExistsError:
+                n += 1
+
+    def _session(self, worker_id: str, spec: WorkerSpec | None = None) -> WorkerSession:
+        with self._lock:
+            if worker_id in self._sessions:
+                return self._sessions[worker_id]
+            folder = self.workspace.workers_dir / worker_id
+            record = load_record(folder)
+            if record is None:
+                raise RuntimeLayerError(f"no worker '{worker_id}' in {self.workspace.workers_dir}")
+            session = self._make_session(record, folder, spec or self._specs.get(worker_id))
+            self._sessions[worker_id] = session
+            return session
+
+    def _make_session(self, record: dict[str, Any], folder: Path,
+                      spec: WorkerSpec | None) -> WorkerSession:
+        session = WorkerSession(record, folder, emit=self.bus.emit, report=self._report)
+        extra = list(spec.extra_tools) if spec else []
+        if spec is not None:
+            self._specs[record["id"]] = spec
+        session.graph = self._build_graph(record, session, extra)
+        return session
+
+    def _build_graph(self, record: dict[str, Any], session: WorkerSession, extra: list) -> Any:
+        middleware: list[Any] = [LifecycleMiddleware(
+            cancel=session.cancel, hard_stop=session.hard_stop,
+            current_turn_only=bool(record.get("current_turn_only")))]
+        if self.retries:
+            middleware.append(retry_middleware(self.retries, self.retry_initial_delay))
+        if record.get("file_tools", True):
+            from deepagents import create_deep_agent
+            from langchain.agents.middleware import TodoListMiddleware
+
+            backend = WorkspaceBackend(self.workspace.root, worker_id=record["id"],
+                                       cancel=session.cancel, groups=self.groups,
+                                       timeout=self.command_timeout)
+            return create_deep_agent(
+                self.model, [*lifecycle_tools(), *extra],
+                system_prompt=record.get("system_prompt") or WORKER_SYSTEM_PROMPT,
+                middleware=[TodoListMiddleware(), *middleware], backend=backend,
+                checkpointer=self.saver, name=record["id"])
+        from langchain.agents import create_agent
+
+        return create_agent(self.model, extra, system_prompt=record.get("system_prompt"),
+                            middleware=middleware, checkpointer=self.saver, name=record["id"])
+
+    def _remove(self, session: WorkerSession) -> None:
+        """Drop a cancelled session's checkpoints once its thread has stopped."""
+        session.removed = True
+
+        def drop() -> None:
+            session.finished.wait(60)
+            try:
+                self.saver.delete_thread(session.record["thread_id"])
+            except Exception:  # the record already says cancelled; a leftover is harmless
+                pass
+
+        threading.Thread(target=drop, daemon=True, name=f"ls-drop-{session.id}").start()
+
+    def _report(self, update: WorkerUpdate) -> None:
+        self.on_update(update)
+
+
+def _id_order(name: str) -> int:
+    digits = name[1:]
+    return int(digits) if digits.isdigit() else 0

@@ -1,0 +1,129 @@
+"""The worker's view of the world: the project workspace and nothing else.
+
+`WorkspaceBackend` is a deepagents file backend whose paths are resolved and compared as real
+paths: `..`, absolute paths outside the workspace, and symlinks that resolve outside (even
+ones the worker made with the shell) are refused with a tool error that says why, while names
+such as `report..final.md` work. `/` means the workspace root, as deepagents' prompts expect.
+Writes into `.lightscientist/` (the controller's state) are refused. `execute` runs through
+`shell.run_command`: own process group, allow-listed environment, bounded lifetime.
+
+Shell commands are not confined by this backend: they start in the workspace with a clean
+environment, but a command can still read what the user running the kernel can read. Real
+isolation needs a container; the documentation says so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from pathlib import Path, PurePosixPath
+
+from deepagents.backends import FilesystemBackend
+from deepagents.backends.protocol import (
+    DeleteResult,
+    EditResult,
+    ExecuteResponse,
+    SandboxBackendProtocol,
+    WriteResult,
+)
+
+from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.workspace import STATE_DIR
+
+
+class PathRefused(PermissionError):
+    """A path that would leave the workspace."""
+
+
+def confine(root: Path, key: str) -> Path:
+    """Resolve `key` (virtual absolute, real absolute or relative) inside `root` or refuse."""
+    raw = (key or "").strip()
+    if not raw:
+        raise PathRefused("empty path")
+    if raw.startswith("~"):
+        raise PathRefused(f"'{key}' points to a home folder; paths are relative to the workspace")
+    pure = PurePosixPath(raw)
+    if ".." in pure.parts:
+        raise PathRefused(f"'{key}' uses '..'; paths must stay inside the workspace")
+    root_text = str(root)
+    if pure.is_absolute():
+        if raw == root_text or raw.startswith(root_text + "/"):
+            rel = PurePosixPath(raw[len(root_text):].lstrip("/"))
+        else:
+            rel = pure.relative_to("/")
+            top = rel.parts[0] if rel.parts else None
+            if top and not (root / top).exists() and Path("/", top).exists():
+                raise PathRefused(f"'{key}' is outside the workspace; '/' is the workspace root, "
+                                  f"so use a path like '/{rel.parts[-1]}'")
+    else:
+        rel = pure
+    full = (root / rel).resolve()
+    if full != root and root not in full.parents:
+        raise PathRefused(f"'{key}' resolves to {full}, outside the workspace "
+                          "(a symbolic link pointing out?)")
+    return full
+
+
+class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
+    """File tools and a shell confined to one project workspace, for one worker."""
+
+    def __init__(self, root: Path, *, worker_id: str, cancel: threading.Event,
+                 groups: shell.ProcessGroups, timeout: float = shell.DEFAULT_TIMEOUT_S):
+        root = Path(root).resolve()
+        super().__init__(root_dir=root, virtual_mode=True)
+        self.root = root
+        self.worker_id = worker_id
+        self.cancel = cancel
+        self.groups = groups
+        self.timeout = timeout
+        self._log_dir = root / STATE_DIR / "workers" / worker_id / "commands"
+        self._home = root / STATE_DIR / "workers" / worker_id / "home"
+        self._counter = itertools.count(1)
+        self._id = f"ls-{uuid.uuid4().hex[:8]}"
+
+    def _resolve_path(self, key: str) -> Path:
+        return confine(self.root, key)
+
+    def _writable(self, key: str) -> str | None:
+        try:
+            path = confine(self.root, key)
+        except PathRefused as exc:
+            return str(exc)
+        state = self.root / STATE_DIR
+        if path == state or state in path.parents:
+            return f"'{key}' is inside {STATE_DIR}/, which belongs to LightScientist; write elsewhere"
+        return None
+
+    def write(self, file_path: str, content: str) -> WriteResult:
+        problem = self._writable(file_path)
+        if problem:
+            return WriteResult(error=f"Error writing file '{file_path}': {problem}")
+        return super().write(file_path, content)
+
+    def edit(self, file_path: str, old_string: str, new_string: str,
+             replace_all: bool = False) -> EditResult:
+        problem = self._writable(file_path)
+        if problem:
+            return EditResult(error=f"Error editing file '{file_path}': {problem}")
+        return super().edit(file_path, old_string, new_string, replace_all)
+
+    def delete(self, file_path: str) -> DeleteResult:
+        problem = self._writable(file_path)
+        if problem:
+            return DeleteResult(error=f"Error deleting '{file_path}': {problem}")
+        return super().delete(file_path)
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    def execute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
+        self._home.mkdir(parents=True, exist_ok=True)
+        log = self._log_dir / f"{next(self._counter):04d}.log"
+        result = shell.run_command(
+            command, cwd=self.root, env=shell.worker_env(self.root, self._home), log_path=log,
+            timeout=float(timeout) if timeout else self.timeout, cancel=self.cancel,
+            groups=self.groups, owner=self.worker_id)
+        return ExecuteResponse(output=result.output, exit_code=result.exit_code,
+                               truncated=result.truncated)

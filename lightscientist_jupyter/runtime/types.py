@@ -1,0 +1,70 @@
+"""The values layer 3 hands up: worker specs, progress counters and `WorkerUpdate`s."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool
+
+WorkerStatus = Literal["running", "waiting", "background", "completed", "failed", "cancelled"]
+FINAL_STATES: tuple[str, ...] = ("completed", "failed", "cancelled")
+RESUMABLE_STATES: tuple[str, ...] = ("waiting", "background")
+
+
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """Counters of one worker session, cumulative over all its turns."""
+
+    model_calls: int = 0
+    tool_calls: int = 0
+    steps: int = 0
+    """Graph steps (model and tool nodes) executed."""
+    input_chars: int = 0
+    """Characters sent to the model by the latest call."""
+
+    def to_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerSpec:
+    """What to start: one persistent session with its first message."""
+
+    message: str
+    """The first user message (task, skill path, PROCESS.md digest)."""
+    role: Literal["worker", "supervisor"] = "worker"
+    stage: str | None = None
+    task_id: str | None = None
+    goal: str = ""
+    system_prompt: str | None = None
+    extra_tools: Sequence[BaseTool] = ()
+    """Tools beyond the standard set (the supervisor's scheduling tools)."""
+    file_tools: bool = True
+    """Whether the session gets the workspace file tools and the shell."""
+    worker_id: str | None = None
+    """Reuse this id (and thread) instead of generating one."""
+    max_input_messages: bool = False
+    """Feed the model only the current turn (the supervisor's bounded input)."""
+    labels: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Free-form tags (e.g. the probe candidate) kept in the record."""
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerUpdate:
+    """One change of one worker, sent up to layer 2."""
+
+    worker_id: str
+    status: WorkerStatus
+    progress: Progress
+    stage: str | None = None
+    task_id: str | None = None
+    result: dict[str, Any] | None = None
+    """For final states and lifecycle stops: what the worker delivered (see `WorkerSession`)."""
+    question: str | None = None
+    """For `waiting`: the question the worker asked."""
+    check_after_s: float | None = None
+    """For `background`: when the worker wants to be checked again."""
+    error: str | None = None
+    at: float = 0.0

@@ -1,0 +1,193 @@
+"""One runner per workspace (the lock), and replies from other processes (the inbox)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from lightscientist_jupyter._fs import write_text_atomic
+from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.controller.inbox import queued_replies, write_reply
+from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.errors import ControllerError, WorkspaceLocked
+
+HOLD_LOCK = textwrap.dedent("""\
+    import sys, time
+    from lightscientist_jupyter.controller.lock import WorkspaceLock
+    from lightscientist_jupyter.workspace import Workspace
+    WorkspaceLock(Workspace.at(sys.argv[1])).acquire("child-run")
+    print("locked", flush=True)
+    time.sleep(120)
+""")
+
+WRITE_REPLIES = textwrap.dedent("""\
+    import sys
+    from lightscientist_jupyter.controller.inbox import write_reply
+    from lightscientist_jupyter.workspace import Workspace
+    ws = Workspace.at(sys.argv[1])
+    for i in range(int(sys.argv[2])):
+        write_reply(ws, approve=True, comment="from afar " + str(i),
+                    decision_id=sys.argv[3] or None, source="panel")
+""")
+
+
+@pytest.fixture
+def lock_holder(workspace):
+    """A child process holding the workspace lock; yields it, always reaped."""
+    child = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(workspace.root)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "locked"
+        yield child
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=10)
+        child.stdout.close()
+
+
+# ------------------------------------------------------------------ the lock
+
+def test_second_acquire_is_refused_naming_the_holder(workspace):
+    first = WorkspaceLock(workspace).acquire("notebook")
+    try:
+        assert first.held
+        holder = read_holder(workspace)
+        assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname()
+        assert holder["purpose"] == "notebook" and holder["since"] > 0
+        with pytest.raises(WorkspaceLocked) as info:
+            WorkspaceLock(workspace).acquire()
+        message = str(info.value)
+        assert isinstance(info.value, ControllerError)
+        assert f"pid {os.getpid()}" in message and f"on {socket.gethostname()}" in message
+        assert "(notebook)" in message and str(workspace.root) in message
+        assert first.acquire() is first  # re-acquiring one's own lock is a no-op
+    finally:
+        first.release()
+    assert read_holder(workspace) is None
+    with WorkspaceLock(workspace) as second:
+        assert second.held
+    assert not second.held
+
+
+def test_lock_held_by_another_process(workspace, lock_holder):
+    holder = read_holder(workspace)
+    assert holder["pid"] == lock_holder.pid and holder["purpose"] == "child-run"
+    with pytest.raises(WorkspaceLocked, match=f"pid {lock_holder.pid} on "):
+        WorkspaceLock(workspace).acquire()
+
+
+def test_lock_left_by_a_dead_process_is_taken_over(workspace, lock_holder):
+    assert read_holder(workspace)["pid"] == lock_holder.pid
+    os.kill(lock_holder.pid, signal.SIGKILL)
+    lock_holder.wait(timeout=10)
+    assert read_holder(workspace) is None  # the file is still there, but nobody holds it
+    lock = WorkspaceLock(workspace).acquire("take-over")
+    try:
+        assert read_holder(workspace)["pid"] == os.getpid()
+        assert read_holder(workspace)["purpose"] == "take-over"
+    finally:
+        lock.release()
+
+
+# ------------------------------------------------------------------ atomic files
+
+def test_write_text_atomic_replaces_whole_and_leaves_no_temp_file(tmp_path):
+    target = tmp_path / "deep" / "file.json"
+    write_text_atomic(target, "old")
+    write_text_atomic(target, "new content")
+    assert target.read_text(encoding="utf-8") == "new content"
+    with pytest.raises(TypeError):
+        write_text_atomic(target, 123)  # type: ignore[arg-type]  # fails mid-write
+    assert target.read_text(encoding="utf-8") == "new content"
+    assert [p.name for p in target.parent.iterdir()] == ["file.json"]
+
+
+# ------------------------------------------------------------------ the inbox
+
+def waiting_controller(workspace, table, advance) -> ResearchController:
+    c = ResearchController.create(workspace, "goal", table=table)
+    advance(c)
+    advance(c)
+    assert c.status == "waiting_user"
+    return c
+
+
+def test_reply_written_by_another_process_is_applied_by_poll(workspace, small_table, advance):
+    c = waiting_controller(workspace, small_table, advance)
+    decision = c.state.pending.id
+    subprocess.run([sys.executable, "-c", WRITE_REPLIES, str(workspace.root), "1", decision],
+                   check=True, timeout=60)
+    files = list(workspace.inbox_dir.iterdir())
+    assert len(files) == 1 and files[0].suffix == ".json"  # no temporary file left behind
+    raw = json.loads(files[0].read_text(encoding="utf-8"))
+    assert raw["approve"] is True and raw["decision_id"] == decision
+    outcomes = c.poll_inbox()
+    assert [o.applied for o in outcomes] == [True]
+    assert c.stage == "b" and c.state.decisions[-1]["source"] == "panel"
+    assert c.state.decisions[-1]["comment"] == "from afar 0"
+    assert list(workspace.inbox_dir.iterdir()) == []
+    assert c.poll_inbox() == []
+
+
+def test_two_replies_to_one_decision_apply_once(workspace, small_table, advance):
+    c = waiting_controller(workspace, small_table, advance)
+    decision = c.state.pending.id
+    write_reply(workspace, approve=False, comment="first", to_stage="a", decision_id=decision,
+                source="widget")
+    write_reply(workspace, approve=True, comment="second", decision_id=decision, source="cli")
+    first, second = c.poll_inbox()
+    assert first.applied and not second.applied
+    assert "already answered (rejected via widget)" in second.message
+    assert c.stage == "a" and len(c.state.decisions) == 1
+
+
+def test_invalid_inbox_files_are_set_aside(workspace, small_table, advance):
+    c = waiting_controller(workspace, small_table, advance)
+    workspace.inbox_dir.mkdir(parents=True, exist_ok=True)
+    (workspace.inbox_dir / "0001-garbage.json").write_bytes(b"\xff{not json")
+    (workspace.inbox_dir / "0002-not-a-reply.json").write_text('{"hello": 1}', encoding="utf-8")
+    (workspace.inbox_dir / "0003-a-list.json").write_text("[1, 2]", encoding="utf-8")
+    write_reply(workspace, approve=True, decision_id=c.state.pending.id)
+    outcomes = c.poll_inbox()
+    assert [o.applied for o in outcomes] == [True]
+    assert c.stage == "b"
+    assert sorted(p.name for p in workspace.inbox_dir.iterdir()) == [
+        "0001-garbage.invalid", "0002-not-a-reply.invalid", "0003-a-list.invalid"]
+    assert c.poll_inbox() == []
+
+
+def test_reply_with_nothing_pending_is_consumed_with_a_reason(workspace, small_table):
+    c = ResearchController.create(workspace, "goal", table=small_table)
+    write_reply(workspace, approve=True)
+    (outcome,) = c.poll_inbox()
+    assert not outcome.applied and "nothing is waiting for a reply" in outcome.message
+    assert list(workspace.inbox_dir.iterdir()) == []
+    assert c.status == "running"
+
+
+def test_polling_while_another_process_writes_never_sees_half_a_file(workspace, small_table):
+    """Replies land whole: a poll racing the writer never sets a file aside as invalid."""
+    c = ResearchController.create(workspace, "goal", table=small_table)
+    count = 40
+    writer = subprocess.Popen([sys.executable, "-c", WRITE_REPLIES, str(workspace.root),
+                               str(count), ""])
+    seen = []
+    try:
+        while writer.poll() is None:
+            seen.extend(c.poll_inbox())
+    finally:
+        writer.wait(timeout=60)
+    seen.extend(c.poll_inbox())
+    assert writer.returncode == 0
+    assert len(seen) == count
+    assert all("nothing is waiting" in o.message for o in seen)
+    assert not list(workspace.inbox_dir.glob("*.invalid"))
+    assert queued_replies(workspace) == []

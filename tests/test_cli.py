@@ -1,0 +1,350 @@
+"""The `lightscientist` command line, run as a real subprocess: output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.events import EventBus, JsonlWriter
+
+GOAL = "Does learning-rate warmup help a small MLP?"
+
+DEFAULT_IDS = [
+    "idea.survey", "idea.generate", "idea.evaluate", "idea.probe_batch", "idea.probe_collect",
+    "idea.gate", "experiment.setup", "experiment.loop", "experiment.analyze", "experiment.gate",
+    "paper.plan", "paper.figure", "paper.write", "paper.review",
+]
+
+
+def cli(*args: str, cwd, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lightscientist_jupyter", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_clean_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    """Exit 2, the message on stderr naming what to fix, and no traceback."""
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def stdout_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return result.stdout.rstrip("\n").splitlines()
+
+
+def make_project(workspace, table, advance, *, until: str | None = None,
+                 wait: bool = False) -> None:
+    """A manual-mode project on disk with its event log, walked to `until` (and its gate)."""
+    with JsonlWriter(workspace.events_file) as writer:
+        bus = EventBus(next_seq=writer.next_seq)
+        bus.subscribe(writer)
+        c = ResearchController.create(workspace, GOAL, mode="manual", table=table, bus=bus)
+        while until is not None and c.stage != until:
+            advance(c)
+        if wait:
+            advance(c)
+            assert c.status == "waiting_user"
+
+
+@pytest.fixture
+def waiting(workspace, default_table, advance):
+    """A project waiting at idea.gate (entered from idea.evaluate)."""
+    make_project(workspace, default_table, advance, until="idea.gate", wait=True)
+    return workspace
+
+
+@pytest.fixture
+def final_gate(workspace, default_table, advance):
+    """A project waiting at paper.review, whose approval ends the project."""
+    with JsonlWriter(workspace.events_file) as writer:
+        bus = EventBus(next_seq=writer.next_seq)
+        bus.subscribe(writer)
+        c = ResearchController.create(workspace, GOAL, mode="manual", table=default_table,
+                                      bus=bus, start_stage="paper.review")
+        advance(c)
+        assert c.status == "waiting_user"
+    return workspace
+
+
+def read_events(workspace) -> list[dict]:
+    return [json.loads(line) for line in
+            workspace.events_file.read_text(encoding="utf-8").splitlines()]
+
+
+def state_of(workspace) -> dict:
+    return json.loads(workspace.state_file.read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------ stages
+
+def test_stages_lists_the_default_table(tmp_path):
+    result = cli("stages", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = stdout_lines(result)
+    assert "14 stages + done" in lines[0] and "start: idea.survey" in lines[0]
+    header, *rows = lines[2:]
+    assert header.split() == ["stage", "gate", "next", "allowed", "outputs"]
+    assert [row.split()[0] for row in rows] == [*DEFAULT_IDS, "done"]
+    gates = [row.split()[0] for row in rows if row.split()[1:2] == ["gate"]]
+    assert gates == ["idea.gate", "experiment.gate", "paper.review"]
+    loop = next(row for row in rows if row.startswith("experiment.loop "))
+    assert "experiment.loop, experiment.analyze" in loop and "experiment/results.csv" in loop
+
+
+def test_stages_on_a_broken_table_lists_every_problem(tmp_path, write_table):
+    path = write_table(tmp_path, """\
+start = "a"
+extra = 1
+
+[stages.a]
+skill = "skills/a.md"
+outputs = ["out/a.md"]
+next = "b"
+allowed = ["done"]
+approval = "yes"
+
+[stages.b]
+skill = "skills/missing.md"
+outputs = ["out/b.md"]
+next = "done"
+allowed = ["done", "ghost"]
+""", {"skills/a.md": "brief"})
+    result = cli("stages", "--stages", str(path), cwd=tmp_path)
+    assert_clean_error(
+        result, str(path), "5 problem(s)",
+        "unknown top-level key 'extra' (line 2)",
+        "stage 'a', key 'approval' (line 9): must be true or false",
+        "stage 'a', key 'next' (line 7): 'b' is not in 'allowed'",
+        "stage 'b', key 'skill' (line 12)",
+        "stage 'b', key 'allowed' (line 15): 'ghost' is not a stage of this table")
+    assert result.stdout == ""
+
+
+def test_stages_with_a_missing_file(tmp_path):
+    result = cli("stages", "--stages", "nope.toml", cwd=tmp_path)
+    assert_clean_error(result, str(tmp_path / "nope.toml"), "file not found")
+
+
+# ------------------------------------------------------------------ status
+
+def test_status_json(waiting):
+    result = cli("status", "--json", "--workspace", str(waiting.root), cwd=waiting.root.parent)
+    assert result.returncode == 0, result.stderr
+    lines = stdout_lines(result)
+    assert len(lines) == 1
+    info = json.loads(lines[0])
+    assert {"status", "stage", "mode", "goal", "pending"} <= set(info)
+    assert (info["status"], info["stage"], info["mode"]) == ("waiting_user", "idea.gate", "manual")
+    assert info["goal"] == GOAL
+    assert info["pending"]["id"] == "d1" and info["pending"]["outputs"] == ["idea/brief.md"]
+    assert info["pending"]["proposed_next"] == "experiment.setup"
+    assert info["runner"] is None
+
+
+def test_status_json_without_a_pending_decision(workspace, small_table, advance):
+    make_project(workspace, small_table, advance)
+    info = json.loads(cli("status", "--json", cwd=workspace.root).stdout)
+    assert (info["status"], info["stage"], info["pending"]) == ("running", "a", None)
+
+
+def test_status_text_ends_with_the_status(waiting):
+    result = cli("status", cwd=waiting.root)
+    assert result.returncode == 0, result.stderr
+    lines = stdout_lines(result)
+    assert lines[-1] == "waiting_user"
+    assert f"goal:    {GOAL}" in lines
+    assert any(line.startswith("pending: d1") for line in lines)
+    assert any("idea/brief.md" in line for line in lines)
+
+
+def test_status_in_an_empty_folder(tmp_path):
+    result = cli("status", cwd=tmp_path)
+    assert_clean_error(result, "lightscientist status: error:",
+                       f"no LightScientist project in {tmp_path}", "lightscientist research")
+    assert result.stdout == ""
+
+
+# ------------------------------------------------------------------ reply
+
+def test_reply_with_nothing_pending(workspace, small_table, advance):
+    make_project(workspace, small_table, advance)
+    result = cli("reply", "y", cwd=workspace.root)
+    assert_clean_error(result, "nothing is waiting for a reply", "running at stage 'a'")
+    assert not workspace.inbox_dir.exists() or not list(workspace.inbox_dir.iterdir())
+
+
+def test_reply_in_an_empty_folder(tmp_path):
+    assert_clean_error(cli("reply", "y", cwd=tmp_path), "no LightScientist project")
+
+
+def test_reply_to_an_unknown_stage(waiting):
+    before = state_of(waiting)
+    result = cli("reply", "n", "--to", "nosuchstage", cwd=waiting.root)
+    assert_clean_error(result, "--to 'nosuchstage' is not a stage", "idea.survey, idea.generate")
+    assert state_of(waiting) == before
+    assert not waiting.inbox_dir.exists() or not list(waiting.inbox_dir.iterdir())
+
+
+def test_reply_yes_with_a_target_is_a_usage_error(waiting):
+    assert_clean_error(cli("reply", "y", "--to", "idea.generate", cwd=waiting.root),
+                       "--to names where a rejection sends the project")
+
+
+def test_reply_without_a_runner_applies_it_itself(final_gate):
+    ws = final_gate
+    last_seq = read_events(ws)[-1]["seq"]
+    result = cli("reply", "y", "--comment", "Go ahead.", "--workspace", str(ws.root),
+                 cwd=ws.root.parent)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert stdout_lines(result)[-1] == "done"
+    assert "paper.review approved; the project is now at 'done'" in result.stdout
+    state = state_of(ws)
+    assert (state["stage"], state["status"], state["pending"]) == ("done", "done", None)
+    assert state["decisions"][-1]["source"] == "cli"
+    assert state["decisions"][-1]["comment"] == "Go ahead."
+    assert list(ws.inbox_dir.iterdir()) == []
+    new = [e for e in read_events(ws) if e["seq"] > last_seq]
+    assert [e["seq"] for e in new] == list(range(last_seq + 1, last_seq + 1 + len(new)))
+    assert [e["type"] for e in new][:2] == ["user.decision", "stage.transition"]
+    assert new[1]["data"]["to"] == "done"
+
+
+def test_reply_twice(final_gate):
+    assert cli("reply", "y", cwd=final_gate.root).returncode == 0
+    assert_clean_error(cli("reply", "y", cwd=final_gate.root), "nothing is waiting for a reply",
+                       "done at stage 'done'")
+    assert len(state_of(final_gate)["decisions"]) == 1
+
+
+RUNNER = textwrap.dedent("""\
+    import sys, time
+    from lightscientist_jupyter.controller import ResearchController
+    from lightscientist_jupyter.controller.lock import WorkspaceLock
+    from lightscientist_jupyter.workspace import Workspace
+    ws = Workspace.at(sys.argv[1])
+    controller = ResearchController.open(ws)
+    with WorkspaceLock(ws).acquire("notebook"):
+        print("ready", flush=True)
+        deadline = time.monotonic() + 30
+        while controller.status == "waiting_user" and time.monotonic() < deadline:
+            controller.poll_inbox()
+            time.sleep(0.05)
+        print(controller.status, controller.stage, flush=True)
+        sys.stdin.readline()  # a real runner goes on running: hold the lock until told
+""")
+
+
+def test_reply_while_another_process_runs_the_project(waiting):
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(waiting.root)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert runner.stdout.readline().strip() == "ready"
+        status = json.loads(cli("status", "--json", cwd=waiting.root).stdout)
+        assert status["runner"]["pid"] == runner.pid and status["runner"]["purpose"] == "notebook"
+        result = cli("reply", "y", cwd=waiting.root)
+        out, _ = runner.communicate("\n", timeout=30)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert result.returncode == 0, result.stderr
+    lines = stdout_lines(result)
+    assert lines == [f"reply taken by the run held by pid {runner.pid}", "running"]
+    assert out.split() == ["running", "experiment.setup"]
+    assert state_of(waiting)["decisions"][-1]["source"] == "cli"
+    assert list(waiting.inbox_dir.iterdir()) == []
+
+
+# ------------------------------------------------------------------ events
+
+def test_events_tail_with_filters(waiting):
+    result = cli("events", "--tail", "2", "--layer", "1", "--type", "stage.start",
+                 cwd=waiting.root)
+    assert result.returncode == 0, result.stderr
+    lines = stdout_lines(result)
+    assert len(lines) == 2
+    assert all(" L1 stage.start " in line for line in lines)
+    assert "idea.evaluate" in lines[0] and "idea.gate" in lines[1]
+
+    as_json = cli("events", "--tail", "3", "--type", "stage.", "--json", cwd=waiting.root)
+    records = [json.loads(line) for line in stdout_lines(as_json)]
+    assert [r["type"] for r in records] == ["stage.transition", "stage.start", "stage.finish"]
+    assert [r["seq"] for r in records] == sorted(r["seq"] for r in records)
+    everything = cli("events", "--tail", "1000", "--json", cwd=waiting.root)
+    seqs = [json.loads(line)["seq"] for line in stdout_lines(everything)]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert json.loads(stdout_lines(everything)[-1])["type"] == "user.decision_requested"
+
+
+def test_events_follow_prints_new_events(waiting):
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "lightscientist_jupyter", "events", "--follow", "--tail", "1",
+         "--json"], cwd=waiting.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in follower.stdout],
+                              daemon=True)
+    reader.start()
+    try:
+        first = json.loads(lines.get(timeout=30))  # the tail arrives before any new event
+        assert first["type"] == "user.decision_requested"
+        with JsonlWriter(waiting.events_file) as writer:
+            bus = EventBus(next_seq=writer.next_seq)
+            bus.subscribe(writer)
+            bus.emit("worker.created", "w-1 created", worker_id="w-1")
+        second = json.loads(lines.get(timeout=30))
+        assert second["type"] == "worker.created" and second["seq"] == first["seq"] + 1
+    finally:
+        follower.send_signal(signal.SIGINT)
+        try:
+            follower.wait(timeout=30)
+        finally:
+            if follower.poll() is None:
+                follower.kill()
+                follower.wait()
+    reader.join(timeout=10)
+    stderr = follower.stderr.read()
+    follower.stdout.close()
+    follower.stderr.close()
+    assert follower.returncode == 0, stderr
+    assert "Traceback" not in stderr
+
+
+def test_events_in_an_empty_folder(tmp_path):
+    assert_clean_error(cli("events", cwd=tmp_path), f"no LightScientist project in {tmp_path}")
+
+
+def test_events_negative_tail(waiting):
+    assert_clean_error(cli("events", "--tail", "-1", cwd=waiting.root),
+                       "--tail must be 0 or more")
+
+
+# ------------------------------------------------------------------ usage
+
+@pytest.mark.parametrize("args", [
+    [],
+    ["bogus"],
+    ["reply"],
+    ["reply", "maybe"],
+    ["events", "--tail", "many"],
+    ["events", "--layer", "4"],
+    ["status", "--nope"],
+])
+def test_usage_errors_exit_2(tmp_path, args):
+    result = cli(*args, cwd=tmp_path)
+    assert_clean_error(result, "usage: lightscientist")
+    assert "error:" in result.stderr
+
+
+def test_version(tmp_path):
+    result = cli("--version", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("lightscientist ")

@@ -1,0 +1,73 @@
+"""The default stage table is found from a source checkout and from an installed wheel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import lightscientist_jupyter
+from lightscientist_jupyter.controller import default_table_path, load_table
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE_NAME = "lightscientist_jupyter"
+
+
+def test_source_checkout_uses_the_top_level_stages_folder():
+    assert Path(lightscientist_jupyter.__file__).resolve().parent == REPO / PACKAGE_NAME
+    assert default_table_path() == REPO / "stages" / "research.toml"
+    assert load_table().path == REPO / "stages" / "research.toml"
+
+
+
+@pytest.fixture(scope="module")
+def unpacked_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built from this checkout and unzipped (an 'installed' copy)."""
+    out = tmp_path_factory.mktemp("wheel")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "--disable-pip-version-check", "-q", "-w", str(out), str(REPO)],
+        capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stdout + build.stderr
+    (wheel,) = out.glob("lightscientist_jupyter-*.whl")
+    site = out / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    return site
+
+
+def test_wheel_ships_the_table_and_every_skill(unpacked_wheel):
+    shipped = unpacked_wheel / PACKAGE_NAME / "stages"
+    assert (shipped / "research.toml").is_file()
+    source_skills = sorted(p.name for p in (REPO / "stages" / "skills").glob("*.md"))
+    assert sorted(p.name for p in (shipped / "skills").glob("*.md")) == source_skills
+    assert len(source_skills) == 14
+
+
+def run_installed(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_installed_wheel_finds_its_own_table(unpacked_wheel, tmp_path):
+    where = run_installed(unpacked_wheel, tmp_path, "-c",
+                          "import lightscientist_jupyter; print(lightscientist_jupyter.__file__)")
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()).resolve().is_relative_to(unpacked_wheel.resolve())
+
+    result = run_installed(unpacked_wheel, tmp_path, "-m", PACKAGE_NAME, "stages")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.rstrip("\n").splitlines()
+    prefix = "stage table "
+    assert lines[0].startswith(prefix)
+    table_path = Path(lines[0][len(prefix):].split(" · ")[0])
+    assert table_path == (unpacked_wheel / PACKAGE_NAME / "stages" / "research.toml").resolve()
+    assert not table_path.is_relative_to(REPO)
+    rows = lines[3:]  # title, blank line, column header
+    assert len(rows) == 15
+    assert rows[0].split()[0] == "idea.survey" and rows[-1].split()[0] == "done"

@@ -1,0 +1,163 @@
+/**
+ * The server extension's REST API (`<base_url>/lightscientist/...`) and its JSON shapes.
+ *
+ * Requests go through `ServerConnection`, which adds the token and the XSRF header.
+ */
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+export interface IPendingDecision {
+  id: string;
+  kind: 'gate' | 'question';
+  stage: string;
+  question: string;
+  summary: string;
+  outputs: string[];
+  proposed_next: string | null;
+  default_reject: string | null;
+  options: string[];
+  requested_at: number;
+}
+
+export interface IProjectSummary {
+  path: string;
+  name: string;
+  goal?: string;
+  stage?: string;
+  status?: string;
+  mode?: string;
+  pending?: IPendingDecision | null;
+  updated_at?: number;
+  error?: string;
+}
+
+export interface IStageInfo {
+  id: string;
+  skill: string;
+  outputs: string[];
+  next: string;
+  allowed: string[];
+  approval: boolean;
+  max_visits: number | null;
+}
+
+export interface IStageTable {
+  file: string;
+  start: string;
+  stages: IStageInfo[];
+}
+
+export interface IOutputFile {
+  stage: string;
+  name: string;
+  path: string;
+  exists: boolean;
+}
+
+export interface IProjectDetail extends IProjectSummary {
+  visits: Record<string, number>;
+  reason: string | null;
+  feedback: string | null;
+  runner: { pid?: number; host?: string; purpose?: string } | null;
+  table: IStageTable | null;
+  table_error: string | null;
+  outputs: IOutputFile[];
+  process_md: { path: string; exists: boolean };
+  last_seq: number;
+}
+
+export interface IEventRecord {
+  seq: number;
+  ts: number;
+  layer: number;
+  type: string;
+  message: string;
+  task_id: string | null;
+  worker_id: string | null;
+  stage: string | null;
+  data: Record<string, unknown>;
+}
+
+export interface IEventsAnswer {
+  events: IEventRecord[];
+  last_seq: number;
+  reset: boolean;
+  truncated: boolean;
+}
+
+export interface IReplyAnswer {
+  decision_id: string;
+  queued: string;
+  applied_by: 'server' | 'runner';
+  runner: { pid?: number; host?: string } | null;
+  messages: string[];
+  status?: string;
+  stage?: string;
+}
+
+export interface IReply {
+  path: string;
+  approve: boolean;
+  comment: string;
+  to_stage: string | null;
+  decision_id: string | null;
+}
+
+/** A refusal from the server, carrying its message. */
+export class APIError extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message);
+  }
+}
+
+type Params = Record<string, string | number | undefined>;
+
+/** Call one endpoint; resolves to its JSON or rejects with an `APIError`. */
+export async function requestAPI<T>(
+  endpoint: string,
+  params: Params = {},
+  init: RequestInit = {}
+): Promise<T> {
+  const settings = ServerConnection.makeSettings();
+  const query = Object.entries(params)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`)
+    .join('&');
+  const url =
+    URLExt.join(settings.baseUrl, 'lightscientist', endpoint) + (query ? `?${query}` : '');
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, init, settings);
+  } catch (error) {
+    throw new APIError(`the Jupyter server cannot be reached (${error})`, 0);
+  }
+  const text = await response.text();
+  let data: any = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    throw new APIError(data?.message ?? response.statusText, response.status);
+  }
+  return data as T;
+}
+
+export const api = {
+  projects: () => requestAPI<{ projects: IProjectSummary[] }>('projects'),
+  project: (path: string) => requestAPI<IProjectDetail>('project', { path }),
+  events: (path: string, after: number | undefined, limit: number) =>
+    requestAPI<IEventsAnswer>('events', { path, after, limit }),
+  reply: (reply: IReply) =>
+    requestAPI<IReplyAnswer>('reply', {}, { method: 'POST', body: JSON.stringify(reply) })
+};
+
+/** A path inside a project, relative to the server root ('' is the root itself). */
+export function joinPath(project: string, name: string): string {
+  return project ? `${project}/${name}` : name;
+}

@@ -1,0 +1,166 @@
+/**
+ * LightScientist for JupyterLab: a side panel, palette commands and a status-bar item.
+ */
+
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { Dialog, ICommandPalette, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { LabIcon } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+
+import { LightScientistPanel } from './panel';
+
+const PLUGIN_ID = 'lightscientist-jupyter:plugin';
+const CATEGORY = 'LightScientist';
+
+namespace CommandIDs {
+  export const open = 'lightscientist:open-panel';
+  export const approve = 'lightscientist:approve-gate';
+  export const refresh = 'lightscientist:refresh';
+}
+
+const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" width="16" height="16">
+  <path class="jp-icon3" fill="#616161" d="M9 2h6v2h-1v5.2l5.6 9.7A2 2 0 0 1 17.9 22H6.1a2 2 0 0 1-1.7-3.1L10 9.2V4H9V2zm3 9.3L8.4 17.5h7.2L12 11.3z"/>
+</svg>`;
+
+export const lightScientistIcon = new LabIcon({ name: 'lightscientist:flask', svgstr: ICON_SVG });
+
+/** The status-bar item: the active project's stage; a click opens the panel. */
+class StageStatus extends Widget {
+  constructor(onClick: () => void) {
+    super();
+    this.addClass('ls-StatusItem');
+    this.node.title = 'LightScientist: open the side panel';
+    this.node.addEventListener('click', onClick);
+  }
+
+  showProject(panel: LightScientistPanel): void {
+    const detail = panel.detail;
+    if (!detail) {
+      this.node.textContent = panel.projects.length ? 'LightScientist' : '';
+      return;
+    }
+    const waiting = detail.status === 'waiting_user' ? ' · waiting for you' : ` · ${detail.status}`;
+    this.node.textContent = `LightScientist: ${detail.stage}${waiting}`;
+    this.node.dataset.status = detail.status ?? '';
+  }
+}
+
+function approvalBody(panel: LightScientistPanel): HTMLElement {
+  const pending = panel.detail!.pending!;
+  const body = document.createElement('div');
+  body.className = 'ls-approve-dialog';
+  const add = (tag: string, text: string) => {
+    const node = document.createElement(tag);
+    node.textContent = text;
+    body.appendChild(node);
+  };
+  add('p', pending.question);
+  if (pending.summary) {
+    add('p', pending.summary);
+  }
+  if (pending.outputs.length) {
+    add('p', `Under review: ${pending.outputs.join(', ')}`);
+  }
+  return body;
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'LightScientist side panel: projects, stage graph, gates and events.',
+  autoStart: true,
+  requires: [IDocumentManager],
+  optional: [ICommandPalette, IStatusBar, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    docManager: IDocumentManager,
+    palette: ICommandPalette | null,
+    statusBar: IStatusBar | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    const panel = new LightScientistPanel({
+      openFile: (path, factory) => {
+        const widget = factory ? docManager.openOrReveal(path, factory) : undefined;
+        if (!widget) {
+          docManager.openOrReveal(path);
+        }
+      },
+      showFolder: path => {
+        if (app.commands.hasCommand('filebrowser:go-to-path')) {
+          void app.commands.execute('filebrowser:go-to-path', { path: `/${path}` });
+        }
+      }
+    });
+    panel.title.icon = lightScientistIcon;
+    app.shell.add(panel, 'left', { rank: 650 });
+    restorer?.add(panel, 'lightscientist-panel');
+
+    app.commands.addCommand(CommandIDs.open, {
+      label: 'LightScientist: Open Panel',
+      caption: 'Show the LightScientist side panel',
+      icon: lightScientistIcon,
+      execute: () => {
+        app.shell.activateById(panel.id);
+      }
+    });
+    app.commands.addCommand(CommandIDs.refresh, {
+      label: 'LightScientist: Refresh',
+      execute: () => panel.refresh()
+    });
+    app.commands.addCommand(CommandIDs.approve, {
+      label: () => {
+        const pending = panel.detail?.pending;
+        return pending
+          ? `LightScientist: Approve Pending Gate (${pending.stage})`
+          : 'LightScientist: Approve Pending Gate';
+      },
+      caption: 'Approve the decision the selected project waits for',
+      isEnabled: () => !!panel.detail?.pending,
+      execute: async () => {
+        if (!panel.detail?.pending) {
+          await showErrorMessage('LightScientist', 'Nothing is waiting for approval.');
+          return;
+        }
+        const result = await showDialog({
+          title: `Approve ${panel.detail.pending.stage} in ${panel.detail.path || 'the server root'}?`,
+          body: new Widget({ node: approvalBody(panel) }),
+          buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Approve' })]
+        });
+        if (result.button.accept) {
+          try {
+            await panel.reply(true);
+          } catch (error) {
+            await showErrorMessage('LightScientist', (error as Error).message);
+          }
+        }
+      }
+    });
+    if (palette) {
+      for (const command of [CommandIDs.open, CommandIDs.approve, CommandIDs.refresh]) {
+        palette.addItem({ command, category: CATEGORY });
+      }
+    }
+
+    const status = new StageStatus(() => app.shell.activateById(panel.id));
+    panel.changed.connect(() => {
+      status.showProject(panel);
+      app.commands.notifyCommandChanged(CommandIDs.approve);
+    });
+    if (statusBar) {
+      statusBar.registerStatusItem('lightscientist-jupyter:status', {
+        item: status,
+        align: 'left',
+        rank: 100,
+        isActive: () => true,
+        activeStateChanged: panel.changed
+      });
+    }
+  }
+};
+
+export default plugin;

@@ -1,0 +1,339 @@
+"""What the side panel's server extension reads and writes: plain functions over a root.
+
+Each function takes the server root (a real path) and the request's parameters, and returns
+a JSON-ready dict or raises `Refused` with the HTTP status and a message for the panel. They
+know nothing of Jupyter or tornado (`server` runs them off the event loop), so they are
+tested directly as well as through the server.
+
+Every path comes relative to the server root and is resolved, symlinks included, before it
+is used: one that lands outside is refused with 403, an absolute one with 400. A reply goes
+into the project's inbox through `write_reply`, exactly as `lightscientist reply` writes it;
+when no process runs the project, it is applied here under the workspace lock, again as the
+command line does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
+from lightscientist_jupyter.controller.inbox import write_reply
+from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.controller.state import ProjectState, load_state
+from lightscientist_jupyter.errors import LightScientistError, WorkspaceLocked
+from lightscientist_jupyter.events import EventBus, JsonlWriter, read_tail
+from lightscientist_jupyter.workspace import STATE_DIR, Workspace
+
+SCAN_DEPTH = 4
+"""How many folder levels below the server root are searched for projects."""
+SCAN_LIMIT = 500
+"""The most projects listed."""
+SCAN_FOLDERS = 5000
+"""The most folders looked into per listing (a server rooted at a huge tree stays quick)."""
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+FILE_LIMIT = 2 * 1024 * 1024
+"""The most bytes of one file sent to the panel (the rest is cut, and the answer says so)."""
+EVENTS_DEFAULT, EVENTS_MAX = 200, 2000
+COMMENT_MAX = 20_000
+HISTORY_MAX = 100
+
+
+class Refused(Exception):
+    """A request that cannot be served: answered as JSON `{"message", "status"}`."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# ------------------------------------------------------------------------- paths
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def resolve_inside(base: Path, rel: str, *, scope: str = "the server root") -> Path:
+    """The real path of `rel` below `base` (a real path itself).
+
+    Raises `Refused` 400 for an absolute path, 403 for one that leaves `base` (through '..'
+    or a symbolic link).
+    """
+    if "\x00" in rel:
+        raise Refused(400, "the path contains a NUL character")
+    rel = rel.strip()
+    if rel.startswith(("/", "\\", "~")) or _DRIVE.match(rel):
+        raise Refused(400, f"'{rel}' must be a path relative to {scope}")
+    if rel in ("", "."):
+        return base
+    target = Path(os.path.realpath(base / rel))
+    if target != base and base not in target.parents:
+        raise Refused(403, f"'{rel}' is outside {scope}; refused")
+    return target
+
+
+def relative(root: Path, path: Path) -> str:
+    """`path` relative to `root` in '/' form; '' for the root itself."""
+    rel = path.relative_to(root).as_posix()
+    return "" if rel == "." else rel
+
+
+def join(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name
+
+
+def _shown(rel: str) -> str:
+    return rel or "the server root"
+
+
+def open_project(root: Path, rel: str) -> tuple[Workspace, str]:
+    """The workspace at `rel` below `root`, and its normalised relative path."""
+    folder = resolve_inside(root, rel)
+    if not (folder / STATE_DIR / "state.json").is_file():
+        raise Refused(404, f"no LightScientist project at '{_shown(rel)}' "
+                           f"(no {STATE_DIR}/state.json there)")
+    resolve_inside(folder, f"{STATE_DIR}/state.json", scope="the project folder")
+    return Workspace(folder), relative(root, folder)
+
+
+def _state(ws: Workspace) -> ProjectState:
+    try:
+        return load_state(ws.state_file)
+    except LightScientistError as exc:
+        raise Refused(409, str(exc)) from None
+
+
+_tables: dict[tuple[str, int], StageTable] = {}
+
+
+def _table(path: str) -> StageTable:
+    """`load_table`, remembered until the file changes."""
+    key = (path, os.stat(path).st_mtime_ns)
+    table = _tables.get(key)
+    if table is None:
+        table = load_table(path)
+        if len(_tables) > 32:
+            _tables.clear()
+        _tables[key] = table
+    return table
+
+
+# ------------------------------------------------------------------------- reading
+
+def find_projects(root: Path, depth: int = SCAN_DEPTH, limit: int = SCAN_LIMIT,
+                  folders: int = SCAN_FOLDERS) -> list[Path]:
+    """Folders below `root` holding `.lightscientist/state.json`, sorted.
+
+    Hidden folders, symbolic links and dependency folders are not entered, nor is a project
+    (projects do not nest). At most `folders` folders are looked into, nearest levels first.
+    """
+    found: list[Path] = []
+    queue = deque([(root, 0)])
+    seen = 0
+    while queue and len(found) < limit and seen < folders:
+        folder, level = queue.popleft()
+        seen += 1
+        if (folder / STATE_DIR / "state.json").is_file():
+            found.append(folder)
+            continue
+        if level >= depth:
+            continue
+        try:
+            with os.scandir(folder) as entries:
+                children = sorted(e.path for e in entries
+                                  if not e.name.startswith(".") and e.name not in SKIP_DIRS
+                                  and e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+        queue.extend((Path(p), level + 1) for p in children)
+    return sorted(found)
+
+
+def summary(root: Path, folder: Path, state: ProjectState | None = None) -> dict[str, Any]:
+    """One row of the project list; a damaged project comes back with `error`."""
+    rel = relative(root, folder)
+    base = {"path": rel, "name": folder.name}
+    if state is None:
+        try:
+            state = load_state(folder / STATE_DIR / "state.json")
+        except LightScientistError as exc:
+            return {**base, "error": str(exc)}
+    return {**base, "goal": state.goal, "stage": state.stage, "status": state.status,
+            "mode": state.mode, "pending": state.pending.to_dict() if state.pending else None,
+            "updated_at": state.updated_at}
+
+
+def list_projects(root: Path) -> dict[str, Any]:
+    return {"projects": [summary(root, folder) for folder in find_projects(root)]}
+
+
+def _table_view(table: StageTable) -> dict[str, Any]:
+    """The stage table for the panel, without the server's absolute paths."""
+    raw = table.to_dict()
+    for stage in raw["stages"]:
+        stage["skill"] = os.path.relpath(stage["skill"], table.path.parent)
+    return {"file": table.path.name, "start": raw["start"], "stages": raw["stages"]}
+
+
+def project_detail(root: Path, rel: str) -> dict[str, Any]:
+    """Status, history, the stage table (for the graph), outputs and the last event's seq."""
+    ws, rel = open_project(root, rel)
+    state = _state(ws)
+    detail = summary(root, ws.root, state)
+    detail.update(visits=state.visits, history=state.history[-HISTORY_MAX:],
+                  decisions=state.decisions, reason=state.reason, feedback=state.feedback,
+                  last_summary=state.last_summary, runner=read_holder(ws),
+                  table=None, table_error=None, outputs=[],
+                  process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()})
+    try:
+        table = _table(state.stages_file)
+    except (OSError, LightScientistError) as exc:
+        detail["table_error"] = str(exc)
+    else:
+        detail["table"] = _table_view(table)
+        detail["outputs"] = [{"stage": s.id, "name": out, "path": join(rel, out),
+                              "exists": (ws.root / out).is_file()}
+                             for s in table for out in s.outputs]
+    last = read_tail(ws.events_file, 1)
+    detail["last_seq"] = last[-1]["seq"] if last else 0
+    return detail
+
+
+def _int(raw: str | None, name: str, default: int | None, low: int, high: int) -> int | None:
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise Refused(400, f"{name} must be a whole number, not '{raw}'") from None
+    if value < low:
+        raise Refused(400, f"{name} must be at least {low}")
+    return min(value, high)
+
+
+def project_events(root: Path, rel: str, after: str | None = None,
+                   limit: str | None = None) -> dict[str, Any]:
+    """Events with seq > `after` (the newest `limit` of them), read from the end of the log.
+
+    Without `after`, the last `limit` events. When `after` is past the end of the log (the
+    log was replaced), the answer starts over from the tail and says `reset`.
+    """
+    ws, rel = open_project(root, rel)
+    after_seq = _int(after, "after", None, 0, 2**62)
+    count = _int(limit, "limit", EVENTS_DEFAULT, 1, EVENTS_MAX)
+    path = resolve_inside(ws.root, f"{STATE_DIR}/events.jsonl", scope="the project folder")
+    reset = False
+    if after_seq is None:
+        events = read_tail(path, count)
+    else:
+        events = read_tail(path, count, after=after_seq)
+        if not events:
+            last = read_tail(path, 1)
+            if last and last[0]["seq"] < after_seq:
+                events, reset = read_tail(path, count), True
+    floor = 0 if after_seq is None or reset else after_seq
+    last_seq = events[-1]["seq"] if events else floor
+    return {"path": rel, "events": events, "last_seq": last_seq, "reset": reset,
+            "truncated": bool(events) and after_seq is not None and not reset
+            and events[0]["seq"] > floor + 1}
+
+
+def project_file(root: Path, rel: str, name: str | None) -> dict[str, Any]:
+    """The text of `name` (PROCESS.md, a stage output, …), a path inside the project folder."""
+    ws, rel = open_project(root, rel)
+    if not name:
+        raise Refused(400, "name is required (a file inside the project, e.g. PROCESS.md)")
+    target = resolve_inside(ws.root, name, scope="the project folder")
+    if not target.is_file():
+        raise Refused(404, f"'{name}' does not exist in project '{_shown(rel)}'")
+    with target.open("rb") as fh:
+        data = fh.read(FILE_LIMIT + 1)
+    truncated = len(data) > FILE_LIMIT
+    data = data[:FILE_LIMIT]
+    binary = b"\x00" in data[:8192]
+    return {"path": relative(root, target), "name": name, "size": target.stat().st_size,
+            "truncated": truncated, "binary": binary,
+            "content": "" if binary else data.decode("utf-8", errors="replace")}
+
+
+# ------------------------------------------------------------------------- replying
+
+def _reply_fields(body: Any) -> tuple[str, bool, str, str | None, str | None]:
+    if not isinstance(body, dict):
+        raise Refused(400, "the body must be a JSON object with path, approve, comment, "
+                           "to_stage and decision_id")
+    path, approve = body.get("path"), body.get("approve")
+    comment, to_stage, decision_id = (body.get("comment") or "", body.get("to_stage") or None,
+                                      body.get("decision_id") or None)
+    if not isinstance(path, str):
+        raise Refused(400, "path (the project folder, relative to the server root) is required")
+    if not isinstance(approve, bool):
+        raise Refused(400, "approve must be true or false")
+    if not isinstance(comment, str) or len(comment) > COMMENT_MAX:
+        raise Refused(400, f"comment must be text of at most {COMMENT_MAX} characters")
+    for name, value in (("to_stage", to_stage), ("decision_id", decision_id)):
+        if value is not None and not isinstance(value, str):
+            raise Refused(400, f"{name} must be a string or null")
+    return path, approve, comment, to_stage, decision_id
+
+
+def project_reply(root: Path, body: Any) -> dict[str, Any]:
+    """Queue an approve/reject for the pending decision; apply it when nobody runs the project.
+
+    Refuses (409) when nothing is pending or the reply names a decision that is no longer
+    the pending one, so a stale page cannot answer a newer gate.
+    """
+    rel, approve, comment, to_stage, decision_id = _reply_fields(body)
+    ws, rel = open_project(root, rel)
+    state = _state(ws)
+    pending = state.pending
+    if pending is None:
+        raise Refused(409, f"nothing is waiting for a reply in '{_shown(rel)}': the project "
+                           f"is {state.status} at stage '{state.stage}'")
+    if decision_id and decision_id != pending.id:
+        raise Refused(409, f"decision {decision_id} is no longer pending (the pending one is "
+                           f"{pending.id}, at '{pending.stage}'); reload and decide again")
+    if to_stage:
+        if approve:
+            raise Refused(400, "to_stage names where a rejection sends the project; "
+                               "leave it empty to approve")
+        try:
+            table = _table(state.stages_file)
+        except (OSError, LightScientistError) as exc:
+            raise Refused(409, str(exc)) from None
+        if to_stage not in table:
+            raise Refused(400, f"to_stage '{to_stage}' is not a stage of {table.path.name}; "
+                               f"choose one of {', '.join(table.ids())}")
+    queued = write_reply(ws, approve=approve, comment=comment, to_stage=to_stage,
+                         decision_id=pending.id, source="panel")
+    answer: dict[str, Any] = {"path": rel, "decision_id": pending.id, "queued": queued.name}
+    lock = WorkspaceLock(ws)
+    try:
+        lock.acquire("reply from the side panel")
+    except WorkspaceLocked:
+        return {**answer, "applied_by": "runner", "runner": read_holder(ws), "messages": []}
+    try:
+        messages, after = _apply_inbox(ws)
+    finally:
+        lock.release()
+    return {**answer, "applied_by": "server", "runner": None, "messages": messages,
+            "status": after.status, "stage": after.stage}
+
+
+def _apply_inbox(ws: Workspace) -> tuple[list[str], ProjectState]:
+    """Apply queued replies (the caller holds the workspace lock), logging their events."""
+    writer = JsonlWriter(ws.events_file)
+    try:
+        bus = EventBus(next_seq=writer.next_seq)
+        bus.subscribe(writer)
+        try:
+            controller = ResearchController.open(ws, bus=bus)
+        except LightScientistError as exc:
+            raise Refused(409, f"the reply is queued but cannot be applied: {exc}") from None
+        outcomes = controller.poll_inbox()
+        return [o.message for o in outcomes], controller.state
+    finally:
+        writer.close()

@@ -1,0 +1,57 @@
+"""The wheel ships the prebuilt JupyterLab extension and the config enabling the server one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILT = REPO / "lightscientist_jupyter" / "labextension"
+DATA = "lightscientist_jupyter-{version}.data/data"
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory) -> tuple[str, set[str], zipfile.ZipFile]:
+    if not (BUILT / "static" / "style.js").is_file():
+        reason = "the JupyterLab extension is not built (scripts/setup builds it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    out = tmp_path_factory.mktemp("wheel")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "--disable-pip-version-check", "-q", "-w", str(out), str(REPO)],
+        capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stdout + build.stderr
+    (wheel,) = out.glob("lightscientist_jupyter-*.whl")
+    version = wheel.name.split("-")[1]
+    archive = zipfile.ZipFile(wheel)
+    yield DATA.format(version=version), set(archive.namelist()), archive
+    archive.close()
+
+
+def test_wheel_ships_the_prebuilt_labextension(wheel_names):
+    data, names, archive = wheel_names
+    ext = f"{data}/share/jupyter/labextensions/lightscientist-jupyter"
+    assert {f"{ext}/package.json", f"{ext}/install.json", f"{ext}/static/style.js"} <= names
+    package = json.loads(archive.read(f"{ext}/package.json"))
+    assert package["name"] == "lightscientist-jupyter"
+    assert package["jupyterlab"]["_build"]["load"].startswith("static/remoteEntry.")
+    assert f"{ext}/{package['jupyterlab']['_build']['load']}" in names
+    install = json.loads(archive.read(f"{ext}/install.json"))
+    assert install["packageName"] == "lightscientist-jupyter"
+
+
+def test_wheel_enables_the_server_extension(wheel_names):
+    data, names, archive = wheel_names
+    config = f"{data}/etc/jupyter/jupyter_server_config.d/lightscientist_jupyter.json"
+    assert json.loads(archive.read(config)) == {
+        "ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}
+    assert "lightscientist_jupyter/jupyter/server.py" in names
+    assert not any("node_modules" in name for name in names)

@@ -1,0 +1,333 @@
+"""The side panel's server extension, served by a real Jupyter server (pytest-jupyter).
+
+pytest-jupyter's fixtures are taken into this module rather than registered as a plugin
+(`pytest_plugins`), because a plugin would apply its autouse fixtures — an event loop and a
+ServerApp cleanup — to every test of the session. The tests are plain functions that run
+the fetches on the fixtures' event loop.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+from pytest_jupyter import jupyter_server as _pytest_jupyter
+from tornado.httpclient import HTTPClientError
+
+from lightscientist_jupyter import _jupyter_server_extension_points
+from lightscientist_jupyter.controller.inbox import queued_replies
+from lightscientist_jupyter.controller.lock import WorkspaceLock
+from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.jupyter import server, server_data
+from lightscientist_jupyter.workspace import Workspace
+
+globals().update({name: value for name, value in vars(_pytest_jupyter).items()
+                  if name.startswith(("jp_", "http_server", "io_loop", "echo_"))})
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("ls_run_project",
+                                               Path(__file__).with_name("run_project.py"))
+run_project = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run_project)
+
+
+@pytest.fixture
+def jp_server_config():
+    return {"ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}
+
+
+@pytest.fixture
+def fetch(jp_fetch, jp_asyncio_loop):
+    """`jp_fetch`, waited for."""
+    return lambda *parts, **kwargs: jp_asyncio_loop.run_until_complete(jp_fetch(*parts, **kwargs))
+
+
+@pytest.fixture
+def root(jp_root_dir: Path) -> Path:
+    """A server root with projects: alpha (at idea.gate), nested/beta (running), broken."""
+    run_project.make_waiting_project(str(jp_root_dir / "alpha"))
+    beta = Workspace.at(jp_root_dir / "nested" / "beta")
+    from lightscientist_jupyter.controller import ResearchController
+
+    ResearchController.create(beta, "A second project", mode="manual")
+    broken = jp_root_dir / "broken" / ".lightscientist"
+    broken.mkdir(parents=True)
+    (broken / "state.json").write_text("{not json", encoding="utf-8")
+    run_project.make_waiting_project(str(jp_root_dir / ".hidden" / "gamma"))
+    (jp_root_dir / "notes").mkdir()
+    return Path(os.path.realpath(jp_root_dir))
+
+
+def get(fetch, endpoint: str, **params):
+    response = fetch("lightscientist", endpoint, params=params)
+    return json.loads(response.body)
+
+
+def refused(fetch, endpoint: str, *, method: str = "GET", body=None,
+                  headers=None, **params) -> tuple[int, dict]:
+    kwargs = {"method": method}
+    if body is not None:
+        kwargs["body"] = body if isinstance(body, str) else json.dumps(body)
+    with pytest.raises(HTTPClientError) as info:
+        fetch("lightscientist", endpoint, params=params, headers=headers, **kwargs)
+    raw = info.value.response.body
+    return info.value.code, (json.loads(raw) if raw.strip().startswith(b"{") else {})
+
+
+# ------------------------------------------------------------------------- reading
+
+def test_projects_lists_every_project_under_the_root(root, fetch):
+    projects = get(fetch, "projects")["projects"]
+    by_path = {p["path"]: p for p in projects}
+    assert list(by_path) == ["alpha", "broken", "nested/beta"]  # hidden folders skipped
+    alpha = by_path["alpha"]
+    assert (alpha["stage"], alpha["status"], alpha["mode"]) == ("idea.gate", "waiting_user",
+                                                                 "manual")
+    assert alpha["pending"]["kind"] == "gate"
+    assert alpha["pending"]["proposed_next"] == "experiment.setup"
+    assert alpha["goal"].startswith("Does warmup")
+    assert by_path["nested/beta"]["stage"] == "idea.survey"
+    assert by_path["nested/beta"]["pending"] is None
+    assert "not valid JSON" in by_path["broken"]["error"]
+
+
+def test_project_gives_status_and_stage_table(root, fetch):
+    detail = get(fetch, "project", path="alpha")
+    assert detail["path"] == "alpha"
+    assert detail["status"] == "waiting_user"
+    assert detail["pending"]["outputs"] == ["idea/brief.md"]
+    stages = {s["id"]: s for s in detail["table"]["stages"]}
+    assert stages["idea.gate"]["approval"] is True
+    assert stages["idea.gate"]["allowed"] == ["experiment.setup"]
+    assert detail["table"]["start"] == "idea.survey"
+    assert all(not os.path.isabs(s["skill"]) for s in stages.values())
+    assert detail["visits"]["idea.gate"] == 1
+    assert detail["process_md"] == {"path": "alpha/PROCESS.md", "exists": True}
+    outputs = {o["name"]: o for o in detail["outputs"]}
+    assert outputs["idea/brief.md"] == {"stage": "idea.gate", "name": "idea/brief.md",
+                                        "path": "alpha/idea/brief.md", "exists": True}
+    assert outputs["experiment/plan.md"]["exists"] is False
+    assert detail["last_seq"] > 5
+    assert detail["runner"] is None
+
+
+def test_project_at_the_server_root_has_an_empty_path(jp_root_dir, fetch):
+    run_project.make_waiting_project(str(jp_root_dir))
+    projects = get(fetch, "projects")["projects"]
+    assert [p["path"] for p in projects] == [""]
+    detail = get(fetch, "project", path="")
+    assert detail["process_md"]["path"] == "PROCESS.md"
+
+
+def test_events_are_read_incrementally_by_seq(root, fetch):
+    last = get(fetch, "project", path="alpha")["last_seq"]
+    tail = get(fetch, "events", path="alpha", limit="3")
+    assert [e["seq"] for e in tail["events"]] == [last - 2, last - 1, last]
+    assert tail["last_seq"] == last
+    newer = get(fetch, "events", path="alpha", after=str(last - 2))
+    assert [e["seq"] for e in newer["events"]] == [last - 1, last]
+    assert newer["truncated"] is False
+    nothing = get(fetch, "events", path="alpha", after=str(last))
+    assert nothing["events"] == [] and nothing["last_seq"] == last
+    gap = get(fetch, "events", path="alpha", after="0", limit="2")
+    assert gap["truncated"] is True and [e["seq"] for e in gap["events"]] == [last - 1, last]
+    reset = get(fetch, "events", path="alpha", after=str(last + 100), limit="1")
+    assert reset["reset"] is True and reset["events"][0]["seq"] == last
+    assert refused(fetch, "events", path="alpha", after="x")[0] == 400
+    assert refused(fetch, "events", path="alpha", limit="0")[0] == 400
+
+
+def test_events_on_a_large_log(jp_root_dir, fetch):
+    state_dir = jp_root_dir / "big" / ".lightscientist"
+    state_dir.mkdir(parents=True)
+    run_project.make_waiting_project(str(jp_root_dir / "big"))
+    count = 300_000
+    line = ('{"v":1,"seq":%d,"ts":1.0,"layer":3,"type":"tool.call","message":"step %d",'
+            '"task_id":"experiment.loop#1","worker_id":"w1","stage":"experiment.loop",'
+            '"data":{"tool":"shell","args":"python run_experiment.py --epoch %d"}}\n')
+    with (state_dir / "events.jsonl").open("w", encoding="utf-8") as fh:
+        fh.writelines(line % (i, i, i) for i in range(1, count + 1))
+    assert (state_dir / "events.jsonl").stat().st_size > 40_000_000
+
+    newest = get(fetch, "events", path="big", after=str(count - 5))
+    assert [e["seq"] for e in newest["events"]] == list(range(count - 4, count + 1))
+    assert newest["events"][-1]["message"] == f"step {count}"
+    tail = get(fetch, "events", path="big", limit="50")
+    assert [e["seq"] for e in tail["events"]] == list(range(count - 49, count + 1))
+    assert get(fetch, "project", path="big")["last_seq"] == count
+    capped = get(fetch, "events", path="big", after="0", limit="100000")
+    assert len(capped["events"]) == server_data.EVENTS_MAX and capped["truncated"] is True
+
+
+def test_file_returns_text_inside_the_project(root, fetch):
+    process = get(fetch, "file", path="alpha", name="PROCESS.md")
+    assert process["path"] == "alpha/PROCESS.md"
+    assert "Does warmup help" in process["content"]
+    assert process["truncated"] is False and process["binary"] is False
+    brief = get(fetch, "file", path="alpha", name="idea/brief.md")
+    assert brief["content"].startswith("# idea.gate")
+    assert refused(fetch, "file", path="alpha", name="idea/nothing.md")[0] == 404
+    assert refused(fetch, "file", path="alpha")[0] == 400
+
+
+# ------------------------------------------------------------------------- confinement
+
+@pytest.mark.parametrize("params, status", [
+    ({"path": ".."}, 403),
+    ({"path": "alpha/../.."}, 403),
+    ({"path": "/etc"}, 400),
+    ({"path": "~"}, 400),
+    ({"path": "notes"}, 404),
+    ({"path": "missing"}, 404),
+])
+def test_project_paths_are_confined_to_the_root(root, fetch, params, status):
+    for endpoint in ("project", "events", "file"):
+        code, body = refused(fetch, endpoint, **params, name="PROCESS.md")
+        assert code == status, (endpoint, params, body)
+        assert body["message"]
+
+
+def test_escapes_through_names_and_links_are_refused(root, fetch, tmp_path):
+    outside = tmp_path / "outside"
+    run_project.make_waiting_project(str(outside))
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "alpha" / "leak.md").symlink_to(outside / "PROCESS.md")
+    code, body = refused(fetch, "project", path="link")
+    assert code == 403 and "outside the server root" in body["message"]
+    assert [p["path"] for p in get(fetch, "projects")["projects"]] == [
+        "alpha", "broken", "nested/beta"]
+    for name, status in (("../nested/beta/PROCESS.md", 403), ("leak.md", 403),
+                         ("/etc/passwd", 400)):
+        code, body = refused(fetch, "file", path="alpha", name=name)
+        assert code == status, (name, body)
+    code, _ = refused(fetch, "reply", method="POST",
+                            body={"path": "link", "approve": True})
+    assert code == 403
+    assert queued_replies(Workspace.at(outside)) == []
+
+
+# ------------------------------------------------------------------------- authentication
+
+@pytest.mark.parametrize("endpoint", ["projects", "project", "events", "file"])
+@pytest.mark.parametrize("auth", ["", "token wrong-token"])
+def test_reading_needs_the_token(root, fetch, endpoint, auth):
+    code, _ = refused(fetch, endpoint, headers={"Authorization": auth},
+                            path="alpha", name="PROCESS.md")
+    assert code == 403
+
+
+def test_post_without_token_or_xsrf_is_refused(root, fetch, jp_serverapp):
+    body = {"path": "alpha", "approve": True}
+    code, _ = refused(fetch, "reply", method="POST", body=body,
+                            headers={"Authorization": ""})
+    assert code == 403
+    # A browser session: the login cookie a token URL leaves behind, without the XSRF token.
+    token = jp_serverapp.identity_provider.token
+    first = fetch("lightscientist", "projects", params={"token": token},
+                           headers={"Authorization": ""})
+    cookies = [c.split(";", 1)[0] for c in first.headers.get_list("Set-Cookie")]
+    login = "; ".join(c for c in cookies if not c.startswith("_xsrf="))
+    assert login, "the server set no login cookie"
+    code, _ = refused(fetch, "reply", method="POST", body=body,
+                            headers={"Authorization": "", "Cookie": login})
+    assert code == 403
+    code, _ = refused(fetch, "reply", method="POST", body=body,
+                            headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc",
+                                     "X-XSRFToken": "abd"})
+    assert code == 403
+    ws = Workspace.at(root / "alpha")
+    assert queued_replies(ws) == [] and load_state(ws.state_file).stage == "idea.gate"
+    # The same cookie with a matching XSRF pair is accepted: the refusals above were XSRF.
+    ok = fetch("lightscientist", "reply", method="POST", body=json.dumps(body),
+                        headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc",
+                                 "X-XSRFToken": "abc"})
+    assert json.loads(ok.body)["applied_by"] == "server"
+
+
+# ------------------------------------------------------------------------- replies
+
+def test_reply_without_a_runner_is_applied_by_the_server(root, fetch):
+    ws = Workspace.at(root / "alpha")
+    answer = get_post(fetch, {"path": "alpha", "approve": True, "comment": "go",
+                                       "decision_id": "d1"})
+    assert answer["applied_by"] == "server"
+    assert (answer["stage"], answer["status"]) == ("experiment.setup", "running")
+    state = load_state(ws.state_file)
+    assert state.stage == "experiment.setup" and state.pending is None
+    assert state.decisions[-1]["source"] == "panel" and state.decisions[-1]["comment"] == "go"
+    assert queued_replies(ws) == []
+    events = get(fetch, "events", path="alpha", limit="5")
+    assert "user.decision" in [e["type"] for e in events["events"]]
+    assert [e["seq"] for e in events["events"]] == sorted({e["seq"] for e in events["events"]})
+
+
+def test_reply_while_a_runner_holds_the_project_goes_to_its_inbox(root, fetch):
+    ws = Workspace.at(root / "alpha")
+    with WorkspaceLock(ws):
+        answer = get_post(fetch, {"path": "alpha", "approve": False,
+                                           "comment": "narrow it", "to_stage": "idea.generate"})
+    assert answer["applied_by"] == "runner" and answer["runner"]["pid"] == os.getpid()
+    [(path, reply)] = queued_replies(ws)
+    assert path.name == answer["queued"]
+    assert {k: reply[k] for k in ("approve", "comment", "to_stage", "decision_id", "source")} == {
+        "approve": False, "comment": "narrow it", "to_stage": "idea.generate",
+        "decision_id": "d1", "source": "panel"}
+    assert load_state(ws.state_file).stage == "idea.gate"
+
+
+@pytest.mark.parametrize("body, status, words", [
+    ({"path": "nested/beta", "approve": True}, 409, "nothing is waiting"),
+    ({"path": "alpha", "approve": True, "decision_id": "d9"}, 409, "no longer pending"),
+    ({"path": "alpha", "approve": True, "to_stage": "idea.survey"}, 400, "rejection"),
+    ({"path": "alpha", "approve": False, "to_stage": "nowhere"}, 400, "not a stage"),
+    ({"path": "alpha", "approve": "yes"}, 400, "true or false"),
+    ({"approve": True}, 400, "path"),
+    ("[1, 2", 400, "JSON object"),
+])
+def test_bad_replies_are_refused(root, fetch, body, status, words):
+    code, answer = refused(fetch, "reply", method="POST", body=body)
+    assert code == status and words in answer["message"], answer
+    assert queued_replies(Workspace.at(root / "alpha")) == []
+
+
+def get_post(fetch, body: dict) -> dict:
+    response = fetch("lightscientist", "reply", method="POST", body=json.dumps(body))
+    return json.loads(response.body)
+
+
+# ------------------------------------------------------------------------- wiring
+
+def test_server_config_enables_the_extension():
+    config = json.loads((REPO / "jupyter-config" / "server-config" /
+                         "lightscientist_jupyter.json").read_text(encoding="utf-8"))
+    assert config == {"ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}
+    [point] = _jupyter_server_extension_points()
+    module = importlib.import_module(point["module"])
+    assert module is server and callable(server._load_jupyter_server_extension)
+
+
+def test_resolve_inside_unit(tmp_path):
+    base = Path(os.path.realpath(tmp_path))
+    (base / "a").mkdir()
+    assert server_data.resolve_inside(base, "") == base
+    assert server_data.resolve_inside(base, "a/") == base / "a"
+    for rel, status in (("../x", 403), ("a/../../x", 403), ("/x", 400), ("C:x", 400),
+                        ("a\x00", 400)):
+        with pytest.raises(server_data.Refused) as info:
+            server_data.resolve_inside(base, rel)
+        assert info.value.status == status, rel
+
+
+def test_find_projects_is_bounded(tmp_path):
+    base = Path(os.path.realpath(tmp_path))
+    for rel in ("a", "b/c", "d/e/f/g/h"):
+        state = base / rel / ".lightscientist" / "state.json"
+        state.parent.mkdir(parents=True)
+        state.write_text("{}", encoding="utf-8")
+    assert server_data.find_projects(base) == [base / "a", base / "b" / "c"]  # h is 5 levels down
+    assert server_data.find_projects(base, depth=5) == [base / "a", base / "b" / "c",
+                                                   base / "d" / "e" / "f" / "g" / "h"]
+    assert server_data.find_projects(base, folders=2) == [base / "a"]

@@ -166,6 +166,7 @@ class Project:
         self._closed = True
         self._poll_stop = True
         self.supervisor.close()
+        self.bus.unsubscribe(self.writer)  # late events of stopping threads are not logged
         self.writer.close()
         self.lock.release()
 

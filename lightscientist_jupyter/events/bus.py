@@ -49,12 +49,12 @@ class EventBus:
         with self._lock:
             self._subscribers.append(subscriber)
 
-        def unsubscribe() -> None:
-            with self._lock:
-                if subscriber in self._subscribers:
-                    self._subscribers.remove(subscriber)
+        return lambda: self.unsubscribe(subscriber)
 
-        return unsubscribe
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        with self._lock:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
 
     def emit(
         self,

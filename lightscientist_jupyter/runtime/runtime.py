@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.lifecycle import LifecycleMiddleware, lifecycle_tools
@@ -102,12 +103,17 @@ class ExecutionRuntime:
     # ------------------------------------------------------------------ API
 
     def start(self, spec: WorkerSpec) -> str:
-        """Create a worker and run its first turn in the background; returns its id."""
+        """Create a worker and run its first turn in the background; returns its id.
+
+        With `spec.worker_id` naming a worker whose turn a crash cut short, the worker starts
+        again on a new thread: its half-done tool calls are not replayed."""
         with self._lock:
-            worker_id = spec.worker_id or self._new_id()
-            if worker_id in self._sessions and self._sessions[worker_id].status not in FINAL_STATES:
+            worker_id = spec.worker_id or self.new_worker_id()
+            live = self._sessions.get(worker_id)
+            if live is not None and (live.running or live.status in ("waiting", "background")):
                 raise RuntimeLayerError(f"worker {worker_id} already exists and is "
-                                        f"{self._sessions[worker_id].status}")
+                                        f"{live.status}; resume it instead")
+            # (a record left `running` by a crash is started afresh on a new thread)
             folder = self.workspace.workers_dir / worker_id
             folder.mkdir(parents=True, exist_ok=True)
             now = time.time()
@@ -120,6 +126,7 @@ class ExecutionRuntime:
                       "system_prompt": spec.system_prompt, "file_tools": spec.file_tools,
                       "current_turn_only": spec.max_input_messages,
                       "workspace": str(self.workspace.root)}
+            write_text_atomic(folder / "task.md", spec.message)
             session = self._make_session(record, folder, spec)
             self._sessions[worker_id] = session
         session.start_turn({"messages": [HumanMessage(spec.message)]}, resumed=False)
@@ -143,6 +150,9 @@ class ExecutionRuntime:
                     raise RuntimeLayerError(f"worker {worker_id} is waiting for an answer to: "
                                             f"{session.record.get('question')}")
                 answer = message
+            elif session.status == "background" and answer is not None and message is None:
+                # no interrupt is pending: a Command(resume=…) would be dropped silently
+                message, answer = str(answer), None
             if answer is not None:
                 inp: Any = Command(resume=answer)
             elif message is not None:
@@ -192,6 +202,23 @@ class ExecutionRuntime:
                      key=_id_order) if folder.is_dir() else []
         return [self.get(i) for i in ids]
 
+    def attach(self, worker_id: str, spec: WorkerSpec | None = None) -> WorkerSession:
+        """The live session of a worker, loaded from its record when this process has none
+        (`spec` supplies tools that cannot be stored, such as the supervisor's)."""
+        return self._session(worker_id, spec)
+
+    def has_unfinished_turn(self, worker_id: str, spec: WorkerSpec | None = None) -> bool:
+        """Whether the worker's checkpoint holds a turn that stopped half-way (a crash)."""
+        session = self._session(worker_id, spec)
+        config = {"configurable": {"thread_id": session.record["thread_id"]}}
+        return bool(session.graph.get_state(config).next)
+
+    def is_active(self, worker_id: str) -> bool:
+        """Whether a turn of this worker is running in this process now."""
+        with self._lock:
+            session = self._sessions.get(worker_id)
+            return session is not None and session.running
+
     def wait(self, worker_id: str, timeout: float | None = None) -> bool:
         """Block until the worker's current turn ends; returns whether it did."""
         return self._session(worker_id).finished.wait(timeout)
@@ -204,7 +231,8 @@ class ExecutionRuntime:
 
     # ------------------------------------------------------------------ internals
 
-    def _new_id(self) -> str:
+    def new_worker_id(self) -> str:
+        """Reserve the next free worker id (`w<n>`) in this workspace."""
         folder = self.workspace.workers_dir
         folder.mkdir(parents=True, exist_ok=True)
         numbers = [_id_order(p.name) for p in folder.iterdir() if p.name.startswith("w")]

@@ -14,6 +14,7 @@ isolation needs a container; the documentation says so.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import threading
 import uuid
@@ -38,9 +39,23 @@ class PathRefused(PermissionError):
 
 def confine(root: Path, key: str) -> Path:
     """Resolve `key` (virtual absolute, real absolute or relative) inside `root` or refuse."""
+    try:
+        return _confine(root, key)
+    except PathRefused:
+        raise
+    except (OSError, RuntimeError) as exc:
+        # a name too long, a symlink loop (RuntimeError on Python 3.11): a tool error for the
+        # model, never an exception that fails the worker
+        reason = getattr(exc, "strerror", None) or exc
+        raise PathRefused(f"'{key}' cannot be used: {reason}") from None
+
+
+def _confine(root: Path, key: str) -> Path:
     raw = (key or "").strip()
     if not raw:
         raise PathRefused("empty path")
+    if "\x00" in raw:
+        raise PathRefused(f"{key!r} contains a NUL byte")
     if raw.startswith("~"):
         raise PathRefused(f"'{key}' points to a home folder; paths are relative to the workspace")
     pure = PurePosixPath(raw)
@@ -121,9 +136,16 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
     def execute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
         self._home.mkdir(parents=True, exist_ok=True)
         log = self._log_dir / f"{next(self._counter):04d}.log"
-        result = shell.run_command(
-            command, cwd=self.root, env=shell.worker_env(self.root, self._home), log_path=log,
-            timeout=float(timeout) if timeout else self.timeout, cancel=self.cancel,
-            groups=self.groups, owner=self.worker_id)
+        try:
+            result = shell.run_command(
+                command, cwd=self.root, env=shell.worker_env(self.root, self._home),
+                log_path=log, timeout=float(timeout) if timeout else self.timeout,
+                cancel=self.cancel, groups=self.groups, owner=self.worker_id)
+        except (OSError, ValueError) as exc:  # a NUL byte, an argument list too long …
+            hint = (" Write long content with write_file and run a short command."
+                    if getattr(exc, "errno", None) == errno.E2BIG else "")
+            return ExecuteResponse(output=f"Error: the command could not be started "
+                                          f"({len(command)} characters): {exc}.{hint}",
+                                   exit_code=126)
         return ExecuteResponse(output=result.output, exit_code=result.exit_code,
                                truncated=result.truncated)

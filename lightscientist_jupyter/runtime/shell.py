@@ -62,17 +62,18 @@ def group_alive(pgid: int) -> bool:
     `os.killpg(pgid, 0)` succeeds for zombies too (they linger under PID 1 here), so the
     process table is read instead.
     """
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read().decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
-            return True
+    with os.scandir("/proc") as entries:  # closed even when we return early
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                    stat = fh.read().decode(errors="replace")
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+                return True
     return False
 
 

@@ -45,6 +45,8 @@ def event_message(event: SchedulingEvent, task: StageTask, attempts: int) -> str
         "attempts": attempts,
     }
     for key, value in event.data.items():
+        if key == "result" and isinstance(value, dict):
+            value = compact_result(value)
         if isinstance(value, str):
             value = clip(value, EVENT_FIELD_CHARS)
         elif isinstance(value, dict):
@@ -56,33 +58,46 @@ def event_message(event: SchedulingEvent, task: StageTask, attempts: int) -> str
                          "continue.")
 
 
+def compact_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A worker's result as an event carries it: the head of the summary, not all of it
+    (the supervisor reads the rest with get_worker), so event sizes stay alike."""
+    summary = str(result.get("summary") or result.get("notes") or result.get("text") or "")
+    head = summary.strip().splitlines()[0] if summary.strip() else ""
+    out = {k: result[k] for k in ("kind", "next_stage", "outputs") if result.get(k)}
+    out["summary_head"] = clip(head, 160)
+    return out
+
+
 def process_digest(text: str, max_chars: int = PROCESS_DIGEST_CHARS) -> str:
-    """PROCESS.md bounded: the header, newest entries in full, older ones one line each."""
+    """PROCESS.md bounded to `max_chars`: the header, the newest entries in full, older ones
+    as a one-line index (itself bounded: the oldest fold into a count)."""
     if len(text) <= max_chars:
         return text
     parts = re.split(r"(?m)^(?=## )", text)
-    header, entries = parts[0], parts[1:]
+    header, entries = parts[0].rstrip()[: max_chars // 4], parts[1:]
+    title = "\n\n## Earlier entries (one line each; PROCESS.md has them all)\n"
+    index_budget = max_chars // 4
+    budget = max_chars - len(header) - len(title) - index_budget - 4
     kept: list[str] = []
-    budget = max_chars - len(header) - 400
     for entry in reversed(entries):
-        if len(entry) > budget and kept:
+        if len(entry) > budget:
             break
         kept.insert(0, entry)
         budget -= len(entry)
-    older = entries[: len(entries) - len(kept)]
-    index = []
-    for entry in older:
-        lines = [line for line in entry.splitlines() if line.strip()
-                 and not line.startswith("<!--")]
-        title = lines[0][3:] if lines else "?"
-        first = lines[1] if len(lines) > 1 else ""
-        index.append(f"- {title}: {first[:100]}")
-    # the index itself is bounded: the oldest lines fold into a count
-    max_index = max(5, (max_chars // 4) // 110)
-    if len(index) > max_index:
-        index = [f"- ({len(index) - max_index + 1} older entries; read PROCESS.md)"] + index[-max_index + 1:]
-    return (header.rstrip() + "\n\n## Earlier entries (one line each; PROCESS.md has them all)\n"
-            + "\n".join(index) + "\n\n" + "".join(kept))
+    index = [_index_line(entry) for entry in entries[: len(entries) - len(kept)]]
+    while index and sum(len(line) + 1 for line in index) > index_budget - 60:
+        index.pop(0)
+    folded = len(entries) - len(kept) - len(index)
+    if folded:
+        index.insert(0, f"- ({folded} older entries: read PROCESS.md)")
+    return header + title + "\n".join(index) + "\n\n" + "".join(kept)
+
+
+def _index_line(entry: str) -> str:
+    lines = [line for line in entry.splitlines() if line.strip() and not line.startswith("<!--")]
+    title = lines[0][3:] if lines else "?"
+    first = lines[1] if len(lines) > 1 else ""
+    return f"- {title}: {first}"[:150]
 
 
 def worker_message(task: StageTask, *, skill: str, digest: str, label: str = "",

@@ -21,7 +21,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from lightscientist_jupyter._fs import write_json_atomic
-from lightscientist_jupyter.errors import SupervisorError
+from lightscientist_jupyter.errors import RuntimeLayerError, SupervisorError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.types import FINAL_STATES, WorkerSpec, WorkerUpdate
@@ -48,6 +48,8 @@ class _LoopState:
     queue: list[SchedulingEvent] = dataclasses.field(default_factory=list)
     schedules: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     attempts: int = 0
+    started: dict[str, str] = dataclasses.field(default_factory=dict)
+    """start_worker tool-call id → worker id: a replayed call never starts a second worker."""
     in_progress: SchedulingEvent | None = None
     last_finish: dict[str, Any] | None = None
 
@@ -55,7 +57,7 @@ class _LoopState:
         return {"task_id": self.task_id,
                 "records": {k: r.to_dict() for k, r in self.records.items()},
                 "queue": [e.to_dict() for e in self.queue], "schedules": self.schedules,
-                "attempts": self.attempts,
+                "attempts": self.attempts, "started": self.started,
                 "in_progress": self.in_progress.to_dict() if self.in_progress else None,
                 "last_finish": self.last_finish}
 
@@ -65,6 +67,7 @@ class _LoopState:
                    records={k: WorkerRecord.from_dict(v) for k, v in raw.get("records", {}).items()},
                    queue=[SchedulingEvent.from_dict(e) for e in raw.get("queue", [])],
                    schedules=list(raw.get("schedules", [])), attempts=int(raw.get("attempts", 0)),
+                   started=dict(raw.get("started", {})),
                    in_progress=SchedulingEvent.from_dict(raw["in_progress"])
                    if raw.get("in_progress") else None,
                    last_finish=raw.get("last_finish"))
@@ -230,15 +233,15 @@ class RuntimeSupervisor:
                           extra_tools=supervisor_tools(self), file_tools=False,
                           max_input_messages=True, stage=self.task.stage,
                           task_id=self.task.task_id)
-        try:
-            self.runtime.get(SUPERVISOR_ID)
-            exists = True
-        except Exception:
-            exists = False
-        if not exists:
+        record = _safe_get(self.runtime, SUPERVISOR_ID)
+        stale = (record is not None and record.get("status") == "running"
+                 and not self.runtime.is_active(SUPERVISOR_ID))
+        if record is None or stale:
+            # first decision, or one an earlier crash cut short in another stage: a new
+            # thread, so no half-done tool call of that stage is replayed into this one
             self.runtime.start(spec)
         else:
-            session = self.runtime._session(SUPERVISOR_ID, spec)
+            session = self.runtime.attach(SUPERVISOR_ID, spec)
             session.record["stage"], session.record["task_id"] = spec.stage, spec.task_id
             if session.status == "failed":
                 session.record["status"] = "background"  # a new decision, a new chance
@@ -262,7 +265,12 @@ class RuntimeSupervisor:
             self.bus.emit("resume.fired", f"resuming {item['worker_id']}: {item['message'][:80]}",
                           worker_id=item["worker_id"], stage=record.stage,
                           task_id=record.task_id, data=item)
-            self._resume(item["worker_id"], None, item["message"])
+            try:
+                self._resume(item["worker_id"], None, item["message"])
+            except RuntimeLayerError as exc:  # it finished or was cancelled meanwhile
+                self.bus.emit("supervisor.event", f"scheduled resume of {item['worker_id']} "
+                              f"skipped: {exc}", worker_id=item["worker_id"],
+                              stage=record.stage, task_id=record.task_id)
 
     def _check_stalls(self) -> None:
         now = time.time()
@@ -280,28 +288,45 @@ class RuntimeSupervisor:
 
     # ------------------------------------------------------------------ tool backends
 
-    def start_worker(self, instructions: str = "", label: str = "") -> str:
+    def start_worker(self, instructions: str = "", label: str = "",
+                     call_id: str | None = None) -> str:
+        """Start a worker on the current stage; a replay of the same tool call (after a crash
+        cut the supervisor's turn short) returns the worker the first call started."""
         task = self.task
+        with self._lock:
+            known = self._state.started.get(call_id) if call_id else None
+        if known is not None and _safe_get(self.runtime, known) is not None:
+            self._revive(known)
+            return known
         skill = self._copy_skill(task)
         digest = prompts.process_digest(self._read_process())
         message = prompts.worker_message(task, skill=skill, digest=digest, label=label,
                                          instructions=instructions)
-        spec = WorkerSpec(message=message, role="worker", stage=task.stage, task_id=task.task_id,
-                          goal=task.goal, labels={"label": label} if label else {})
         with self._lock:
-            worker_id = self.runtime.start(spec)
-            record = WorkerRecord(worker_id=worker_id, task_id=task.task_id, stage=task.stage,
-                                  goal=task.goal, label=label, workspace=task.workspace,
-                                  thread_id=self.runtime.get(worker_id).get("thread_id"),
-                                  last_update=time.time())
-            self._state.records[worker_id] = record
+            # a replayed call whose worker never got going reuses the id it reserved
+            worker_id = known or self.runtime.new_worker_id()
+            spec = WorkerSpec(message=message, role="worker", stage=task.stage,
+                              task_id=task.task_id, goal=task.goal, worker_id=worker_id,
+                              labels={"label": label} if label else {})
+            self._state.records[worker_id] = WorkerRecord(
+                worker_id=worker_id, task_id=task.task_id, stage=task.stage, goal=task.goal,
+                label=label, workspace=task.workspace, last_update=time.time())
+            if call_id:
+                self._state.started[call_id] = worker_id
             self._save()
+            self.runtime.start(spec)
         self.bus.emit("worker.created", f"{worker_id} started on {task.stage}"
                       + (f" ({label})" if label else ""), worker_id=worker_id,
                       stage=task.stage, task_id=task.task_id,
                       data={"label": label, "instructions": instructions[:300],
                             "first_prompt_chars": len(message)})
         return worker_id
+
+    def _revive(self, worker_id: str) -> None:
+        """Continue a worker whose turn a crash cut short (no-op when it is alive or idle)."""
+        disk = _safe_get(self.runtime, worker_id)
+        if disk and disk.get("status") == "running" and not self.runtime.is_active(worker_id):
+            self.runtime.resume(worker_id)
 
     def resume_worker(self, worker_id: str, answer: str | None, message: str | None) -> str:
         self._known(worker_id)
@@ -415,13 +440,13 @@ class RuntimeSupervisor:
         state = self._state
         if state.in_progress is not None:
             sup = _safe_get(self.runtime, SUPERVISOR_ID)
-            if sup and sup.get("status") == "running":
+            spec = WorkerSpec(message="", role="supervisor", worker_id=SUPERVISOR_ID,
+                              system_prompt=prompts.SUPERVISOR_PROMPT,
+                              extra_tools=supervisor_tools(self), file_tools=False,
+                              max_input_messages=True)
+            if (sup and sup.get("status") == "running"
+                    and self.runtime.has_unfinished_turn(SUPERVISOR_ID, spec)):
                 # the agent was mid-decision: let it finish that turn from its checkpoint
-                spec = WorkerSpec(message="", role="supervisor", worker_id=SUPERVISOR_ID,
-                                  system_prompt=prompts.SUPERVISOR_PROMPT,
-                                  extra_tools=supervisor_tools(self), file_tools=False,
-                                  max_input_messages=True)
-                self.runtime._session(SUPERVISOR_ID, spec)
                 self.runtime.resume(SUPERVISOR_ID, spec=spec)
                 self.runtime.wait(SUPERVISOR_ID)
                 state.in_progress = None
@@ -433,7 +458,12 @@ class RuntimeSupervisor:
             if disk is None:
                 continue
             if disk["status"] == "running":
-                self.runtime.resume(wid)  # continue the turn from its last checkpoint
+                # a turn the crash cut short: continue it from its last checkpoint
+                state.records[wid] = dataclasses.replace(before, status="running",
+                                                         suspension=None,
+                                                         last_update=time.time())
+                state.schedules = [s for s in state.schedules if s["worker_id"] != wid]
+                self._revive(wid)
                 continue
             synthetic = WorkerUpdate(worker_id=wid, status=disk["status"],
                                      progress=_progress_of(disk), result=disk.get("result"),

@@ -7,9 +7,9 @@ JSON a model can read. Starting a worker never blocks.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 
 from lightscientist_jupyter.errors import LightScientistError
 
@@ -43,10 +43,11 @@ def supervisor_tools(sup: RuntimeSupervisor) -> list[BaseTool]:
         return guard(lambda: json.dumps(sup.worker_record(worker_id), ensure_ascii=False))()
 
     @tool
-    def start_worker(instructions: str = "", label: str = "") -> str:
+    def start_worker(tool_call_id: Annotated[str, InjectedToolCallId], instructions: str = "",
+                     label: str = "") -> str:
         """Start a new worker on the current stage (returns at once with its id). `label`
         names a sub-task (e.g. 'probe c1'); `instructions` are added to its task."""
-        return guard(lambda: f"started {sup.start_worker(instructions, label)}")()
+        return guard(lambda: f"started {sup.start_worker(instructions, label, tool_call_id)}")()
 
     @tool
     def resume_worker(worker_id: str, answer: str = "", message: str = "") -> str:

@@ -1382,7 +1382,9 @@ def unknown_stage_note(stage: str, goal: str, output: str) -> str:
     """An honest placeholder for a required output of a stage the offline model does not know."""
     msg = (f"LightScientist's offline demo model does not know the stage '{stage}'. It read the "
            "stage's skill file and wrote this note so that the flow can continue; nothing here "
-           "is a research result. " + disclaimer(goal))
+           "is a research result. The offline model carries out one fixed study "
+           f"(\"{STUDY_QUESTION}\") that does not depend on the goal text "
+           f"\"{_clean_goal(goal)}\".")
     if str(output).lower().endswith(".csv"):
         return "note\n\"" + msg.replace("\"", "\"\"") + "\"\n"
     return f"# {stage}\n\n{msg}\n"

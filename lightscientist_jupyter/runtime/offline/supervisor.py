@@ -61,8 +61,15 @@ def on_finished(fields: dict[str, Any], h: History) -> Step:
                             + [f"- {w.get('label', '')[6:]}: {w.get('summary_line', 'done')}"
                                for w in probes])
         return _finish(fields, h, summary, outputs, result.get("next_stage"))
-    return _finish(fields, h, str(result.get("summary") or ""), list(result.get("outputs") or []),
-                   result.get("next_stage"))
+    if not h.done("record"):
+        return Act("record", "get_worker", {"worker_id": str(fields.get("worker") or "")})
+    try:
+        full = json.loads(h.result("record")).get("result") or {}
+    except ValueError:
+        full = {}
+    return _finish(fields, h, str(full.get("summary") or result.get("summary_head") or ""),
+                   list(full.get("outputs") or result.get("outputs") or []),
+                   full.get("next_stage") or result.get("next_stage"))
 
 
 def retry(fields: dict[str, Any], h: History, why: str) -> Step:
@@ -97,6 +104,11 @@ def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
     if kind == "worker_failed":
         return retry(fields, h, f"the previous worker failed ({fields.get('error', '')}); "
                                 "try again, more simply")
+    if kind == "worker_stalled":
+        if not h.done("cancel"):
+            return Act("cancel", "cancel_worker", {"worker_id": worker})
+        return retry(fields, h, f"the previous worker ({worker}) stalled and was cancelled; "
+                                "start the stage's work again")
     if kind == "finish_refused":
         return retry(fields, h, f"the stage finish was refused: {fields.get('reason', '')}; "
                                 "fix that, then call complete_stage")

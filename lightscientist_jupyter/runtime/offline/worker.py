@@ -69,6 +69,13 @@ def with_feedback(task: Task, text: str) -> str:
             "records the feedback but cannot redesign the study around it.\n")
 
 
+def last_line(output: str) -> str:
+    """The last line a command printed, without the shell tool's own status footer."""
+    lines = [line for line in output.strip().splitlines()
+             if line.strip() and not line.startswith("[Command")]
+    return lines[-1][:120] if lines else "(no output)"
+
+
 def first_pending(history: History, steps: list[Step]) -> Step | None:
     for step in steps:
         acts = step if isinstance(step, list) else [step]
@@ -144,8 +151,7 @@ def plan_setup(task: Task, h: History) -> list[Step]:
             run("check", "python experiment/run_experiment.py --check"),
             complete(task, ["Wrote experiment/run_experiment.py (numpy MLP, fixed seeds) and "
                             f"the plan ({task.loops} batch(es)).",
-                            "Smoke check: " + h.result("check").strip().splitlines()[0][:100]
-                            if h.result("check").strip() else "Smoke check ran."],
+                            "Smoke check: " + last_line(h.result("check"))],
                      ["experiment/plan.md", "experiment/run_experiment.py"], task.default_next)]
 
 
@@ -170,7 +176,7 @@ def plan_loop(task: Task, h: History) -> list[Step]:
                    "suspension."]
     else:
         steps = [run("batch", f"{base} --batch {k}")]
-        summary = [f"Ran batch {k} of {n}: " + (h.result("batch").strip().splitlines() or [""])[-1][:120]]
+        summary = [f"Ran batch {k} of {n}: " + last_line(h.result("batch"))]
     summary.append("More batches remain." if k < n else "All batches done; ready for analysis.")
     return [*steps, complete(task, summary, outputs, task.next_or_default(nxt))]
 

@@ -1,0 +1,218 @@
+"""The offline study kit: its scripts run for real, in the order a project runs them.
+
+Nothing is mocked: the scripts from `study` are written into a temporary workspace and run
+with this interpreter, exactly as the offline worker runs them (`python <path>` from the
+workspace root), and the builders are fed the files those scripts wrote.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lightscientist_jupyter.runtime.offline import study
+
+GOAL = 'Which cat food do cats prefer? | a "quoted" goal'
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def run(ws: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
+    proc = subprocess.run([sys.executable, *args], cwd=ws, env=env, capture_output=True,
+                          text=True, timeout=120)
+    if ok:
+        assert proc.returncode == 0, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def write_scripts(ws: Path) -> None:
+    for rel, text in study.SCRIPTS.items():
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_scripts(ws)
+    exp = ws / "experiment"
+
+    # setup: the smoke check writes nothing
+    out = run(ws, "experiment/run_experiment.py", "--check").stdout
+    assert re.match(r"ok final_loss=\d", out), out
+    assert not (exp / "results.csv").exists()
+
+    # loop visit 1
+    out = run(ws, "experiment/run_experiment.py", "--batches", "2", "--batch", "1").stdout
+    assert "pending: batch 2" in out.splitlines()[-1]
+    first = rows(exp / "results.csv")
+    assert {r["run_id"] for r in first} == {f"r{i:02d}" for i in range(1, 19, 2)}
+    status = run(ws, "experiment/run_experiment.py", "--batches", "2", "--status").stdout
+    assert "batch 1: done" in status and "batch 2: pending" in status
+    assert "all batches done" not in status
+
+    # loop visit 2
+    run(ws, "experiment/run_experiment.py", "--batch", "2", "--batches", "2")
+    status = run(ws, "experiment/run_experiment.py", "--status", "--batches", "2").stdout
+    assert "batch 1: done" in status and "batch 2: done" in status
+    assert "all batches done" in status
+
+    # rerunning a batch replaces its rows: no duplicates, identical values (deterministic)
+    before = (exp / "results.csv").read_text(encoding="utf-8")
+    run(ws, "experiment/run_experiment.py", "--batch", "1", "--batches", "2")
+    assert (exp / "results.csv").read_text(encoding="utf-8") == before
+    results = rows(exp / "results.csv")
+    assert list(results[0]) == ["run_id", "condition", "seed", "metric", "value", "status"]
+    keys = [(r["run_id"], r["metric"]) for r in results]
+    assert len(keys) == study.N_RUNS * 3 == 54 and len(set(keys)) == 54
+    assert [r["run_id"] for r in results] == sorted(r["run_id"] for r in results)
+    assert {r["status"] for r in results} == {"ok"}
+    by_run: dict[str, dict[str, str]] = {}
+    for r in results:
+        by_run.setdefault(r["run_id"], {})[r["metric"]] = r["value"]
+    for rid, m in by_run.items():
+        assert m["diverged"] in ("0", "1"), rid
+        assert math.isinf(float(m["final_loss"])) == (m["diverged"] == "1"), rid
+        assert math.isfinite(float(m["best_loss"])), rid
+    curves = rows(exp / "curves.csv")
+    assert list(curves[0]) == ["run_id", "step", "loss"]
+    assert len({(c["run_id"], c["step"]) for c in curves}) == len(curves)
+    assert {c["run_id"] for c in curves} == set(by_run)
+    log = (exp / "log.md").read_text(encoding="utf-8")
+    assert log.startswith("# Experiment log")
+    assert len([line for line in log.splitlines() if line.startswith("- ")]) == 3
+
+    # a batch beyond the runs is empty and changes nothing
+    out = run(ws, "experiment/run_experiment.py", "--batch", "19", "--batches", "20").stdout
+    assert "empty" in out
+    assert (exp / "results.csv").read_text(encoding="utf-8") == before
+
+    # analysis
+    run(ws, "experiment/analyze.py")
+    summary_text = (exp / "summary.csv").read_text(encoding="utf-8")
+    summary = rows(exp / "summary.csv")
+    assert list(summary[0]) == ["condition", "metric", "n", "mean", "std", "ci95_low",
+                                "ci95_high"]
+    assert len(summary) == 6 * 3
+    assert {r["condition"] for r in summary} == {
+        f"lr={lr},warmup={w}" for lr in ("0.05", "0.2", "0.8") for w in (0, 50)}
+    assert all(r["n"] == "3" for r in summary)
+    analysis = (exp / "analysis.md").read_text(encoding="utf-8")
+    assert study.DISCLAIMER in analysis and "## Conclusion" in analysis
+
+    # figure
+    run(ws, "paper/figures/make_figures.py")
+    png = (ws / "paper/figures/figure1.png").read_bytes()
+    assert png.startswith(PNG_MAGIC) and len(png) > 10_000
+    assert "## Figure 1" in (ws / "paper/figures/captions.md").read_text(encoding="utf-8")
+
+    # paper and review
+    run(ws, "paper/build_paper.py", GOAL)
+    paper = (ws / "paper/paper.md").read_text(encoding="utf-8")
+    assert study.DISCLAIMER in paper and GOAL in paper
+    assert "![Figure 1](figures/figure1.png)" in paper
+    finals = {r["condition"]: float(r["mean"]) for r in summary if r["metric"] == "final_loss"}
+    best = min((c for c in finals if math.isfinite(finals[c])), key=finals.get)
+    assert f"| {best} | final_loss | 3 | {finals[best]:.4g} |" in paper
+    run(ws, "paper/check_paper.py")
+    review = (ws / "paper/review.md").read_text(encoding="utf-8")
+    assert "**Verdict: all checks passed.**" in review and "FAILED" not in review
+    assert "## Decision brief" in review
+
+    # the experiment gate's brief reports real numbers from the summary
+    brief = study.experiment_brief_md(summary_text)
+    assert study.DISCLAIMER in brief
+    assert f"{finals[best]:.4g}" in brief and best in brief
+
+    # a corrupted number in the paper is caught, and the script still exits 0
+    lines = paper.splitlines()
+    target = next(i for i, line in enumerate(lines) if line.startswith(f"| {best} | final_loss |"))
+    cells = lines[target].split("|")
+    cells[4] = " 9.999 "
+    lines[target] = "|".join(cells)
+    (ws / "paper/paper.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run(ws, "paper/check_paper.py")
+    review = (ws / "paper/review.md").read_text(encoding="utf-8")
+    assert "all checks passed" not in review
+    assert "FAILED" in review and "mismatch" in review and "9.999" in review
+
+
+def test_probe_scripts_run_fast_and_write_their_results(tmp_path: Path):
+    ws = tmp_path / "ws"
+    probes = ws / "idea" / "probes"
+    probes.mkdir(parents=True)
+    (probes / "plan.md").write_text(study.probe_plan_md(list(study.PROBE_CANDIDATES)),
+                                    encoding="utf-8")
+    texts = [(probes / "plan.md").read_text(encoding="utf-8")]
+    for cid in study.PROBE_CANDIDATES:
+        (probes / f"{cid}.py").write_text(study.probe_script(cid), encoding="utf-8")
+        t0 = time.perf_counter()
+        out = run(ws, f"idea/probes/{cid}.py").stdout
+        assert time.perf_counter() - t0 < 10
+        seconds = float(re.search(r"; (\d+\.\d+) s$", out.splitlines()[-2]).group(1))
+        assert seconds < 1.0
+        md = (probes / f"{cid}.md").read_text(encoding="utf-8")
+        assert md.startswith(f"# Probe result: {cid}")
+        assert study.DISCLAIMER in md
+        assert re.search(r"^- \*\*Verdict:\*\* (supports|against|inconclusive) — ", md, re.M)
+        number = re.search(r"best_loss=([0-9.e+-]+)", out).group(1)
+        assert number in md  # the printed, measured number is the one in the file
+        texts.insert(0, md)
+    merged = study.probe_summary_md("\n".join(texts))
+    assert study.DISCLAIMER in merged
+    for cid in study.PROBE_CANDIDATES:
+        assert f"- `{cid}`: done" in merged
+        assert f"### Probe result: {cid}" in merged
+    # summarising again with the summary among the files gives the same text
+    assert study.probe_summary_md("\n".join([*texts, merged])) == merged
+    assert "`c1-linear-warmup`: missing" in study.probe_summary_md("")
+    with pytest.raises(ValueError):
+        study.probe_script("../evil")
+
+
+def test_builders_state_the_disclaimer_and_what_they_were_given():
+    budget = "small: a few seconds per batch"
+    texts = {
+        "survey": study.survey_md(GOAL),
+        "candidates": study.candidates_md(GOAL, budget),
+        "evaluation": study.evaluation_md(),
+        "probe plan": study.probe_plan_md(["c1-linear-warmup", "c2-lr-sweep"]),
+        "probe summary": study.probe_summary_md(""),
+        "idea brief": study.idea_brief_md(GOAL),
+        "plan": study.experiment_plan_md(2),
+        "experiment brief": study.experiment_brief_md(""),
+        "outline": study.paper_outline_md(GOAL),
+    }
+    for name, text in texts.items():
+        assert isinstance(text, str) and len(text) > 300, name
+        assert study.DISCLAIMER in text, name
+    for name in ("survey", "candidates", "idea brief", "outline"):
+        assert GOAL in texts[name], name
+    assert budget in texts["candidates"]
+    for cid in study.CANDIDATES:
+        assert f"## {cid} — " in texts["candidates"]
+    assert "idea.probe_batch" in texts["evaluation"]
+    assert "| c1-linear-warmup |" in texts["evaluation"].split("## Probe request")[1]
+    assert "| c2-lr-sweep |" in texts["evaluation"].split("## Probe request")[1]
+    for section in ("## Proposal", "## Evidence", "## Risks", "## What approval commits to",
+                    "## If rejected", "Success criterion"):
+        assert section in texts["idea brief"]
+    plan = texts["plan"]
+    assert all(f"| r{i:02d} |" in plan for i in range(1, study.N_RUNS + 1))
+    assert "--batch 1 --batches 2" in plan and "--batch 2 --batches 2" in plan
+    assert "could not be read" in texts["experiment brief"]
+    assert study.STUDY_QUESTION in study.DISCLAIMER

@@ -1,0 +1,193 @@
+"""The full research run from the command line, offline: the three layers joined.
+
+Each test runs the real `lightscientist` command in a subprocess on an empty folder with the
+offline model, then reads what a user would: the exit code and last line, the files, PROCESS.md,
+the worker records and the event log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS
+
+REPO = Path(__file__).resolve().parents[1]
+HAPPY_PATH_TYPES = {
+    "stage.start", "stage.finish", "stage.transition",
+    "worker.created", "worker.status", "supervisor.event", "supervisor.decision",
+    "resume.scheduled", "resume.fired",
+    "session.start", "session.end", "model.call", "model.output", "tool.call", "tool.result",
+    "worker.waiting", "worker.background",
+}
+
+
+def cli(ws: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lightscientist_jupyter", *args,
+                           "--workspace", str(ws)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "LIGHTSCIENTIST_MODEL": ""})
+
+
+def last_line(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def events(ws: Path) -> list[dict]:
+    lines = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]  # every line must parse
+
+
+def state(ws: Path) -> dict:
+    return json.loads((ws / ".lightscientist" / "state.json").read_text(encoding="utf-8"))
+
+
+def workers(ws: Path) -> list[dict]:
+    folder = ws / ".lightscientist" / "workers"
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*/worker.json"))]
+
+
+def process_keys(ws: Path) -> list[str]:
+    return re.findall(r"<!-- entry: (\S+) -->", (ws / "PROCESS.md").read_text(encoding="utf-8"))
+
+
+def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
+    ws = tmp_path / "project"
+    proc = cli(ws, "research", "Does learning-rate warmup help a small MLP?", "--mode", "auto")
+    assert proc.returncode == 0, proc.stderr
+    assert last_line(proc) == "done"
+
+    table = load_table()
+    for stage in table:
+        for output in stage.outputs:
+            assert (ws / output).is_file() and (ws / output).stat().st_size > 0, output
+
+    st = state(ws)
+    finished = [h for h in st["history"] if h["by"] in ("finish", "auto")]
+    keys = process_keys(ws)
+    assert len(keys) == len(finished) == len(set(keys))
+    assert st["visits"]["experiment.loop"] >= 2
+
+    log = events(ws)
+    assert HAPPY_PATH_TYPES <= {e["type"] for e in log}
+    seqs = [e["seq"] for e in log]
+    assert seqs == list(range(1, len(seqs) + 1))
+
+    # two probe workers ran at the same time
+    probes = [w["id"] for w in workers(ws) if w.get("labels", {}).get("label", "").startswith("probe ")]
+    assert len(probes) >= 2
+    spans = {}
+    for e in log:
+        if e["worker_id"] in probes and e["type"] in ("session.start", "session.end"):
+            spans.setdefault(e["worker_id"], []).append(e["seq"])
+    (a0, a1), (b0, b1) = [(min(spans[p]), max(spans[p])) for p in probes[:2]]
+    assert a0 < b1 and b0 < a1, "the probe workers' sessions did not overlap"
+
+    # a worker went to the background and a scheduled resume brought it back
+    bg = [e["worker_id"] for e in log if e["type"] == "worker.background"]
+    fired = [e["worker_id"] for e in log if e["type"] == "resume.fired"]
+    assert bg and set(bg) <= set(fired)
+    back = next(w for w in workers(ws) if w["id"] == bg[0])
+    assert back["status"] == "completed"
+
+    # the paper's numbers were checked against the results by the review script
+    assert "all checks passed" in (ws / "paper" / "review.md").read_text(encoding="utf-8")
+    assert (ws / "paper" / "figures" / "figure1.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
+    ws = tmp_path / "project"
+    proc = cli(ws, "research", "Does warmup help?")
+    assert proc.returncode == 0, proc.stderr
+    assert last_line(proc) == "waiting_user"
+    st = state(ws)
+    assert st["stage"] == "idea.gate" and st["pending"]["outputs"] == ["idea/brief.md"]
+
+    proc = cli(ws, "reply", "n", "--comment", "be bolder", "--to", "idea.generate")
+    assert proc.returncode == 0, proc.stderr
+    assert last_line(proc) == "waiting_user" and state(ws)["stage"] == "idea.gate"
+    assert state(ws)["visits"]["idea.generate"] == 2
+    second = [w for w in workers(ws) if w.get("task_id") == "idea.generate#2"]
+    assert second, "no worker ran idea.generate a second time"
+    task = (ws / ".lightscientist" / "workers" / second[0]["id"] / "task.md").read_text()
+    assert "be bolder" in task
+
+    for gate, after in (("idea.gate", "experiment.gate"), ("experiment.gate", "paper.review"),
+                        ("paper.review", "done")):
+        assert state(ws)["stage"] == gate
+        proc = cli(ws, "reply", "y")
+        assert proc.returncode == 0, proc.stderr
+        assert state(ws)["stage"] == after
+    assert last_line(proc) == "done"
+    text = (ws / "PROCESS.md").read_text(encoding="utf-8")
+    assert text.count("Decision: approved by the user") == 3
+    assert "be bolder" in text
+
+
+def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_path):
+    ws = tmp_path / "project"
+    ws.mkdir()
+    child = subprocess.Popen([sys.executable, "-m", "lightscientist_jupyter", "research", "x",
+                              "--mode", "auto", "--workspace", str(ws)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "LIGHTSCIENTIST_MODEL": ""})
+    log = ws / ".lightscientist" / "events.jsonl"
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if log.exists() and '"tool.call"' in log.read_text() and \
+                    re.search(r'"tool\.call".*"stage":"experiment\.loop"', log.read_text()):
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError("the run never reached experiment.loop")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert state(ws)["stage"] == "experiment.loop"
+
+    proc = cli(ws, "resume")
+    assert proc.returncode == 0, proc.stderr
+    assert last_line(proc) == "done"
+    keys = process_keys(ws)
+    assert len(keys) == len(set(keys))
+    assert "experiment.loop#1" in keys and "paper.review#1" in keys
+    events(ws)  # the log still parses, line by line
+
+
+def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
+    stages = tmp_path / "stages"
+    shutil.copytree(REPO / "stages", stages)
+    toml = stages / "research.toml"
+    toml.write_text(toml.read_text().replace("max_visits = 20", "max_visits = 40"))
+    ws = tmp_path / "project"
+    proc = cli(ws, "research", "x", "--mode", "auto", "--stage", "experiment.setup",
+               "--stages", str(toml), "--model", "offline:loops=30", timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    assert last_line(proc) == "done"
+    assert state(ws)["visits"]["experiment.loop"] == 30
+
+    log = events(ws)
+    decisions, in_turn = [], False
+    for e in log:  # the supervisor's input at each decision: its first model call per event
+        if e["type"] == "supervisor.event":
+            in_turn = True
+        elif in_turn and e["type"] == "model.call" and e["worker_id"] == "supervisor":
+            decisions.append(e["data"]["input_chars"])
+            in_turn = False
+    assert len(decisions) >= 60
+    assert max(decisions) <= 1.2 * statistics.median(decisions)
+
+    first_prompts = [e["data"]["first_prompt_chars"] for e in log if e["type"] == "worker.created"]
+    bound = PROCESS_DIGEST_CHARS + 2500
+    assert len((ws / "PROCESS.md").read_text()) > PROCESS_DIGEST_CHARS  # the digest was needed
+    assert max(first_prompts) <= bound

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import write_json_atomic, write_text_atomic
+from lightscientist_jupyter.runtime.redact import redact
 
 
 def load_record(folder: Path) -> dict[str, Any] | None:
@@ -19,8 +20,22 @@ def load_record(folder: Path) -> dict[str, Any] | None:
 
 
 def save_record(folder: Path, record: dict[str, Any]) -> None:
-    write_json_atomic(folder / "worker.json", record)
-    write_text_atomic(folder / "agent-run.md", render_delivery(record))
+    """Write both files; anything that looks like a key or token is redacted first."""
+    shown = {**record, "result": _redacted(record.get("result")),
+             "error": redact(record["error"]) if record.get("error") else None,
+             "question": redact(record["question"]) if record.get("question") else None}
+    write_json_atomic(folder / "worker.json", shown)
+    write_text_atomic(folder / "agent-run.md", render_delivery(shown))
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def render_delivery(r: dict[str, Any]) -> str:

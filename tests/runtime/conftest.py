@@ -1,0 +1,75 @@
+"""Fixtures of the layer-3 tests: real runtimes on real workspaces, and the one stand-in (the
+model; see `runtime_support`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runtime_support import ChatServer, Updates, stage_spec
+
+from lightscientist_jupyter.controller import StageTable, load_table
+from lightscientist_jupyter.runtime.models import resolve_model
+from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.runtime.types import WorkerSpec
+from lightscientist_jupyter.workspace import Workspace
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    server = ChatServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def chat_model(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch):
+    """The real `ChatOpenAI` client, resolved as `--model some-model --base-url …` would be."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return resolve_model("some-model", base_url=chat_server.base_url, api_key="not-a-real-key",
+                         timeout=20)
+
+
+@pytest.fixture
+def updates() -> Updates:
+    return Updates()
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return Workspace.at(root)
+
+
+@pytest.fixture
+def make_runtime(ws: Workspace, updates: Updates) -> Iterator[Callable[..., ExecutionRuntime]]:
+    """`make_runtime(model=None, **options)`: an `ExecutionRuntime` on `ws` reporting to
+    `updates` (offline model and SQLite checkpoints unless told otherwise); closed at the end."""
+    made: list[ExecutionRuntime] = []
+
+    def make(model: Any = None, **options: Any) -> ExecutionRuntime:
+        options.setdefault("checkpointer", "sqlite")
+        options.setdefault("on_update", updates)
+        runtime = ExecutionRuntime(ws, model if model is not None else resolve_model("offline"),
+                                   **options)
+        made.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in made:
+        runtime.close()
+
+
+@pytest.fixture(scope="session")
+def table() -> StageTable:
+    return load_table()
+
+
+@pytest.fixture
+def spec_for(table: StageTable, ws: Workspace) -> Callable[..., WorkerSpec]:
+    """`spec_for(stage, visit=1)`: the worker spec layer 2 would hand down for a stage of the
+    default table (its skill copied into the workspace)."""
+    return lambda stage, visit=1: stage_spec(table, ws, stage, visit)

@@ -1,0 +1,184 @@
+"""The gate panel: what is being approved, and the buttons that approve it.
+
+Shown while a decision is pending. It previews the stage's outputs and its summary, names
+the proposed next stage, and offers Approve / Reject with a comment box and, for a gate, the
+stage a rejection sends the project back to.
+
+A click acts once. The first click takes the panel's lock, marks the decision taken and
+disables both buttons; a second click (or a click on the other button) finds it taken and
+does nothing. The reply names the decision it answers (`decision_id`), so a panel that is
+late never answers a newer decision. The reply itself is O(1) for the kernel: the
+controller's `reply` (a state write) or a file in the inbox. Button callbacks run on the
+kernel's main thread, `show` and `settle` on the dashboard's flusher thread; all three hold
+the lock the dashboard hands in, so the panel's widgets have one writer at a time.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
+from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.show import preview
+
+Reply = Callable[[bool, str, "str | None", str], str]
+"""`reply(approve, comment, to_stage, decision_id) -> message`."""
+
+
+class GatePanel:
+    """Approve / Reject for the pending decision of one project."""
+
+    def __init__(self, reply: Reply, table: StageTable, root: Path,
+                 lock: threading.RLock | None = None):
+        self._reply = reply
+        self.table = table
+        self.root = root
+        self._lock = lock or threading.RLock()
+        self.pending: PendingDecision | None = None
+        self.decided: dict[str, Any] | None = None
+        """What this panel sent for the pending decision: `{"id", "approve", "message"}`."""
+        self.replies = 0
+        """Replies sent through this panel (one per decision at most)."""
+
+        self.title = w.HTML()
+        self.summary = w.HTML()
+        self.preview = w.Output(layout=w.Layout(max_height="320px", overflow="auto",
+                                                border="1px solid #e0e3e6", padding="2px 6px"))
+        self.comment = w.Textarea(placeholder="comment (kept in PROCESS.md; on reject, handed "
+                                              "to the next worker)",
+                                  layout=w.Layout(width="100%", height="56px"))
+        self.reject_to = w.Dropdown(description="reject to", options=[("", "")],
+                                    style={"description_width": "initial"},
+                                    layout=w.Layout(width="auto"))
+        self.approve_button = w.Button(description="Approve", button_style="success",
+                                       icon="check", tooltip="approve and move on")
+        self.reject_button = w.Button(description="Reject", button_style="danger",
+                                      icon="times", tooltip="reject and go back")
+        self.result = w.HTML()
+        self.approve_button.on_click(lambda _b: self.decide(True))
+        self.reject_button.on_click(lambda _b: self.decide(False))
+        self.buttons = w.HBox([self.approve_button, self.reject_button, self.reject_to])
+        self.widget = w.VBox([self.title, self.summary, self.preview, self.comment,
+                              self.buttons, self.result],
+                             layout=w.Layout(display="none", border="2px solid #c2185b",
+                                             padding="6px", margin="6px 0"))
+
+    # ---------------------------------------------------------------- flusher side
+
+    def show(self, pending: PendingDecision | None) -> None:
+        """Show `pending` (a new decision), or hide the buttons when there is none."""
+        with self._lock:
+            if pending is not None and self.pending is not None and pending.id == self.pending.id:
+                return
+            self.pending = pending
+            self.decided = None
+            self._draw(pending)
+
+    def _draw(self, pending: PendingDecision | None) -> None:
+        if pending is None:
+            self._set_buttons(False)
+            return
+        gate = pending.kind == "gate"
+        verb = (f"Approve <b>{html.escape(pending.stage)}</b> and move on to "
+                f"<b>{html.escape(pending.proposed_next or '?')}</b>?" if gate else
+                f"Question from <b>{html.escape(pending.stage)}</b>")
+        self.title.value = (f'<div style="font-size:14px">Decision '
+                            f"<code>{html.escape(pending.id)}</code>: {verb}</div>"
+                            f"<div>{html.escape(pending.question)}</div>")
+        summary = html.escape(pending.summary).replace("\n", "<br>")
+        options = (f"<div>options: {', '.join(html.escape(o) for o in pending.options)}</div>"
+                   if pending.options else "")
+        self.summary.value = (f'<div style="color:#3b4550">{summary}</div>{options}'
+                              if summary or options else "")
+        outputs = []
+        for rel in pending.outputs:
+            for data in preview(self.root, rel):
+                outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
+        self.preview.outputs = tuple(outputs)
+        self.preview.layout.display = "" if outputs else "none"
+        if gate:
+            targets = [pending.default_reject] if pending.default_reject else []
+            targets += [s for s in self.table.ids() if s not in targets]
+            self.reject_to.options = [(f"{t} (default)" if i == 0 and pending.default_reject
+                                       else t, t) for i, t in enumerate(targets)]
+            self.reject_to.value = targets[0] if targets else None
+        self.reject_to.layout.display = "" if gate else "none"
+        self.approve_button.description = "Approve" if gate else "Yes"
+        self.reject_button.description = "Reject" if gate else "No"
+        self.comment.value = ""
+        self.result.value = ""
+        self._set_buttons(True)
+        self.widget.layout.display = ""
+
+    def settle(self, state: Any) -> None:
+        """The decision was answered (here or elsewhere): show how, and hide the buttons."""
+        with self._lock:
+            pending, self.pending = self.pending, None
+            if pending is not None:
+                self._settle(pending, state)
+
+    def _settle(self, pending: PendingDecision, state: Any) -> None:
+        self._set_buttons(False)
+        self.preview.layout.display = "none"  # settled: the verdict is what matters now
+        self.summary.value = ""
+        answer = next((d for d in reversed(state.decisions) if d.get("id") == pending.id), None)
+        if answer is None:
+            self.result.value = (f"<div>decision <code>{html.escape(pending.id)}</code> is no "
+                                 f"longer pending (the project is {html.escape(state.status)})"
+                                 "</div>")
+        else:
+            self.result.value = _verdict_html(answer)
+        self.widget.layout.border = "1px solid #c0c6cc"
+
+    # ---------------------------------------------------------------- click side
+
+    def decide(self, approve: bool) -> str | None:
+        """Send the reply for the decision shown — once. Returns the outcome message."""
+        with self._lock:
+            pending = self.pending
+            if pending is None or self.decided is not None:
+                return None
+            self.decided = {"id": pending.id, "approve": approve, "message": ""}
+            return self._send(pending, approve)
+
+    def _send(self, pending: PendingDecision, approve: bool) -> str:
+        self._set_buttons(False)
+        to_stage = None
+        if not approve and pending.kind == "gate":
+            to_stage = self.reject_to.value or None
+        try:
+            self.replies += 1
+            message = self._reply(approve, self.comment.value.strip(), to_stage, pending.id)
+        except LightScientistError as exc:
+            message = f"not applied: {exc}"
+        self.decided["message"] = message
+        verdict = "approved" if approve else "rejected"
+        self.result.value = (f"<div><b>{verdict}</b> "
+                             f"<code>{html.escape(pending.id)}</code> — {html.escape(message)}"
+                             "</div>")
+        return message
+
+    def _set_buttons(self, enabled: bool) -> None:
+        for widget in (self.approve_button, self.reject_button, self.comment, self.reject_to):
+            widget.disabled = not enabled
+        self.buttons.layout.display = "" if enabled else "none"
+        self.comment.layout.display = "" if enabled else "none"
+
+
+def _verdict_html(answer: dict[str, Any]) -> str:
+    verdict = "approved" if answer.get("approve") else "rejected"
+    if answer.get("kind") == "question":
+        verdict = "answered yes" if answer.get("approve") else "answered no"
+    target = answer.get("to")
+    where = f" → <b>{html.escape(target)}</b>" if target and target != DONE else (
+        " → <b>done</b>" if target == DONE else "")
+    comment = f" — “{html.escape(answer['comment'])}”" if answer.get("comment") else ""
+    return (f'<div>✔ <code>{html.escape(answer.get("id", ""))}</code> '
+            f"<b>{verdict}</b> at <code>{html.escape(answer.get('stage', ''))}</code>{where} "
+            f"via {html.escape(str(answer.get('source', '?')))}{comment}</div>")

@@ -1,0 +1,340 @@
+"""The `%lightscientist` line magic: the command line's subcommands, inside a notebook.
+
+    %load_ext lightscientist_jupyter
+    %lightscientist research "Does warmup help a small MLP?" --mode manual
+    %lightscientist reply y --comment "go on"
+    %lightscientist show paper
+
+The line is split with `shlex` (quotes respected) and parsed by one argparse parser per
+subcommand; the subcommands are the rows of `COMMANDS` (name → argument setup, handler,
+help), with the command line's options. Bad input raises `UsageError` — a one-line message,
+never a traceback — and so does any `LightScientistError` a handler meets.
+
+`research`, `reply` and `resume` display the dashboard and return at once: the run goes on
+in background threads (see `lightscientist_jupyter.api`), and a waiting cell would block the
+dashboard's own buttons. Defaults a user sets once per session are traitlets:
+
+    %config LightScientistMagics.model = "openai:gpt-4.1-mini"
+    %config LightScientistMagics.workspace = "studies/warmup"
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.display import Markdown, display
+from traitlets import Enum, Unicode
+
+from lightscientist_jupyter import api
+from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter import show as show_files
+from lightscientist_jupyter.jupyter.graph import TableDiagram
+
+PROG = "%lightscientist"
+
+
+class _HelpShown(Exception):
+    """`-h` printed a help text; the magic returns quietly."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports problems as `UsageError` instead of exiting the kernel."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see `{PROG} help "
+                         f"{self.prog.split()[-1]}`)")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        if status:
+            raise UsageError(message or f"{self.prog}: invalid arguments")
+        raise _HelpShown()
+
+
+# ------------------------------------------------------------------------- argument setup
+
+def _workspace_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", "-w", metavar="DIR",
+                   help="project folder (default: %%config LightScientistMagics.workspace, "
+                        "'.' unless set)")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", metavar="SPEC",
+                   help="offline (default), provider:model, or a model name with --base-url")
+    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
+    p.add_argument("--watch", action="store_true",
+                   help="accepted for the command line's sake: the dashboard always streams "
+                        "events")
+
+
+def _setup_research(p: argparse.ArgumentParser) -> None:
+    p.add_argument("goal", help="the research goal, in quotes")
+    _workspace_option(p)
+    p.add_argument("--mode", choices=["auto", "manual"],
+                   help="auto: gates pass by themselves; manual (default): gates wait for a "
+                        "reply")
+    p.add_argument("--stage", metavar="STAGE", help="start at this stage")
+    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+    _run_options(p)
+
+
+def _setup_reply(p: argparse.ArgumentParser) -> None:
+    p.add_argument("answer", choices=["y", "n", "yes", "no"], help="approve (y) or reject (n)")
+    p.add_argument("--comment", "-m", default="", help="a comment for the record")
+    p.add_argument("--to", metavar="STAGE", help="on reject: the stage to go back to")
+    _workspace_option(p)
+    p.add_argument("--watch", action="store_true", help="accepted; the dashboard shows events")
+
+
+def _setup_resume(p: argparse.ArgumentParser) -> None:
+    _workspace_option(p)
+    _run_options(p)
+
+
+def _setup_status(p: argparse.ArgumentParser) -> None:
+    _workspace_option(p)
+    p.add_argument("--json", action="store_true", help="return the status as a dict")
+
+
+def _setup_show(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", help="PROCESS.md, a stage id (its outputs), paper, or a path in "
+                                  "the workspace")
+    _workspace_option(p)
+
+
+def _setup_events(p: argparse.ArgumentParser) -> None:
+    _workspace_option(p)
+    p.add_argument("--tail", "-n", type=int, default=20, metavar="N", help="last N events (20)")
+    p.add_argument("--layer", type=int, choices=[1, 2, 3], help="only this layer")
+    p.add_argument("--type", metavar="TYPE", help="only this type (or a prefix such as 'stage.')")
+    p.add_argument("--worker", metavar="ID", help="only this worker")
+    p.add_argument("--follow", "-f", action="store_true",
+                   help="show the live event stream instead of a table")
+    p.add_argument("--json", action="store_true", help="return raw event dicts")
+
+
+def _setup_workers(p: argparse.ArgumentParser) -> None:
+    _workspace_option(p)
+    p.add_argument("--json", action="store_true", help="return raw worker records")
+
+
+def _setup_cancel(p: argparse.ArgumentParser) -> None:
+    p.add_argument("worker_id", nargs="?", metavar="WORKER_ID",
+                   help="one worker to cancel (default: the whole run)")
+    _workspace_option(p)
+
+
+def _setup_stages(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+
+
+def _setup_help(p: argparse.ArgumentParser) -> None:
+    p.add_argument("command", nargs="?", help="a subcommand")
+
+
+# ------------------------------------------------------------------------- handlers
+
+def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
+    run = api.start(args.goal, m.workspace_of(args), mode=args.mode or m.mode, stage=args.stage,
+                    stages=args.stages, model=args.model or m.model or None,
+                    base_url=args.base_url or m.base_url or None)
+    display(run.dashboard)
+
+
+def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
+    workspace = m.workspace_of(args)
+    approve = args.answer in ("y", "yes")
+    run = api.current(workspace)
+    if run is not None:
+        sent = run.reply(approve, args.comment, args.to, source="magic")
+    else:
+        view = api.open_project(workspace)
+        sent = view.reply(approve, args.comment, args.to, source="magic")
+        if sent.applied is None and not view.running():
+            run = api.resume(workspace, model=m.model or None, base_url=m.base_url or None)
+            sent = api.ReplySent("reply queued; the project resumes in this kernel and applies "
+                                 "it", None, sent.decision_id, sent.path)
+    print(sent.message)
+    display((run or api.open_project(workspace)).dashboard)
+
+
+def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
+    run = api.resume(m.workspace_of(args), model=args.model or m.model or None,
+                     base_url=args.base_url or m.base_url or None)
+    display(run.dashboard)
+
+
+def _status(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, Any] | None:
+    view = api.open_project(m.workspace_of(args))
+    if args.json:
+        return view.status()
+    display(view.dashboard)
+    return None
+
+
+def _paper_path(view: api.ProjectView) -> str:
+    """The paper of the project's table: an output named paper.md, else the last Markdown
+    output of a `paper.*` stage, else `paper/paper.md`."""
+    outputs = [o for s in view.table() for o in s.outputs]
+    named = [o for o in outputs if Path(o).name == "paper.md"]
+    if named:
+        return named[0]
+    papers = [o for s in view.table() if s.phase == "paper" for o in s.outputs
+              if o.endswith(".md")]
+    return papers[-1] if papers else "paper/paper.md"
+
+
+def _show(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+    view = api.open_project(m.workspace_of(args))
+    target = args.target
+    table = view.table()
+    if target in table:
+        for rel in table[target].outputs:
+            display(Markdown(f"**`{rel}`**"))
+            try:
+                display(*show_files.load(view.path(rel)))
+            except show_files.ShowError as exc:
+                display(Markdown(f"*{exc}*"))
+        return None
+    rel = _paper_path(view) if target == "paper" else target
+    objects = show_files.load(view.path(rel))
+    if len(objects) == 1:
+        return objects[0]
+    display(*objects)
+    return None
+
+
+def _events(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+    view = api.open_project(m.workspace_of(args))
+    if args.follow:  # another view of the dashboard's live list (its filter is shared)
+        stream = view.dashboard.events
+        for trait, value in (("layer", args.layer), ("type_filter", args.type),
+                             ("worker", args.worker)):
+            if value is not None:
+                setattr(stream, trait, value)
+        display(stream)
+        return None
+    frame = view.events(args.tail, layer=args.layer, type=args.type, worker=args.worker)
+    if args.json:
+        return [{**row, "time": row["time"].timestamp()} for row in frame.to_dict("records")]
+    return frame
+
+
+def _workers(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+    view = api.open_project(m.workspace_of(args))
+    if args.json:
+        return api.worker_records(view.workspace)
+    return view.workers()
+
+
+def _cancel(m: LightScientistMagics, args: argparse.Namespace) -> None:
+    print(api.cancel(m.workspace_of(args), args.worker_id))
+
+
+def _stages(m: LightScientistMagics, args: argparse.Namespace) -> TableDiagram:
+    return TableDiagram(api.stages(args.stages))
+
+
+def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
+    if args.command:
+        if args.command not in COMMANDS:
+            raise UsageError(f"unknown subcommand '{args.command}'; one of "
+                             f"{', '.join(COMMANDS)}")
+        print(m.parser(args.command).format_help())
+        return
+    width = max(map(len, COMMANDS))
+    lines = [f"{PROG} COMMAND [options]   (`{PROG} help COMMAND` for its options)", ""]
+    lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in COMMANDS.items()]
+    lines += ["", "Defaults for a session: %config LightScientistMagics.model / .base_url / "
+              ".mode / .workspace"]
+    print("\n".join(lines))
+
+
+class Command(NamedTuple):
+    setup: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[LightScientistMagics, argparse.Namespace], Any]
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "research": Command(_setup_research, _research,
+                        "start a research project; shows the live dashboard and returns"),
+    "reply": Command(_setup_reply, _reply, "approve (y) or reject (n) the pending gate or question"),
+    "resume": Command(_setup_resume, _resume, "continue a project that stopped"),
+    "status": Command(_setup_status, _status, "show the project's dashboard (--json: a dict)"),
+    "show": Command(_setup_show, _show, "show PROCESS.md, a stage's outputs, the paper or a file"),
+    "events": Command(_setup_events, _events, "the event stream as a DataFrame (--follow: live)"),
+    "workers": Command(_setup_workers, _workers, "the workers as a DataFrame"),
+    "cancel": Command(_setup_cancel, _cancel, "cancel one worker, or the whole run"),
+    "stages": Command(_setup_stages, _stages, "validate and draw a stage table"),
+    "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
+}
+
+
+# ------------------------------------------------------------------------- the magic
+
+@magics_class
+class LightScientistMagics(Magics):
+    """`%lightscientist`: run and inspect LightScientist projects from a notebook."""
+
+    model = Unicode(None, allow_none=True,
+                    help="The model for new runs: offline, provider:model, or a model name "
+                         "served at base_url (default: LIGHTSCIENTIST_MODEL, else offline)."
+                    ).tag(config=True)
+    base_url = Unicode(None, allow_none=True,
+                       help="An OpenAI-compatible server for the model (e.g. a local Ollama "
+                            "or vLLM).").tag(config=True)
+    mode = Enum(["auto", "manual"], "manual",
+                help="The mode of new runs: auto (gates pass) or manual (gates wait)."
+                ).tag(config=True)
+    workspace = Unicode(".", help="The project folder used when --workspace is not given."
+                        ).tag(config=True)
+
+    def parser(self, name: str) -> _Parser:
+        command = COMMANDS[name]
+        parser = _Parser(prog=f"{PROG} {name}", description=command.help, add_help=True)
+        command.setup(parser)
+        return parser
+
+    def workspace_of(self, args: argparse.Namespace) -> str:
+        return getattr(args, "workspace", None) or self.workspace or "."
+
+    @line_magic
+    def lightscientist(self, line: str = "") -> Any:
+        """Run `%lightscientist help` for the subcommands."""
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"{PROG}: cannot split the line ({exc}); check the quotes") from None
+        name, rest = (argv[0], argv[1:]) if argv else ("help", [])
+        if name in ("-h", "--help"):
+            name, rest = "help", []
+        command = COMMANDS.get(name)
+        if command is None:
+            raise UsageError(f"{PROG}: unknown subcommand '{name}'; one of "
+                             f"{', '.join(COMMANDS)}")
+        try:
+            args = self.parser(name).parse_args(rest)
+        except _HelpShown:
+            return None
+        try:
+            return command.handler(self, args)
+        except LightScientistError as exc:
+            raise UsageError(f"{PROG} {name}: {exc}") from None
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register `%lightscientist` (its `Magics.__init__` also makes it `%config`-urable)."""
+    ipython.register_magics(LightScientistMagics(shell=ipython))
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    ipython.configurables[:] = [c for c in ipython.configurables
+                                if not isinstance(c, LightScientistMagics)]
+    ipython.magics_manager.magics["line"].pop("lightscientist", None)

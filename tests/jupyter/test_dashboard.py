@@ -1,0 +1,367 @@
+"""The dashboard's widget models, driven by a real controller and a real event bus.
+
+No front end is attached: the widgets talk to `comm.DummyComm`, and every message a widget
+would send is counted by wrapping `Widget._send`. The source behind the dashboard is a real
+`ResearchController` (no model, no runtime), so the tests are quick and exact.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import ipywidgets
+import pytest
+
+from lightscientist_jupyter import api
+from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.events import EventBus, JsonlWriter
+from lightscientist_jupyter.jupyter import workers
+from lightscientist_jupyter.jupyter.batching import EventBuffer, Flusher
+from lightscientist_jupyter.jupyter.dashboard import Dashboard
+from lightscientist_jupyter.jupyter.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
+
+
+class ControllerSource:
+    """A `Source` over an in-memory controller: the shape of `api.Run`, without a runtime."""
+
+    live = True
+
+    def __init__(self, controller: ResearchController):
+        self.controller = controller
+        self.workspace = controller.workspace
+        self.replies: list[tuple] = []
+        self.is_running = True
+
+    def state(self):
+        return self.controller.state
+
+    def table(self):
+        return self.controller.table
+
+    def model_spec(self) -> str:
+        return "offline"
+
+    def started_at(self) -> float:
+        return time.time() - 5
+
+    def running(self) -> bool:
+        return self.is_running
+
+    def reply(self, approve, comment="", to=None, *, decision_id=None, source="widget",
+              resume_if_idle=False):
+        self.replies.append((approve, comment, to, decision_id))
+        outcome = self.controller.reply(approve, comment, to, decision_id=decision_id,
+                                        source=source)
+        return api.ReplySent(outcome.message, outcome.applied, outcome.decision_id)
+
+
+@pytest.fixture
+def project(workspace, small_table):
+    """A controller on the small table whose events go to a log and a dashboard buffer."""
+    writer = JsonlWriter(workspace.events_file)
+    bus = EventBus(next_seq=writer.next_seq)
+    bus.subscribe(writer)
+    buffer = EventBuffer()
+    bus.subscribe(buffer)
+    controller = ResearchController.create(workspace, "find x", mode="manual",
+                                           table=small_table, bus=bus)
+    yield controller, bus, buffer
+    writer.close()
+
+
+@pytest.fixture
+def sends(monkeypatch):
+    """Every message a widget sends: `(monotonic time, widget class, method)`."""
+    sent: list[tuple[float, str, str]] = []
+    lock = threading.Lock()
+    original = ipywidgets.Widget._send
+
+    def counting(self, msg, buffers=None):
+        with lock:
+            sent.append((time.monotonic(), type(self).__name__, msg.get("method", "")))
+        return original(self, msg, buffers)
+
+    monkeypatch.setattr(ipywidgets.Widget, "_send", counting)
+    return sent
+
+
+@pytest.fixture
+def make_board():
+    boards: list[Dashboard] = []
+
+    def make(source, buffer=None, **options) -> Dashboard:
+        board = Dashboard(source, buffer, **options)
+        boards.append(board)
+        return board
+
+    yield make
+    for board in boards:
+        board.close()
+
+
+def burst(bus: EventBus, n: int, worker: str = "w1") -> None:
+    for i in range(n):
+        if i % 2:
+            bus.emit("model.call", f"call {i}", worker_id=worker, stage="a", data={"call": i})
+        else:
+            bus.emit("tool.call", f"tool {i}", worker_id=worker, stage="a")
+
+
+def test_event_list_stays_bounded(project, make_board):
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    burst(bus, 5000)
+    board.tick()
+    assert len(board.events.events) == EVENTS_MAX
+    assert board.events.events[-1]["seq"] == bus.next_seq - 1
+    assert board.events.received == bus.next_seq - 1
+    board.tick()  # a quiet tick: the synced tail catches up, bounded too
+    assert len(board.events.tail) == TAIL_SYNC
+    assert board.events.tail[-1]["seq"] == bus.next_seq - 1
+    assert board.events.total == bus.next_seq - 1
+    burst(bus, 50)
+    board.tick()
+    assert len(board.events.events) == EVENTS_MAX
+
+
+def test_a_5000_event_burst_is_sent_in_a_few_batched_messages(project, make_board, sends,
+                                                               capfd):
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer)
+    time.sleep(0.3)  # the first ticks draw the initial state
+    sends.clear()
+    started = time.monotonic()
+    done = threading.Event()
+
+    def emit() -> None:  # from a worker thread, as in a real run: 5,000 events over ~1 s
+        for _ in range(50):
+            burst(bus, 100)
+            time.sleep(0.02)
+        done.set()
+
+    threading.Thread(target=emit).start()
+    assert done.wait(30)
+    deadline = time.monotonic() + 5
+    while board.events.received < bus.next_seq - 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # and the stream goes quiet
+    elapsed = time.monotonic() - started
+
+    assert board.events.received == bus.next_seq - 1
+    custom = [t for t, cls, method in sends if cls == "EventStream" and method == "custom"]
+    assert len(custom) >= 5, "the batches should flow while the burst lasts"
+    assert len(custom) == board.events.sends
+    assert len(custom) <= 10 * elapsed + 1, (len(custom), elapsed)
+    # every message of every widget of the dashboard: near 10 a second, far from IOPub's 1,000
+    assert len(sends) <= 15 * elapsed + 3, (len(sends), elapsed, sends[-20:])
+    assert board.events.events[-1]["seq"] == bus.next_seq - 1
+    rows = board._rows
+    assert rows["w1"].model_calls == 2500 and rows["w1"].tool_calls == 2500
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # nothing printed from the threads
+
+
+def test_a_batch_message_carries_at_most_send_max_events(project, make_board, monkeypatch):
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    messages = []
+    monkeypatch.setattr(board.events, "send", lambda content, buffers=None: messages.append(content))
+    burst(bus, 1000)
+    board.tick()
+    assert len(messages) == 1
+    assert len(messages[0]["events"]) == SEND_MAX
+    assert messages[0]["skipped"] == 1000 - SEND_MAX  # kept kernel side, not sent
+    assert len(board.events.events) == EVENTS_MAX
+    assert messages[0]["events"][-1]["seq"] == bus.next_seq - 1
+
+
+def test_the_filter_matches_layer_type_and_worker(project, make_board):
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    burst(bus, 10, worker="w1")
+    burst(bus, 4, worker="w2")
+    board.tick()
+    stream = board.events
+    assert {e["layer"] for e in stream.visible()} == {1, 3}
+    stream.layer = 1
+    assert [e["type"] for e in stream.visible()] == ["stage.start"]
+    stream.layer = 0
+    stream.type_filter = "model."
+    assert {e["type"] for e in stream.visible()} == {"model.call"}
+    stream.type_filter = ""
+    stream.worker = "w2"
+    assert len(stream.visible()) == 4
+
+
+def test_the_worker_table_counts_calls_and_follows_status(project, make_board):
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    bus.emit("session.start", "started", worker_id="w1", stage="a", data={"role": "worker"})
+    burst(bus, 6)
+    bus.emit("session.end", "turn ended: completed", worker_id="w1", stage="a",
+             data={"status": "completed"})
+    board.tick()
+    board.refresh()
+    row = board._rows["w1"]
+    assert (row.model_calls, row.tool_calls, row.status) == (3, 3, "completed")
+    assert 'data-worker="w1"' in board.workers.value and "completed" in board.workers.value
+
+
+def test_the_graph_and_status_line_follow_the_controller(project, make_board, produce):
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    assert 'data-stage="a" data-state="current"' in board.graph.value
+    assert "running" in board.status_line.value and "find x" in board.status_line.value
+    produce(controller)
+    controller.finish_stage("a done", (), "gate")
+    board.tick()
+    assert 'data-stage="a" data-state="visited"' in board.graph.value
+    assert 'data-stage="gate" data-state="current"' in board.graph.value
+
+
+def _to_gate(controller, produce) -> None:
+    produce(controller)
+    controller.finish_stage("a done", (), "gate")
+    produce(controller)
+    assert controller.finish_stage("The brief says: go.", ()).accepted
+    assert controller.status == "waiting_user"
+
+
+def test_a_gate_click_replies_exactly_once(project, make_board, produce):
+    controller, bus, buffer = project
+    source = ControllerSource(controller)
+    board = make_board(source, buffer, start=False)
+    assert board.gate.widget.layout.display == "none"
+    _to_gate(controller, produce)
+    board.tick()
+    gate = board.gate
+    assert gate.widget.layout.display == ""
+    assert gate.pending.id == "d1" and "b" in gate.title.value
+    assert [o["data"].get("text/markdown") for o in gate.preview.outputs][0] == "**`out/brief.md`**"
+    assert gate.reject_to.value == "a"  # the default target comes first
+
+    gate.comment.value = "looks good"
+    gate.approve_button.click()
+    gate.approve_button.click()
+    gate.reject_button.click()
+    assert source.replies == [(True, "looks good", None, "d1")]
+    assert gate.replies == 1
+    assert [d["id"] for d in controller.state.decisions] == ["d1"]
+    assert "approved" in gate.result.value
+    assert gate.approve_button.disabled and gate.reject_button.disabled
+    board.tick()  # the panel shows how the decision went
+    assert "d1" in gate.result.value and "via widget" in gate.result.value
+    assert controller.stage == "b"
+
+
+def test_a_reject_sends_the_chosen_target_and_comment(project, make_board, produce):
+    controller, bus, buffer = project
+    source = ControllerSource(controller)
+    board = make_board(source, buffer, start=False)
+    _to_gate(controller, produce)
+    board.tick()
+    board.gate.reject_to.value = "a"
+    board.gate.comment.value = "needs more data"
+    board.gate.reject_button.click()
+    board.gate.reject_button.click()
+    assert source.replies == [(False, "needs more data", "a", "d1")]
+    assert controller.stage == "a" and "needs more data" in controller.state.feedback
+
+
+def test_a_late_panel_never_answers_a_newer_decision(project, make_board, produce):
+    controller, bus, buffer = project
+    source = ControllerSource(controller)
+    board = make_board(source, buffer, start=False)
+    _to_gate(controller, produce)
+    board.tick()
+    controller.reply(False, "again", "a", source="cli")  # answered elsewhere
+    _to_gate(controller, produce)                        # a new decision, d2
+    board.gate.approve_button.click()                   # the panel still shows d1
+    assert source.replies[-1][3] == "d1"
+    assert controller.status == "waiting_user" and controller.state.pending.id == "d2"
+    assert "not applied" in board.gate.result.value or "already answered" in board.gate.result.value
+    board.tick()
+    assert board.gate.pending.id == "d2"
+    board.gate.approve_button.click()
+    assert controller.stage == "b"
+
+
+def test_the_static_fallback_has_svg_and_text(project, make_board):
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    burst(bus, 3)
+    board.tick()
+    bundle = board._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "<svg" in bundle["text/html"] and "find x" in bundle["text/html"]
+    assert "tool.call" in bundle["text/html"]
+    assert "running at a" in bundle["text/plain"]
+
+
+def test_the_flusher_ends_after_the_project_ends(project, make_board):
+    controller, bus, buffer = project
+    source = ControllerSource(controller)
+    board = make_board(source, buffer, interval=0.02)
+    controller.cancel("enough")
+    source.is_running = False
+    deadline = time.monotonic() + 5
+    while board.flusher.alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not board.flusher.alive and board.finished
+    assert "cancelled" in board.status_line.value and "enough" in board.status_line.value
+
+
+def test_a_dashboard_on_disk_follows_another_process(workspace, small_table, make_board,
+                                                     produce):
+    """Nothing runs in this process: the dashboard polls `events.jsonl` and `state.json`."""
+    writer = JsonlWriter(workspace.events_file)
+    bus = EventBus(next_seq=writer.next_seq)
+    bus.subscribe(writer)
+    controller = ResearchController.create(workspace, "on disk", mode="manual",
+                                           table=small_table, bus=bus)
+    try:
+        view = api.ProjectView(workspace)
+        board = make_board(view, None, start=False)
+        assert board.events.received == 1  # the log so far
+        burst(bus, 7, worker="w9")
+        produce(controller)
+        controller.finish_stage("a done", (), "gate")
+        board.tick()
+        assert board.events.events[-1]["seq"] == bus.next_seq - 1
+        assert board._rows["w9"].model_calls == 3
+        assert 'data-stage="gate" data-state="current"' in board.graph.value
+    finally:
+        writer.close()
+
+
+def test_errors_in_a_tick_are_kept_not_printed(capfd):
+    calls = []
+
+    def tick() -> bool:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return len(calls) < 3
+
+    flusher = Flusher(tick, interval=0.01).start()
+    deadline = time.monotonic() + 5
+    while flusher.alive and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert list(flusher.errors) == ["RuntimeError: boom"] and len(calls) == 3
+    assert capfd.readouterr() == ("", "")
+
+
+def test_worker_fold_reads_a_real_log(tmp_path: Path):
+    rows = workers.fold_all([
+        {"seq": 1, "ts": 1.0, "type": "session.start", "worker_id": "supervisor",
+         "stage": "a", "data": {"role": "supervisor"}},
+        {"seq": 2, "ts": 2.0, "type": "worker.created", "worker_id": "w1", "stage": "a"},
+        {"seq": 3, "ts": 3.0, "type": "worker.status", "worker_id": "w1", "stage": "a",
+         "data": {"from": "running", "to": "waiting"}},
+        {"seq": 4, "ts": 4.0, "type": "stage.start", "worker_id": None, "stage": "b"},
+    ])
+    assert set(rows) == {"supervisor", "w1"}
+    assert rows["supervisor"].role == "supervisor" and rows["w1"].status == "waiting"
+    assert workers.render_html({}).startswith('<div class="ls-workers')

@@ -1,0 +1,274 @@
+"""`%lightscientist` on an in-process `InteractiveShell`: every subcommand, quoting, bad input.
+
+The runs are real (the offline model, real files); `research` and `resume` return at once
+and the tests wait on the API's run handle. Display output is captured with
+`capture_output`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.display import Image, Markdown
+from IPython.utils.capture import capture_output
+
+from lightscientist_jupyter import api
+from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.jupyter.graph import TableDiagram
+from lightscientist_jupyter.jupyter.magic import COMMANDS, LightScientistMagics
+from lightscientist_jupyter.workspace import Workspace
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+RUN_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "lightscientist_jupyter")
+    yield shell
+    api.stop_all()
+
+
+@pytest.fixture(autouse=True)
+def fresh_defaults(ip):
+    magics = ip.magics_manager.registry["LightScientistMagics"]
+    yield magics
+    magics.model = magics.base_url = None
+    magics.mode, magics.workspace = "manual", "."
+
+
+def ls(ip, line: str):
+    return ip.run_line_magic("lightscientist", line)
+
+
+@pytest.fixture(scope="module")
+def done(ip, tmp_path_factory):
+    """A project run with `research "find x" --mode auto` to done; (workspace, outputs, s)."""
+    ws = tmp_path_factory.mktemp("magic") / "done project"
+    started = time.monotonic()
+    with capture_output() as cap:
+        assert ls(ip, f'research "find x" --mode auto -w "{ws}"') is None
+    returned_after = time.monotonic() - started
+    run = api.current(ws)
+    assert run is not None and run.alive
+    assert run.wait(timeout=RUN_TIMEOUT) == "done", run.status()
+    return ws, cap.outputs, returned_after
+
+
+def test_loading_the_package_imports_no_jupyter_code():
+    code = ("import sys, lightscientist_jupyter as p; assert callable(p.load_ipython_extension); "
+            "print(sorted(m for m in sys.modules if m.startswith(('ipywidgets', 'IPython', "
+            "'lightscientist_jupyter.jupyter'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_research_keeps_the_quoted_goal_and_runs_to_done(done):
+    ws, outputs, returned_after = done
+    state = load_state(Workspace.at(ws).state_file)
+    assert (state.goal, state.mode, state.status) == ("find x", "auto", "done")
+    assert returned_after < 15  # it returned long before the run ended
+    bundle = outputs[0].data
+    assert WIDGET in bundle and "<svg" in bundle["text/html"]
+    assert (ws / "paper" / "paper.md").is_file()
+
+
+def test_status_shows_the_dashboard_or_a_dict(ip, done):
+    ws = done[0]
+    info = ls(ip, f'status --json -w "{ws}"')
+    assert {"status", "stage", "mode", "goal", "pending"} <= set(info)
+    assert info["status"] == "done" and info["pending"] is None
+    with capture_output() as cap:
+        assert ls(ip, f'status -w "{ws}"') is None
+    bundle = cap.outputs[0].data
+    assert WIDGET in bundle
+    assert 'data-stage="done" data-state="done"' in bundle["text/html"]
+    assert "done at done" in bundle["text/plain"]
+
+
+def test_show_renders_markdown_images_tables_and_stage_outputs(ip, done):
+    ws = done[0]
+    process = ls(ip, f'show PROCESS.md -w "{ws}"')
+    assert isinstance(process, Markdown) and "idea.survey" in process.data
+    with capture_output() as cap:
+        assert ls(ip, f'show paper -w "{ws}"') is None
+    mimes = [set(o.data) for o in cap.outputs]
+    assert any("image/png" in m for m in mimes) and any("text/markdown" in m for m in mimes)
+    assert cap.outputs[0].data["text/markdown"].startswith("# ")
+    frame = ls(ip, f'show experiment/summary.csv -w "{ws}"')
+    assert isinstance(frame, pd.DataFrame) and len(frame) > 0
+    assert isinstance(ls(ip, f'show paper/figures/figure1.png -w "{ws}"'), Image)
+    with capture_output() as cap:
+        assert ls(ip, f'show experiment.analyze -w "{ws}"') is None
+    shown = "".join(o.data.get("text/markdown", "") for o in cap.outputs)
+    assert "experiment/analysis.md" in shown and "experiment/summary.csv" in shown
+    assert any("text/html" in o.data for o in cap.outputs)  # the CSV, as a DataFrame
+
+
+def test_events_and_workers_return_dataframes(ip, done):
+    ws = done[0]
+    frame = ls(ip, f'events -w "{ws}"')
+    assert isinstance(frame, pd.DataFrame) and len(frame) == 20
+    assert list(frame.columns)[:4] == ["seq", "time", "layer", "type"]
+    layer1 = ls(ip, f'events -w "{ws}" --tail 500 --layer 1')
+    assert set(layer1["layer"]) == {1} and len(layer1) > 10
+    stage = ls(ip, f'events -w "{ws}" -n 5 --type stage.')
+    assert len(stage) == 5 and all(t.startswith("stage.") for t in stage["type"])
+    w1 = ls(ip, f'events -w "{ws}" --worker w1 --json')
+    assert w1 and {e["worker_id"] for e in w1} == {"w1"} and isinstance(w1[0]["time"], float)
+    workers = ls(ip, f'workers -w "{ws}"')
+    assert isinstance(workers, pd.DataFrame)
+    assert {"supervisor", "w1"} <= set(workers["id"])
+    assert workers.loc[workers["id"] == "w1", "model_calls"].item() > 0
+    assert isinstance(ls(ip, f'workers --json -w "{ws}"'), list)
+    with capture_output() as cap:
+        ls(ip, f'events --follow --layer 2 -w "{ws}"')
+    assert WIDGET in cap.outputs[0].data
+    stream = api.open_project(ws).dashboard.events
+    assert stream.layer == 2 and {e["layer"] for e in stream.visible()} == {2}
+
+
+def test_stages_and_help(ip, capsys, tmp_path):
+    diagram = ls(ip, "stages")
+    assert isinstance(diagram, TableDiagram) and "<svg" in diagram._repr_html_()
+    ls(ip, "help")
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
+    ls(ip, "help reply")
+    assert "--to STAGE" in capsys.readouterr().out
+    assert ls(ip, "research -h") is None
+    assert "--base-url" in capsys.readouterr().out
+    ls(ip, "")
+    assert "research" in capsys.readouterr().out
+
+
+def test_cancel_a_project_nobody_runs(ip, done, capsys):
+    ls(ip, f'cancel -w "{done[0]}"')
+    assert "done" in capsys.readouterr().out  # a finished project stays finished
+
+
+@pytest.mark.parametrize("line", [
+    "bogus",
+    'research "find x',
+    "research",
+    "research x --mode fast",
+    "research x --stage nope -w {new}",
+    "research x --model nope:thing -w {new}",
+    "research x --stages {missing}",
+    "research again -w {done}",
+    "reply maybe -w {done}",
+    "reply y -w {done}",
+    "status -w {new}",
+    "events --tail -1 -w {done}",
+    "events --layer 4 -w {done}",
+    "show nothing.md -w {done}",
+    "cancel w99 -w {done}",
+    "cancel w1 -w {done}",
+    "stages --stages {missing}",
+    "help nope",
+])
+def test_bad_input_is_a_usage_error_without_traceback(ip, done, tmp_path, capsys, line):
+    line = line.format(done=f'"{done[0]}"', new=f'"{tmp_path / "new"}"',
+                       missing=f'"{tmp_path / "missing.toml"}"')
+    with pytest.raises(UsageError):
+        ls(ip, line)
+    result = ip.run_cell(f"%lightscientist {line}")
+    assert isinstance(result.error_in_exec, UsageError)
+    err = capsys.readouterr().err
+    assert "UsageError" in err and "Traceback" not in err
+    assert api.current(tmp_path / "new") is None
+
+
+def test_config_sets_session_defaults(ip, tmp_path, fresh_defaults):
+    ip.run_line_magic("config", 'LightScientistMagics.model = "nope:thing"')
+    assert fresh_defaults.model == "nope:thing"
+    with pytest.raises(UsageError, match="nope"):
+        ls(ip, f'research "cfg" -w "{tmp_path / "a"}"')
+    ip.run_line_magic("config", "LightScientistMagics.model = None")
+    ip.run_line_magic("config", 'LightScientistMagics.mode = "auto"')
+    ip.run_line_magic("config", f'LightScientistMagics.workspace = "{tmp_path / "b"}"')
+    with capture_output():
+        ls(ip, 'research "configured"')
+    run = api.current(tmp_path / "b")
+    assert run is not None
+    run.stop()
+    assert load_state(Workspace.at(tmp_path / "b").state_file).mode == "auto"
+
+
+def _decisions(ws: Path) -> list[dict]:
+    return load_state(Workspace.at(ws).state_file).decisions
+
+
+def _until(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_reply_resume_and_cancel_in_manual_mode(ip, tmp_path, capsys):
+    ws = tmp_path / "manual"
+    with capture_output():
+        ls(ip, f'research "find y" -w "{ws}"')  # manual is the default mode
+    run = api.current(ws)
+    assert run.wait(until=("waiting_user", "failed"), timeout=RUN_TIMEOUT) == "waiting_user"
+
+    # a run of this kernel: the reply goes straight to the controller
+    with capture_output() as cap:
+        ls(ip, f'reply y -m "fine" -w "{ws}"')
+    assert "idea.gate approved" in cap.stdout and WIDGET in cap.outputs[0].data
+    assert [(d["stage"], d["source"], d["comment"]) for d in _decisions(ws)] == [
+        ("idea.gate", "magic", "fine")]
+    assert run.stop() == "running" and not run.alive
+
+    # resume: a new run on a thread; asking again returns the same run
+    with capture_output() as cap:
+        ls(ip, f'resume -w "{ws}"')
+    assert WIDGET in cap.outputs[0].data
+    again = api.current(ws)
+    assert again is not None and again is not run
+    with capture_output():
+        ls(ip, f'resume -w "{ws}"')
+    assert api.current(ws) is again
+    assert again.wait(until=("waiting_user", "failed"), timeout=RUN_TIMEOUT) == "waiting_user"
+
+    # the run in this kernel takes a reply written by the command line (through the inbox)
+    proc = subprocess.run([sys.executable, "-m", "lightscientist_jupyter", "reply", "y",
+                           "--workspace", str(ws)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "taken by the run" in proc.stdout
+    assert [(d["stage"], d["source"]) for d in _decisions(ws)][-1] == ("experiment.gate", "cli")
+    assert again.wait(until=("waiting_user", "failed"), timeout=RUN_TIMEOUT) == "waiting_user"
+    again.stop()
+
+    # nobody runs it: the reply goes to the inbox and the project resumes here to apply it
+    with pytest.raises(UsageError, match="not a stage"):
+        ls(ip, f'reply n --to nowhere -w "{ws}"')
+    with capture_output() as cap:
+        ls(ip, f'reply n --to paper.write -m "again" -w "{ws}"')
+    assert "resumes in this kernel" in cap.stdout
+    _until(lambda: len(_decisions(ws)) == 3)
+    last = _decisions(ws)[-1]
+    assert (last["stage"], last["approve"], last["to"], last["source"]) == (
+        "paper.review", False, "paper.write", "magic")
+    third = api.current(ws)
+    assert third is not None and third.alive
+
+    ls(ip, f'cancel -w "{ws}"')
+    assert "cancelling" in capsys.readouterr().out
+    assert third.wait(timeout=60) == "cancelled"
+    assert load_state(Workspace.at(ws).state_file).status == "cancelled"
+
+
+def test_the_magics_class_is_configurable(ip):
+    assert isinstance(ip.magics_manager.registry["LightScientistMagics"], LightScientistMagics)
+    traits = LightScientistMagics.class_traits(config=True)
+    assert {"model", "base_url", "mode", "workspace"} <= set(traits)

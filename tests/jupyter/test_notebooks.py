@@ -1,0 +1,91 @@
+"""Golden notebooks executed by nbclient on a real kernel, each in an empty folder.
+
+`auto_mode.ipynb` runs `%lightscientist research … --mode auto` with the offline model to
+`done` and reads the paper inline; a cell executed while the run goes on must return at
+once. `manual_mode.ipynb` approves each gate through the dashboard's Approve button until
+the project is done. The notebooks assert in their own cells; these tests check the
+outputs and timings that nbclient records.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).with_name("notebooks")
+WIDGET = "application/vnd.jupyter.widget-view+json"
+PROMPT_S = 2.0
+"""A cell that does not wait for the run returns within this (it takes milliseconds)."""
+
+
+def execute(name: str, folder: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}})
+    try:
+        client.execute()
+    finally:
+        nbformat.write(nb, folder / f"executed-{name}")  # kept for a failure's post-mortem
+    return nb
+
+
+def duration(cell: nbformat.NotebookNode) -> float:
+    timing = cell.metadata.execution
+    start = datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
+    end = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+    return (end - start).total_seconds()
+
+
+def code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def assert_no_errors(nb: nbformat.NotebookNode) -> None:
+    for cell in code_cells(nb):
+        for output in cell.outputs:
+            assert output.output_type != "error", output
+            assert output.get("name") != "stderr", output.get("text")
+
+
+def mimes(cell: nbformat.NotebookNode) -> list[dict]:
+    return [o.get("data", {}) for o in cell.outputs if "data" in o]
+
+
+@pytest.mark.timeout(300)
+def test_auto_mode_runs_to_done_and_shows_the_paper(tmp_path):
+    nb = execute("auto_mode.ipynb", tmp_path)
+    assert_no_errors(nb)
+    load, research, meanwhile, wait, paper, summary, events, status = code_cells(nb)
+
+    dashboard = mimes(research)[0]
+    assert WIDGET in dashboard and "<svg" in dashboard["text/html"]
+    assert duration(research) < 20, duration(research)  # returns long before the run ends
+    assert duration(meanwhile) < PROMPT_S, duration(meanwhile)
+    assert "running" in "".join(o.get("text", "") for o in meanwhile.outputs)
+    assert duration(wait) > duration(meanwhile)
+
+    shown = mimes(paper)
+    assert any("image/png" in m for m in shown)
+    assert shown[0]["text/markdown"].startswith("# ")
+    assert "<table" in mimes(summary)[0]["text/html"]
+    assert "stage." in mimes(events)[0]["text/plain"]
+    final = mimes(status)[0]
+    assert 'data-stage="done" data-state="done"' in final["text/html"]
+    assert (tmp_path / "paper" / "paper.md").is_file()
+    assert "application/vnd.jupyter.widget-state+json" in nb.metadata.widgets
+
+
+@pytest.mark.timeout(300)
+def test_manual_mode_is_approved_gate_by_gate_with_the_button(tmp_path):
+    nb = execute("manual_mode.ipynb", tmp_path)
+    assert_no_errors(nb)
+    load, research, approve, check, status, process = code_cells(nb)
+    assert duration(research) < 20
+    printed = "".join(o.get("text", "") for o in approve.outputs)
+    assert "['idea.gate', 'experiment.gate', 'paper.review']" in printed
+    assert 'data-stage="done" data-state="done"' in mimes(status)[0]["text/html"]
+    assert "approved by the user via widget" in mimes(process)[0]["text/markdown"]

@@ -14,9 +14,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from lightscientist_jupyter import __version__
+from lightscientist_jupyter.api import BadInput, status_dict, worker_records
 from lightscientist_jupyter.controller import DONE, ResearchController, StageTable, load_table
 from lightscientist_jupyter.controller.inbox import write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
@@ -28,10 +28,6 @@ from lightscientist_jupyter.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 REPLY_WAIT_S = 10.0
-
-
-class BadInput(LightScientistError):
-    """A command-line argument that cannot be used."""
 
 
 def _workspace(args: argparse.Namespace) -> Workspace:
@@ -72,16 +68,6 @@ def cmd_stages(args: argparse.Namespace) -> int:
 def _setup_status(p: argparse.ArgumentParser) -> None:
     _add_workspace(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def status_dict(ws: Workspace) -> dict[str, Any]:
-    state = load_state(ws.state_file)
-    return {"status": state.status, "stage": state.stage, "mode": state.mode, "goal": state.goal,
-            "pending": state.pending.to_dict() if state.pending else None,
-            "visits": state.visits, "reason": state.reason, "workspace": str(ws.root),
-            "stages_file": state.stages_file, "transitions": len(state.history),
-            "decisions": state.decisions, "runner": read_holder(ws),
-            "updated_at": state.updated_at}
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -254,19 +240,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def _setup_workers(p: argparse.ArgumentParser) -> None:
     _add_workspace(p)
     p.add_argument("--json", action="store_true", help="print a JSON list")
-
-
-def worker_records(ws: Workspace) -> list[dict[str, Any]]:
-    folder = ws.workers_dir
-    if not folder.is_dir():
-        return []
-    out = []
-    for path in folder.glob("*/worker.json"):
-        try:
-            out.append(json.loads(path.read_text(encoding="utf-8")))
-        except ValueError:
-            continue
-    return sorted(out, key=lambda r: r.get("created_at", 0))
 
 
 def cmd_workers(args: argparse.Namespace) -> int:

@@ -56,7 +56,7 @@ def run(label: str, command: str, timeout: int | None = None) -> Act:
 
 
 def complete(task: Task, summary: list[str], outputs: list[str], next_stage: str) -> Act:
-    lines = [*summary, f"(Offline demo model; the study does not depend on the goal text.)"]
+    lines = [*summary, "(Offline demo model; the study does not depend on the goal text.)"]
     return Act("complete", "complete_stage", {"summary": "\n".join(lines), "outputs": outputs,
                                               "next_stage": next_stage})
 

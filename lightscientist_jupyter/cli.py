@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lightscientist_jupyter import __version__
+from lightscientist_jupyter import __version__, options
 from lightscientist_jupyter.api import BadInput, status_dict, worker_records
 from lightscientist_jupyter.controller import DONE, ResearchController, StageTable, load_table
 from lightscientist_jupyter.controller.inbox import write_reply
@@ -34,16 +34,7 @@ def _workspace(args: argparse.Namespace) -> Workspace:
     return Workspace.at(args.workspace or ".")
 
 
-def _add_workspace(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workspace", "-w", metavar="DIR",
-                   help="project folder (default: the current directory)")
-
-
 # ------------------------------------------------------------------------- stages
-
-def _setup_stages(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
-
 
 def format_table(table: StageTable) -> str:
     rows = [("stage", "gate", "next", "allowed", "outputs")]
@@ -64,11 +55,6 @@ def cmd_stages(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------- status
-
-def _setup_status(p: argparse.ArgumentParser) -> None:
-    _add_workspace(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-
 
 def cmd_status(args: argparse.Namespace) -> int:
     info = status_dict(_workspace(args))
@@ -93,14 +79,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------- reply
-
-def _setup_reply(p: argparse.ArgumentParser) -> None:
-    p.add_argument("answer", choices=["y", "n", "yes", "no"], help="approve (y) or reject (n)")
-    p.add_argument("--comment", "-m", default="", help="a comment for the record and the next worker")
-    p.add_argument("--to", metavar="STAGE", help="on reject: the stage to send the project back to")
-    _add_workspace(p)
-    p.add_argument("--watch", action="store_true", help="print events as they happen")
-
 
 def cmd_reply(args: argparse.Namespace) -> int:
     ws = _workspace(args)
@@ -169,23 +147,6 @@ class _event_sinks:
 
 # ------------------------------------------------------------------------- research, resume
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", metavar="SPEC",
-                   help="offline (default), provider:model, or a model name with --base-url")
-    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (chat completions)")
-    p.add_argument("--watch", action="store_true", help="print events as they happen")
-
-
-def _setup_research(p: argparse.ArgumentParser) -> None:
-    p.add_argument("goal", help="the research goal, in quotes")
-    _add_workspace(p)
-    p.add_argument("--mode", choices=["auto", "manual"], default="manual",
-                   help="auto: gates pass by themselves; manual (default): gates wait for a reply")
-    p.add_argument("--stage", metavar="STAGE", help="start at this stage instead of the table's start")
-    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
-    _add_run_options(p)
-
-
 def _subscribers(args: argparse.Namespace) -> tuple:
     from lightscientist_jupyter.events import TerminalPrinter
 
@@ -222,11 +183,6 @@ def cmd_research(args: argparse.Namespace) -> int:
     return _run_project(project)
 
 
-def _setup_resume(p: argparse.ArgumentParser) -> None:
-    _add_workspace(p)
-    _add_run_options(p)
-
-
 def cmd_resume(args: argparse.Namespace) -> int:
     from lightscientist_jupyter.controller.project import Project
 
@@ -236,11 +192,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------- workers, cancel
-
-def _setup_workers(p: argparse.ArgumentParser) -> None:
-    _add_workspace(p)
-    p.add_argument("--json", action="store_true", help="print a JSON list")
-
 
 def cmd_workers(args: argparse.Namespace) -> int:
     ws = _workspace(args)
@@ -258,12 +209,6 @@ def cmd_workers(args: argparse.Namespace) -> int:
               f"{r.get('status', ''):<11}{p.get('model_calls', 0):>6}{p.get('tool_calls', 0):>6}  "
               f"{label}")
     return EXIT_OK
-
-
-def _setup_cancel(p: argparse.ArgumentParser) -> None:
-    p.add_argument("worker_id", nargs="?", metavar="WORKER_ID",
-                   help="one worker to cancel (default: the whole run)")
-    _add_workspace(p)
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
@@ -293,16 +238,6 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------- events
-
-def _setup_events(p: argparse.ArgumentParser) -> None:
-    _add_workspace(p)
-    p.add_argument("--tail", "-n", type=int, default=20, metavar="N", help="last N events (20)")
-    p.add_argument("--layer", type=int, choices=[1, 2, 3], help="only this layer")
-    p.add_argument("--type", metavar="TYPE", help="only this type (or a prefix such as 'stage.')")
-    p.add_argument("--worker", metavar="ID", help="only this worker")
-    p.add_argument("--follow", "-f", action="store_true", help="keep printing new events")
-    p.add_argument("--json", action="store_true", help="print raw JSON lines")
-
 
 def cmd_events(args: argparse.Namespace) -> int:
     ws = _workspace(args)
@@ -335,14 +270,14 @@ def cmd_events(args: argparse.Namespace) -> int:
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
 COMMANDS: dict[str, Command] = {
-    "research": (_setup_research, cmd_research, "start a research project and run it"),
-    "resume": (_setup_resume, cmd_resume, "continue a project that stopped (crash, restart)"),
-    "workers": (_setup_workers, cmd_workers, "list the workers and their state"),
-    "cancel": (_setup_cancel, cmd_cancel, "cancel one worker, or the whole run"),
-    "reply": (_setup_reply, cmd_reply, "approve or reject the pending gate or question"),
-    "status": (_setup_status, cmd_status, "show the project's stage, status and pending decision"),
-    "events": (_setup_events, cmd_events, "print the event stream"),
-    "stages": (_setup_stages, cmd_stages, "validate and print a stage table"),
+    "research": (options.research, cmd_research, "start a research project and run it"),
+    "resume": (options.resume, cmd_resume, "continue a project that stopped (crash, restart)"),
+    "workers": (options.workers, cmd_workers, "list the workers and their state"),
+    "cancel": (options.cancel, cmd_cancel, "cancel one worker, or the whole run"),
+    "reply": (options.reply, cmd_reply, "approve or reject the pending gate or question"),
+    "status": (options.status, cmd_status, "show the project's stage, status and pending decision"),
+    "events": (options.events, cmd_events, "print the event stream"),
+    "stages": (options.stages, cmd_stages, "validate and print a stage table"),
 }
 
 

@@ -19,7 +19,7 @@ SHELL, CONTROLLER, SUPERVISOR, RUNTIME, LEAF = 4, 3, 2, 1, 0
 RANK_NAMES = {SHELL: "shell", CONTROLLER: "controller (layer 1)",
               SUPERVISOR: "supervisor (layer 2)", RUNTIME: "runtime (layer 3)", LEAF: "leaf"}
 LAYERS = {  # first segment under the package -> rank
-    "cli": SHELL, "__main__": SHELL, "jupyter": SHELL, "api": SHELL,
+    "cli": SHELL, "__main__": SHELL, "jupyter": SHELL, "api": SHELL, "options": SHELL,
     "controller": CONTROLLER,
     "supervisor": SUPERVISOR,
     "runtime": RUNTIME,

@@ -31,7 +31,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import Markdown, display
 from traitlets import Enum, Unicode
 
-from lightscientist_jupyter import api
+from lightscientist_jupyter import api, options
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter import show as show_files
 from lightscientist_jupyter.jupyter.graph import TableDiagram
@@ -58,80 +58,14 @@ class _Parser(argparse.ArgumentParser):
 
 # ------------------------------------------------------------------------- argument setup
 
-def _workspace_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workspace", "-w", metavar="DIR",
-                   help="project folder (default: %%config LightScientistMagics.workspace, "
-                        "'.' unless set)")
-
-
-def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", metavar="SPEC",
-                   help="offline (default), provider:model, or a model name with --base-url")
-    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
-    p.add_argument("--watch", action="store_true",
-                   help="accepted for the command line's sake: the dashboard always streams "
-                        "events")
-
-
 def _setup_research(p: argparse.ArgumentParser) -> None:
-    p.add_argument("goal", help="the research goal, in quotes")
-    _workspace_option(p)
-    p.add_argument("--mode", choices=["auto", "manual"],
-                   help="auto: gates pass by themselves; manual (default): gates wait for a "
-                        "reply")
-    p.add_argument("--stage", metavar="STAGE", help="start at this stage")
-    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
-    _run_options(p)
-
-
-def _setup_reply(p: argparse.ArgumentParser) -> None:
-    p.add_argument("answer", choices=["y", "n", "yes", "no"], help="approve (y) or reject (n)")
-    p.add_argument("--comment", "-m", default="", help="a comment for the record")
-    p.add_argument("--to", metavar="STAGE", help="on reject: the stage to go back to")
-    _workspace_option(p)
-    p.add_argument("--watch", action="store_true", help="accepted; the dashboard shows events")
-
-
-def _setup_resume(p: argparse.ArgumentParser) -> None:
-    _workspace_option(p)
-    _run_options(p)
-
-
-def _setup_status(p: argparse.ArgumentParser) -> None:
-    _workspace_option(p)
-    p.add_argument("--json", action="store_true", help="return the status as a dict")
+    options.research(p, mode_default=None)  # None: %config LightScientistMagics.mode decides
 
 
 def _setup_show(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help="PROCESS.md, a stage id (its outputs), paper, or a path in "
                                   "the workspace")
-    _workspace_option(p)
-
-
-def _setup_events(p: argparse.ArgumentParser) -> None:
-    _workspace_option(p)
-    p.add_argument("--tail", "-n", type=int, default=20, metavar="N", help="last N events (20)")
-    p.add_argument("--layer", type=int, choices=[1, 2, 3], help="only this layer")
-    p.add_argument("--type", metavar="TYPE", help="only this type (or a prefix such as 'stage.')")
-    p.add_argument("--worker", metavar="ID", help="only this worker")
-    p.add_argument("--follow", "-f", action="store_true",
-                   help="show the live event stream instead of a table")
-    p.add_argument("--json", action="store_true", help="return raw event dicts")
-
-
-def _setup_workers(p: argparse.ArgumentParser) -> None:
-    _workspace_option(p)
-    p.add_argument("--json", action="store_true", help="return raw worker records")
-
-
-def _setup_cancel(p: argparse.ArgumentParser) -> None:
-    p.add_argument("worker_id", nargs="?", metavar="WORKER_ID",
-                   help="one worker to cancel (default: the whole run)")
-    _workspace_option(p)
-
-
-def _setup_stages(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+    options.workspace(p)
 
 
 def _setup_help(p: argparse.ArgumentParser) -> None:
@@ -265,14 +199,14 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "research": Command(_setup_research, _research,
                         "start a research project; shows the live dashboard and returns"),
-    "reply": Command(_setup_reply, _reply, "approve (y) or reject (n) the pending gate or question"),
-    "resume": Command(_setup_resume, _resume, "continue a project that stopped"),
-    "status": Command(_setup_status, _status, "show the project's dashboard (--json: a dict)"),
+    "reply": Command(options.reply, _reply, "approve (y) or reject (n) the pending gate or question"),
+    "resume": Command(options.resume, _resume, "continue a project that stopped"),
+    "status": Command(options.status, _status, "show the project's dashboard (--json: a dict)"),
     "show": Command(_setup_show, _show, "show PROCESS.md, a stage's outputs, the paper or a file"),
-    "events": Command(_setup_events, _events, "the event stream as a DataFrame (--follow: live)"),
-    "workers": Command(_setup_workers, _workers, "the workers as a DataFrame"),
-    "cancel": Command(_setup_cancel, _cancel, "cancel one worker, or the whole run"),
-    "stages": Command(_setup_stages, _stages, "validate and draw a stage table"),
+    "events": Command(options.events, _events, "the event stream as a DataFrame (--follow: live)"),
+    "workers": Command(options.workers, _workers, "the workers as a DataFrame"),
+    "cancel": Command(options.cancel, _cancel, "cancel one worker, or the whole run"),
+    "stages": Command(options.stages, _stages, "validate and draw a stage table"),
     "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
 }
 

@@ -1,0 +1,83 @@
+"""The subcommands' options, shared by the command line and the `%lightscientist` magic.
+
+One function per subcommand adds its arguments to an argparse parser, so the two shells
+accept exactly the same options with the same meaning. The shells differ only in defaults a
+notebook user sets once per session (`%config LightScientistMagics.mode`, …): `research`
+takes the default mode as a parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+Parser = argparse.ArgumentParser
+
+
+def workspace(p: Parser) -> None:
+    p.add_argument("--workspace", "-w", metavar="DIR",
+                   help="project folder (default: the current directory)")
+
+
+def run_options(p: Parser) -> None:
+    p.add_argument("--model", metavar="SPEC",
+                   help="offline (default), provider:model, or a model name with --base-url")
+    p.add_argument("--base-url", metavar="URL",
+                   help="an OpenAI-compatible server (chat completions)")
+    p.add_argument("--watch", action="store_true",
+                   help="print events as they happen (a notebook's dashboard always streams)")
+
+
+def research(p: Parser, *, mode_default: str | None = "manual") -> None:
+    p.add_argument("goal", help="the research goal, in quotes")
+    workspace(p)
+    p.add_argument("--mode", choices=["auto", "manual"], default=mode_default,
+                   help="auto: gates pass by themselves; manual (default): gates wait for a reply")
+    p.add_argument("--stage", metavar="STAGE",
+                   help="start at this stage instead of the table's start")
+    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+    run_options(p)
+
+
+def reply(p: Parser) -> None:
+    p.add_argument("answer", choices=["y", "n", "yes", "no"], help="approve (y) or reject (n)")
+    p.add_argument("--comment", "-m", default="",
+                   help="a comment for the record and the next worker")
+    p.add_argument("--to", metavar="STAGE", help="on reject: the stage to send the project back to")
+    workspace(p)
+    p.add_argument("--watch", action="store_true", help="print events as they happen")
+
+
+def resume(p: Parser) -> None:
+    workspace(p)
+    run_options(p)
+
+
+def status(p: Parser) -> None:
+    workspace(p)
+    p.add_argument("--json", action="store_true", help="one JSON object (a dict in a notebook)")
+
+
+def events(p: Parser) -> None:
+    workspace(p)
+    p.add_argument("--tail", "-n", type=int, default=20, metavar="N", help="last N events (20)")
+    p.add_argument("--layer", type=int, choices=[1, 2, 3], help="only this layer")
+    p.add_argument("--type", metavar="TYPE", help="only this type (or a prefix such as 'stage.')")
+    p.add_argument("--worker", metavar="ID", help="only this worker")
+    p.add_argument("--follow", "-f", action="store_true",
+                   help="keep showing new events (in a notebook: the live event list)")
+    p.add_argument("--json", action="store_true", help="raw events (JSON lines; dicts in a notebook)")
+
+
+def workers(p: Parser) -> None:
+    workspace(p)
+    p.add_argument("--json", action="store_true", help="raw worker records")
+
+
+def cancel(p: Parser) -> None:
+    p.add_argument("worker_id", nargs="?", metavar="WORKER_ID",
+                   help="one worker to cancel (default: the whole run)")
+    workspace(p)
+
+
+def stages(p: Parser) -> None:
+    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")

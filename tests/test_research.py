@@ -191,3 +191,31 @@ def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
     bound = PROCESS_DIGEST_CHARS + 2500
     assert len((ws / "PROCESS.md").read_text()) > PROCESS_DIGEST_CHARS  # the digest was needed
     assert max(first_prompts) <= bound
+
+
+def test_cancel_from_another_terminal_stops_the_run(tmp_path):
+    ws = tmp_path / "project"
+    ws.mkdir()
+    child = subprocess.Popen([sys.executable, "-m", "lightscientist_jupyter", "research", "x",
+                              "--mode", "auto", "--stage", "experiment.setup",
+                              "--model", "offline:loops=15", "--workspace", str(ws)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "LIGHTSCIENTIST_MODEL": ""})
+    log = ws / ".lightscientist" / "events.jsonl"
+    try:
+        deadline = time.monotonic() + 120
+        while not (log.exists() and '"stage":"experiment.loop"' in log.read_text()):
+            assert time.monotonic() < deadline, "the run never reached experiment.loop"
+            time.sleep(0.05)
+        proc = cli(ws, "cancel")
+        assert proc.returncode == 0, proc.stderr
+        assert "cancel request sent" in proc.stdout
+        out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert out.strip().splitlines()[-1] == "cancelled", err
+    st = state(ws)
+    assert st["status"] == "cancelled" and st["stage"] == "experiment.loop"
+    assert st["visits"]["experiment.loop"] < 15
+    assert all(w["status"] in ("completed", "cancelled") for w in workers(ws)
+               if w["role"] == "worker")

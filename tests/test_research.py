@@ -219,3 +219,27 @@ def test_cancel_from_another_terminal_stops_the_run(tmp_path):
     assert st["visits"]["experiment.loop"] < 15
     assert all(w["status"] in ("completed", "cancelled") for w in workers(ws)
                if w["role"] == "worker")
+
+
+def test_a_supervisor_model_that_does_nothing_fails_the_stage_instead_of_hanging(tmp_path):
+    from chat_server import ChatServer, answer
+
+    server = ChatServer().play(answer("continue"))  # never starts a worker, never finishes
+    try:
+        ws = tmp_path / "project"
+        proc = cli(ws, "research", "x", "--mode", "auto", "--model", "lazy-model",
+                   "--base-url", server.base_url, timeout=120)
+    finally:
+        server.close()
+    assert proc.returncode == 1, proc.stderr
+    assert last_line(proc) == "failed"
+    assert "no worker running 3 times in a row" in proc.stdout
+    st = state(ws)
+    assert st["status"] == "failed" and st["stage"] == "idea.survey"
+    kinds = [e["data"]["event"]["kind"] for e in events(ws) if e["type"] == "supervisor.event"
+             and "event" in e["data"]]
+    assert kinds == ["stage_started", "stage_idle", "stage_idle", "stage_idle"]
+    # the real client sent chat completions, not the Responses API, with our tools bound
+    assert server.requests and all("messages" in r for r in server.requests)
+    assert {t["function"]["name"] for t in server.requests[0]["tools"]} >= {
+        "start_worker", "finish_stage", "schedule_resume"}

@@ -21,7 +21,7 @@ EVENT_FIELD_CHARS = 1500
 SUPERVISOR_PROMPT = """You are the LightScientist supervisor. You run the workers of one research
 stage at a time. Each message you get is ONE scheduling event (a worker finished, failed, is
 waiting for an answer, went to the background, stalled; the stage started; a finish was
-refused; the user answered). Decide what to do with your tools, then reply with exactly one
+refused; the user answered; the stage is idle because nothing is running or scheduled). Decide what to do with your tools, then reply with exactly one
 line: `done` (you finished the stage with finish_stage and it was accepted), `failed` (the
 stage cannot be completed), or `continue` (more events are expected).
 

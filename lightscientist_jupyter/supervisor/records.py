@@ -17,7 +17,7 @@ from lightscientist_jupyter.runtime.types import WorkerUpdate
 
 EventKind = Literal["stage_started", "worker_finished", "worker_failed", "worker_waiting",
                     "worker_background", "worker_stalled", "resume_due", "finish_refused",
-                    "user_answered", "worker_cancelled"]
+                    "user_answered", "worker_cancelled", "stage_idle"]
 
 
 @dataclasses.dataclass(frozen=True)

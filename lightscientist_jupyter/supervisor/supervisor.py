@@ -38,6 +38,8 @@ from lightscientist_jupyter.supervisor.tools import supervisor_tools
 from lightscientist_jupyter.workspace import Workspace
 
 SUPERVISOR_ID = "supervisor"
+MAX_IDLE_DECISIONS = 3
+"""Consecutive `stage_idle` decisions that leave nothing running before the stage fails."""
 TICK_S = 0.05
 
 
@@ -121,6 +123,7 @@ class RuntimeSupervisor:
             self._enqueue(SchedulingEvent("stage_started", task.task_id, at=time.time()))
         else:
             self._recover()
+        idle_streak = 0
         while True:
             if stop is not None and stop.is_set():
                 return StageResult("stopped", "stopped on request")
@@ -131,6 +134,13 @@ class RuntimeSupervisor:
             if outcome is not None:
                 return outcome
             event = self._next_event()
+            if event is None and self._idle():
+                if idle_streak >= MAX_IDLE_DECISIONS:
+                    return StageResult("failed", f"the supervisor left {task.stage} with no "
+                                       f"worker running {idle_streak} times in a row")
+                self._enqueue(SchedulingEvent("stage_idle", task.task_id, None,
+                                              {"workers": self._status_counts()}, time.time()))
+                continue
             if event is None:
                 try:
                     self._absorb(self._raw.get(timeout=TICK_S))
@@ -141,6 +151,22 @@ class RuntimeSupervisor:
             if reply == "failed":
                 return StageResult("failed", f"the supervisor gave up on {task.stage} "
                                    f"(after event {event.kind})")
+            idle_streak = idle_streak + 1 if event.kind == "stage_idle" else 0
+
+    def _idle(self) -> bool:
+        """Nothing will happen by itself: no event queued, no worker running, no resume
+        scheduled, no question waiting for the user (the agent must act, or the stage stalls)."""
+        with self._lock:
+            state = self._state
+            if state.queue or state.schedules or self.host.status == "waiting_user":
+                return False
+            return not any(r.status == "running" for r in state.records.values())
+
+    def _status_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for record in self._state.records.values():
+            counts[record.status] = counts.get(record.status, 0) + 1
+        return counts
 
     def _stage_outcome(self, task: StageTask) -> StageResult | None:
         host = self.host

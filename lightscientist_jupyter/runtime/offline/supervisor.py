@@ -109,6 +109,9 @@ def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
             return Act("cancel", "cancel_worker", {"worker_id": worker})
         return retry(fields, h, f"the previous worker ({worker}) stalled and was cancelled; "
                                 "start the stage's work again")
+    if kind == "stage_idle":
+        return retry(fields, h, "nothing was running on this stage; do the stage's work and "
+                                "call complete_stage")
     if kind == "finish_refused":
         return retry(fields, h, f"the stage finish was refused: {fields.get('reason', '')}; "
                                 "fix that, then call complete_stage")

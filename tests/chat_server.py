@@ -1,0 +1,136 @@
+"""A scripted OpenAI-compatible chat server for tests: the only stand-in for a real model.
+
+`ChatServer` is a tiny HTTP server (standard library, 127.0.0.1, a random port, its own
+thread) that answers `POST /v1/chat/completions` from a per-test script, as JSON or as
+`stream=True` server-sent events, so the real `ChatOpenAI` client drives our layers.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def tool_call(name: str, **args: Any) -> dict[str, Any]:
+    """A scripted reply: one tool call."""
+    return {"tool": name, "args": args}
+
+
+def answer(text: str) -> dict[str, Any]:
+    """A scripted reply: a final text answer."""
+    return {"text": text}
+
+
+def http_error(status: int, message: str = "scripted failure") -> dict[str, Any]:
+    """A scripted reply: an HTTP error status."""
+    return {"status": status, "message": message}
+
+
+class ChatServer:
+    """An OpenAI-compatible chat-completions server that plays a script, one reply per request.
+
+    When the script runs out, the last reply repeats (so `[http_error(500)]` always fails).
+    `requests` keeps every request body it received, in order.
+    """
+
+    USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+
+    def __init__(self) -> None:
+        self.script: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                server._answer(self, body)
+
+            def log_message(self, *args: Any) -> None:  # keep the test output quiet
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,),
+                                       daemon=True, name="chat-server")
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def play(self, *replies: dict[str, Any]) -> ChatServer:
+        self.script = list(replies)
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # ------------------------------------------------------------------ answering
+
+    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with self._lock:
+            n = len(self.requests)
+            self.requests.append(body)
+            reply = self.script[min(n, len(self.script) - 1)] if self.script else answer("ok")
+        if handler.path.rstrip("/") != "/v1/chat/completions":
+            self._send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
+        elif "status" in reply:
+            self._send(handler, reply["status"], {"error": {"message": reply["message"],
+                                                            "type": "server_error"}})
+        elif body.get("stream"):
+            self._stream(handler, reply, n)
+        else:
+            self._send(handler, 200, self._completion(reply, n, body))
+
+    def _completion(self, reply: dict[str, Any], n: int, body: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("text")}
+        finish = "stop"
+        if "tool" in reply:
+            message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {
+                "name": reply["tool"], "arguments": json.dumps(reply["args"])}}]
+            finish = "tool_calls"
+        return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
+                "model": body.get("model", "m"), "usage": self.USAGE,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+
+    def _stream(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any], n: int) -> None:
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            data = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0,
+                    "model": "m", "choices": [{"index": 0, "delta": delta,
+                                               "finish_reason": finish}]}
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        parts = [chunk({"role": "assistant", "content": ""})]
+        if "tool" in reply:
+            arguments = json.dumps(reply["args"])
+            half = len(arguments) // 2  # the arguments arrive in two pieces, as real servers do
+            parts.append(chunk({"tool_calls": [{"index": 0, "id": f"call_{n}", "type": "function",
+                                                "function": {"name": reply["tool"],
+                                                             "arguments": arguments[:half]}}]}))
+            parts.append(chunk({"tool_calls": [{"index": 0,
+                                                "function": {"arguments": arguments[half:]}}]}))
+            parts.append(chunk({}, "tool_calls"))
+        else:
+            text = reply["text"]
+            parts += [chunk({"content": text[:3]}), chunk({"content": text[3:]}),
+                      chunk({}, "stop")]
+        parts.append(b"data: [DONE]\n\n")
+        payload = b"".join(parts)
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)

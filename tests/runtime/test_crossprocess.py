@@ -19,7 +19,7 @@ from lightscientist_jupyter.runtime.offline.worker import BUDGET_QUESTION
 
 CHILD = textwrap.dedent("""\
     import json, sys, time
-    sys.path.insert(0, sys.argv[2])
+    sys.path[:0] = [sys.argv[2], sys.argv[2] + "/.."]  # tests/runtime and tests/
     from runtime_support import stage_spec
     from lightscientist_jupyter.controller import load_table
     from lightscientist_jupyter.runtime.models import resolve_model

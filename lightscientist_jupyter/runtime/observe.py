@@ -50,7 +50,6 @@ class SessionObserver(BaseCallbackHandler):
         self.model_calls = 0
         self.tool_calls = 0
         self.input_chars = 0
-        self.max_input_chars = 0
         self.files_written: list[str] = []
         self.commands: list[str] = []
         self._tools: dict[UUID, str] = {}
@@ -62,7 +61,6 @@ class SessionObserver(BaseCallbackHandler):
         with self._lock:
             self.model_calls += 1
             self.input_chars = chars
-            self.max_input_chars = max(self.max_input_chars, chars)
             n = self.model_calls
         self.emit("model.call", f"model call {n} ({chars} chars in {len(batch)} messages)",
                   {"call": n, "input_chars": chars, "messages": len(batch)})

@@ -11,7 +11,6 @@ after a crash — records, queued events, schedules — is in `.lightscientist/s
 from __future__ import annotations
 
 import dataclasses
-import json
 import queue
 import shutil
 import threading
@@ -20,7 +19,6 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from lightscientist_jupyter._fs import write_json_atomic
 from lightscientist_jupyter.errors import RuntimeLayerError, SupervisorError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
@@ -33,6 +31,11 @@ from lightscientist_jupyter.supervisor.records import (
     filter_update,
     stalled,
 )
+from lightscientist_jupyter.supervisor.loop_state import (
+    LoopState,
+    load_loop_state,
+    save_loop_state,
+)
 from lightscientist_jupyter.supervisor.task import StageHost, StageResult, StageTask
 from lightscientist_jupyter.supervisor.tools import supervisor_tools
 from lightscientist_jupyter.workspace import Workspace
@@ -41,38 +44,6 @@ SUPERVISOR_ID = "supervisor"
 MAX_IDLE_DECISIONS = 3
 """Consecutive `stage_idle` decisions that leave nothing running before the stage fails."""
 TICK_S = 0.05
-
-
-@dataclasses.dataclass
-class _LoopState:
-    task_id: str
-    records: dict[str, WorkerRecord] = dataclasses.field(default_factory=dict)
-    queue: list[SchedulingEvent] = dataclasses.field(default_factory=list)
-    schedules: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    attempts: int = 0
-    started: dict[str, str] = dataclasses.field(default_factory=dict)
-    """start_worker tool-call id → worker id: a replayed call never starts a second worker."""
-    in_progress: SchedulingEvent | None = None
-    last_finish: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"task_id": self.task_id,
-                "records": {k: r.to_dict() for k, r in self.records.items()},
-                "queue": [e.to_dict() for e in self.queue], "schedules": self.schedules,
-                "attempts": self.attempts, "started": self.started,
-                "in_progress": self.in_progress.to_dict() if self.in_progress else None,
-                "last_finish": self.last_finish}
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> _LoopState:
-        return cls(task_id=raw["task_id"],
-                   records={k: WorkerRecord.from_dict(v) for k, v in raw.get("records", {}).items()},
-                   queue=[SchedulingEvent.from_dict(e) for e in raw.get("queue", [])],
-                   schedules=list(raw.get("schedules", [])), attempts=int(raw.get("attempts", 0)),
-                   started=dict(raw.get("started", {})),
-                   in_progress=SchedulingEvent.from_dict(raw["in_progress"])
-                   if raw.get("in_progress") else None,
-                   last_finish=raw.get("last_finish"))
 
 
 class RuntimeSupervisor:
@@ -102,9 +73,7 @@ class RuntimeSupervisor:
                                         retry_initial_delay=retry_initial_delay)
         self._lock = threading.RLock()
         self._task: StageTask | None = None
-        self._state: _LoopState | None = None
-        self.max_input_chars: list[int] = []
-        """The supervisor model's input size at each decision (for the bounded-prompt check)."""
+        self._state: LoopState | None = None
 
     # ------------------------------------------------------------------ the loop
 
@@ -243,7 +212,6 @@ class RuntimeSupervisor:
             reply = words[0].strip(".:;!") if words else "continue"
             if reply not in ("done", "failed", "continue"):
                 reply = "continue"
-        self.max_input_chars.append(int((record.get("progress") or {}).get("input_chars") or 0))
         self.bus.emit("supervisor.decision", f"{reply}" + (f" — {text[:120]}" if text and
                                                             text.lower() != reply else ""),
                       stage=task.stage, task_id=task.task_id,
@@ -448,17 +416,11 @@ class RuntimeSupervisor:
     def _state_file(self):
         return self.workspace.state_dir / "supervisor.json"
 
-    def _load(self, task: StageTask) -> _LoopState:
-        try:
-            raw = json.loads(self._state_file.read_text(encoding="utf-8"))
-            if raw.get("task_id") == task.task_id:
-                return _LoopState.from_dict(raw)
-        except (FileNotFoundError, ValueError, KeyError):
-            pass
-        return _LoopState(task_id=task.task_id)
+    def _load(self, task: StageTask) -> LoopState:
+        return load_loop_state(self._state_file, task.task_id)
 
     def _save(self) -> None:
-        write_json_atomic(self._state_file, self._state.to_dict())
+        save_loop_state(self._state_file, self._state)
 
     def _recover(self) -> None:
         """After a restart: reconcile records with the workers' own files, resume the

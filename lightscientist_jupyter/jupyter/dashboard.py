@@ -85,6 +85,7 @@ class Dashboard:
         self._workers_dirty = False
         self._holder_at = 0.0
         self._running = True
+        self._was_live = False
         self.state: ProjectState | None = None
         self.finished = False
 
@@ -147,9 +148,12 @@ class Dashboard:
 
     def _keep_going(self, had_events: bool) -> bool:
         now = time.monotonic()
-        if now - self._holder_at >= HOLDER_EVERY_S or self.source.live:
+        live = self.source.live
+        # asked on every tick while the run lives here, and on the first tick after it ended
+        if live or self._was_live or now - self._holder_at >= HOLDER_EVERY_S:
             self._holder_at = now
             self._running = self.source.running()
+        self._was_live = live
         state = self.state
         ended = state is not None and state.status in FINAL_STATUSES and not self._running
         if ended and not had_events and not len(self.buffer):
@@ -181,8 +185,9 @@ class Dashboard:
             self._workers_dirty = False
             self.workers.value = workers.render_html(self._rows)
         # the line shows a clock and a count: redrawn at most once a second, unless the
-        # stage, status or pending decision changed
-        key = (state.stage, state.status, state.pending is not None) if state else None
+        # stage, status, pending decision or runner changed
+        key = ((state.stage, state.status, state.pending is not None, self.source.live,
+                self._running) if state else None)
         if key != self._shown.get("status") or now - self._status_at >= STATUS_EVERY_S:
             status = self.status_html()
             if self.status_line.value != status:

@@ -313,6 +313,22 @@ def test_the_flusher_ends_after_the_project_ends(project, make_board):
     assert "cancelled" in board.status_line.value and "enough" in board.status_line.value
 
 
+def test_a_run_that_ended_in_this_kernel_is_shown_as_not_running(project, make_board):
+    """The status line names the runner; when the run's thread ends (and with it its lock),
+    the line's last word must be 'not running', not the stale 'run by another process'."""
+    controller, bus, buffer = project
+    source = ControllerSource(controller)
+    board = make_board(source, buffer, interval=0.02)
+    assert "running in this kernel" in board.status_line.value
+    controller.cancel("enough")
+    source.live = source.is_running = False  # what `api.Run` reports once its thread ended
+    deadline = time.monotonic() + 5
+    while board.flusher.alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert board.finished
+    assert "not running" in board.status_line.value, board.status_line.value
+
+
 def test_a_dashboard_on_disk_follows_another_process(workspace, small_table, make_board,
                                                      produce):
     """Nothing runs in this process: the dashboard polls `events.jsonl` and `state.json`."""

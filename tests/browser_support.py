@@ -1,0 +1,186 @@
+"""What the browser tests share: a real `jupyter lab` on loopback and Debian's Chromium.
+
+- `require_browser()` skips a test when the built extension, `/usr/bin/chromium` or Python
+  playwright is missing — except under CI (`CI=true`), where a missing piece fails it.
+- `start_lab(root, scratch)` starts `jupyter lab` over `root` on a free loopback port with a
+  random token, the news and update toasts off (settings in a private user-settings dir) and
+  private workspaces; it yields a `Lab` (url, token, output lines) and stops the server after.
+- `spawn` / `stop` run a child in its own process group and collect its output on a thread.
+- `launch_chromium(pw)` launches Debian's Chromium headless (never a downloaded browser).
+
+Screenshots go to `OUTPUT` (`test-output/` at the repository root, gitignored).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_core.paths import jupyter_path
+
+REPO = Path(__file__).resolve().parents[1]
+OUTPUT = REPO / "test-output"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+EXTENSION = "lightscientist-jupyter"
+
+
+def missing() -> str | None:
+    """What a browser test lacks here, or None."""
+    if not any(Path(p, EXTENSION, "package.json").is_file()
+               for p in jupyter_path("labextensions")):
+        return (f"the JupyterLab extension {EXTENSION} is not installed (run scripts/setup, "
+                "which builds labextension/ and links it)")
+    if not os.access(CHROMIUM, os.X_OK):
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Python playwright is not installed (pip install -e '.[test]')"
+    return None
+
+
+def require_browser() -> None:
+    """Skip (or, under CI, fail) when something a browser test needs is missing."""
+    reason = missing()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"browser test cannot run under CI: {reason}")
+        pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Lines:
+    """Collects a child's output lines on a thread, so waiting on them cannot block."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def join(self) -> None:
+        self._thread.join(timeout=10)
+
+    def wait_for(self, text: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in line for line in self.lines):
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"no '{text}' within {timeout} s; output:\n" + "\n".join(self.lines))
+
+
+def spawn(args: list[str], **kwargs: Any) -> tuple[subprocess.Popen, Lines]:
+    """Start a child in a new session (its own process group), output collected."""
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, **kwargs)
+    return proc, Lines(proc)
+
+
+def stop(proc: subprocess.Popen, lines: Lines) -> None:
+    """End a child a test started (and its process group), politely first."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    lines.join()
+    proc.stdout.close()
+
+
+@dataclasses.dataclass
+class Lab:
+    url: str
+    token: str
+    output: Lines
+
+    def page_url(self, path: str) -> str:
+        """`path` (e.g. `lab/tree/x.ipynb`) with the token."""
+        return f"{self.url}/{path.lstrip('/')}?token={self.token}"
+
+
+def write_settings(folder: Path, settings: Mapping[str, Mapping[str, Any]]) -> None:
+    """JupyterLab user settings: `{"@scope/pkg-extension:plugin": {...}}` written as
+    `folder/@scope/pkg-extension/plugin.jupyterlab-settings`."""
+    for plugin, values in settings.items():
+        package, _, name = plugin.partition(":")
+        path = folder / package / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values), encoding="utf-8")
+
+
+NO_TOASTS = {"@jupyterlab/apputils-extension:notification":
+             {"fetchNews": "false", "checkForUpdates": False}}
+
+
+@contextlib.contextmanager
+def start_lab(root: Path, scratch: Path, *,
+              settings: Mapping[str, Mapping[str, Any]] | None = None,
+              env: Mapping[str, str] | None = None, start_timeout: float = 90) -> Iterator[Lab]:
+    """A real `jupyter lab` over `root` on loopback; `scratch` holds its settings, config and
+    workspaces. `settings` adds user settings to the toast-free defaults; `env` replaces the
+    server's environment (default: this process's)."""
+    user_settings = scratch / "settings"
+    write_settings(user_settings, {**NO_TOASTS, **(settings or {})})
+    config = scratch / "jupyter-config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "jupyter_server_config.json").write_text(json.dumps(
+        {"ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}),
+        encoding="utf-8")
+    port, token = free_port(), secrets.token_hex(16)
+    args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+            f"--port={port}", f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            f"--LabApp.user_settings_dir={user_settings}",
+            f"--LabApp.workspaces_dir={scratch / 'workspaces'}"]
+    if os.geteuid() == 0:
+        args.append("--allow-root")
+    server_env = {**(os.environ if env is None else env), "JUPYTER_CONFIG_DIR": str(config)}
+    server, output = spawn(args, cwd=root, env=server_env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + start_timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("jupyter lab did not start:\n"
+                                         + "\n".join(output.lines)) from None
+                time.sleep(0.3)
+        yield Lab(url, token, output)
+    finally:
+        stop(server, output)
+
+
+def launch_chromium(pw: Any) -> Any:
+    """Debian's Chromium, headless, from a playwright handle."""
+    return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -1,0 +1,209 @@
+"""The demo notebooks in `notebooks/`, executed by nbclient on a real kernel.
+
+Each runs in a temporary copy of `notebooks/` (the kernel's working folder), so nothing it
+writes lands in the repository. Nobody clicks here: `LIGHTSCIENTIST_AUTO_APPROVE=1` tells the
+quickstart to press its dashboard's Approve button from code. The notebooks assert in their
+own cells; these tests check what nbclient recorded, and that the committed files carry no
+outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = REPO / "notebooks"
+NAMES = ["quickstart.ipynb", "custom-stages.ipynb", "real-model.ipynb"]
+WIDGET = "application/vnd.jupyter.widget-view+json"
+MODEL_VARIABLES = ["LIGHTSCIENTIST_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY",
+                   "ANTHROPIC_API_KEY", "LIGHTSCIENTIST_AUTO_APPROVE"]
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch) -> Path:
+    """A copy of `notebooks/` for the kernel to work in; no model configured."""
+    copy = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns(
+        "studies", "my-stages", ".ipynb_checkpoints"))
+    for name in MODEL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return copy
+
+
+def execute(folder: Path, name: str) -> nbformat.NotebookNode:
+    nb = nbformat.read(folder / name, as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}})
+    try:
+        client.execute()
+    finally:
+        nbformat.write(nb, folder / f"executed-{name}")  # kept for a failure's post-mortem
+    return nb
+
+
+def code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def assert_clean(nb: nbformat.NotebookNode) -> None:
+    """No error, no stderr in any output."""
+    for cell in code_cells(nb):
+        for output in cell.outputs:
+            assert output.output_type != "error", (cell.source, output)
+            assert output.get("name") != "stderr", (cell.source, output.get("text"))
+
+
+def printed(cell: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def cell_with(nb: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
+    (cell,) = [c for c in code_cells(nb) if source in c.source]
+    return cell
+
+
+def mimes(cell: nbformat.NotebookNode) -> list[dict]:
+    return [o.get("data", {}) for o in cell.outputs if "data" in o]
+
+
+def test_the_committed_notebooks_have_no_outputs():
+    committed = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    assert set(NAMES) <= set(committed), committed
+    for name in committed:
+        nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+        nbformat.validate(nb)
+        assert nb.metadata.kernelspec.name == "python3", name
+        assert "widgets" not in nb.metadata, name
+        for cell in code_cells(nb):
+            assert cell.outputs == [] and cell.execution_count is None, (name, cell.source)
+        for cell in nb.cells:
+            assert "execution" not in cell.metadata, (name, cell.source)
+        assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+
+
+@pytest.mark.timeout(300)
+def test_quickstart_runs_to_done_approving_each_gate_with_the_button(folder, monkeypatch):
+    monkeypatch.setenv("LIGHTSCIENTIST_AUTO_APPROVE", "1")
+    nb = execute(folder, "quickstart.ipynb")
+    assert_clean(nb)
+
+    dashboard = mimes(cell_with(nb, "%lightscientist research"))[0]
+    assert WIDGET in dashboard and "<svg" in dashboard["text/html"]
+    assert "Approved idea.gate from code" in printed(cell_with(nb, "NOBODY_WATCHING = "))
+    assert printed(cell_with(nb, "while run.wait(")).splitlines() == [
+        "approving experiment.gate", "approving paper.review", "The project is done"]
+    assert "All checks passed" in printed(cell_with(nb, "info = api.status(PROJECT)"))
+
+    process = mimes(cell_with(nb, "show PROCESS.md"))[0]["text/markdown"]
+    assert "idea.gate" in process and "approved" in process
+    assert any("image/png" in m for m in mimes(cell_with(nb, "show paper.figure")))
+    paper = [m["text/markdown"] for m in mimes(cell_with(nb, "show paper.write"))
+             if "text/markdown" in m]
+    assert any(text.startswith("# ") for text in paper[1:]), paper[:2]
+    counts = mimes(cell_with(nb, "events.groupby"))[0]["text/html"]
+    assert "stage.transition" in counts and "user.decision" in counts
+
+    (project,) = (folder / "studies").iterdir()
+    state = json.loads((project / ".lightscientist" / "state.json").read_text())
+    assert state["status"] == "done"
+    assert [(d["stage"], d["source"]) for d in state["decisions"]] == [
+        ("idea.gate", "widget"), ("experiment.gate", "widget"), ("paper.review", "widget")]
+    assert (project / "paper" / "figures" / "figure1.png").stat().st_size > 0
+
+
+@pytest.mark.timeout(300)
+def test_custom_stages_validates_reports_a_broken_table_and_runs_its_own_flow(folder):
+    nb = execute(folder, "custom-stages.ipynb")
+    assert_clean(nb)
+
+    drawing = mimes(cell_with(nb, "%lightscientist stages --stages my-stages/review.toml"))[0]
+    assert 'data-stage="review.gate"' in drawing["text/html"]
+    report = printed(cell_with(nb, "my-stages/broken.toml\nexcept"))
+    for problem in ("'review.reed' is not in 'allowed'", "unknown key 'aproval'",
+                    "must be a list", "review.missing.md does not exist"):
+        assert problem in report, report
+    assert "All checks passed." in printed(nb.cells[-2])
+
+    (project,) = (folder / "studies").iterdir()
+    report_md = (project / "review" / "report.md").read_text()
+    assert "does not know the stage 'review.write'" in report_md  # the offline model says so
+    state = json.loads((project / ".lightscientist" / "state.json").read_text())
+    assert state["status"] == "done"
+    assert [(d["stage"], d["source"], d["comment"]) for d in state["decisions"]] == [
+        ("review.gate", "api", "Enough reading; write it up.")]
+    assert "approved by the user via api — “Enough reading; write it up.”" in (
+        project / "PROCESS.md").read_text()
+
+
+@pytest.mark.timeout(120)
+def test_real_model_skips_cleanly_with_no_model_configured(folder):
+    nb = execute(folder, "real-model.ipynb")
+    assert_clean(nb)
+    assert "Skipping the run: no real model is configured." in printed(
+        cell_with(nb, "def reason_to_skip"))
+    assert printed(code_cells(nb)[-1]).strip() == "Skipped: no real model is configured"
+    assert not (folder / "studies").exists()  # nothing started
+
+
+class _FakeServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible server that lists one model and answers nothing else."""
+
+    def do_GET(self) -> None:  # the http.server API names it
+        if self.path.rstrip("/") == "/v1/models":
+            body = json.dumps({"object": "list", "data": [{"id": "tiny-model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.send_error(404)
+
+    def do_POST(self) -> None:
+        self.send_error(400, "this test server answers no chat requests")
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_server() -> Iterator[str]:
+    server = HTTPServer(("127.0.0.1", 0), _FakeServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.mark.timeout(120)
+def test_real_model_checks_a_local_server_before_starting(folder, fake_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_server)
+    monkeypatch.setenv("LIGHTSCIENTIST_MODEL", "qwen3:8b")
+    nb = execute(folder, "real-model.ipynb")
+    assert_clean(nb)
+    assert f"{fake_server} serves tiny-model, not qwen3:8b" in printed(
+        cell_with(nb, "def reason_to_skip"))
+    assert not (folder / "studies").exists()
+
+    monkeypatch.setenv("LIGHTSCIENTIST_MODEL", "tiny-model")  # served: the run starts
+    nb = execute(folder, "real-model.ipynb")
+    assert_clean(nb)
+    assert "Ready: tiny-model at " + fake_server in printed(cell_with(nb, "def reason_to_skip"))
+    dashboard = mimes(cell_with(nb, "%lightscientist research"))[0]
+    assert WIDGET in dashboard and "model tiny-model" in dashboard["text/plain"]
+    assert "· model tiny-model ·" in printed(code_cells(nb)[-1])
+    (project,) = (folder / "studies").iterdir()
+    assert project.name.startswith("real-model-")

@@ -51,6 +51,7 @@ class Project:
                                             retry_initial_delay=retry_initial_delay)
         controller.on_answer(self.supervisor.on_user_answer)
         self.stop_event = threading.Event()
+        self._cancelling: threading.Thread | None = None
         self._closed = False
         self._poll_stop = True
 
@@ -129,15 +130,13 @@ class Project:
         self.stop_event.set()
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
-        """Cancel every live worker of the stage, then the project."""
-        for record in self.supervisor.records():
-            if record.status not in ("completed", "failed", "cancelled"):
-                try:
-                    self.supervisor.runtime.cancel(record.worker_id, timeout=10.0)
-                except Exception:
-                    pass
+        """Cancel the project, then every worker alive in this process.
+
+        The project goes first, so that no new worker starts while the others are cancelled
+        (the supervisor refuses to start one for a project that is not running)."""
         self.controller.cancel(reason)
         self.stop_event.set()
+        self.supervisor.cancel_all()
 
     def _poll_inbox(self) -> None:
         while not self._poll_stop:
@@ -152,8 +151,9 @@ class Project:
             return
         worker_id = args.get("worker_id")
         if not worker_id:
-            threading.Thread(target=self.cancel, args=("cancelled from the command line",),
-                             daemon=True).start()
+            self._cancelling = threading.Thread(target=self.cancel, daemon=True,
+                                                args=("cancelled from the command line",))
+            self._cancelling.start()
             return
         try:
             self.supervisor.runtime.cancel(worker_id, timeout=10.0)
@@ -165,6 +165,8 @@ class Project:
             return
         self._closed = True
         self._poll_stop = True
+        if self._cancelling is not None:  # let the workers finalize before the process ends
+            self._cancelling.join(timeout=30)
         self.supervisor.close()
         self.bus.unsubscribe(self.writer)  # late events of stopping threads are not logged
         self.writer.close()

@@ -64,6 +64,9 @@ def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> 
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
     saver = SqliteSaver(conn)
     saver.setup()
+    # WAL (turned on by the saver) with NORMAL sync stays consistent across a process crash;
+    # only a power loss may drop the newest checkpoints, which a resume then redoes
+    conn.execute("PRAGMA synchronous=NORMAL")
     return saver
 
 
@@ -213,6 +216,11 @@ class ExecutionRuntime:
         config = {"configurable": {"thread_id": session.record["thread_id"]}}
         return bool(session.graph.get_state(config).next)
 
+    def live_workers(self) -> list[str]:
+        """Workers of this process that are not in a final state."""
+        with self._lock:
+            return [wid for wid, s in self._sessions.items() if s.status not in FINAL_STATES]
+
     def is_active(self, worker_id: str) -> bool:
         """Whether a turn of this worker is running in this process now."""
         with self._lock:
@@ -223,11 +231,20 @@ class ExecutionRuntime:
         """Block until the worker's current turn ends; returns whether it did."""
         return self._session(worker_id).finished.wait(timeout)
 
-    def close(self) -> None:
-        """Stop every session's commands (at exit)."""
+    def close(self, wait: float = 2.0) -> None:
+        """Stop every session's commands (at exit). When every turn has stopped within
+        `wait` seconds, the checkpoint database is closed too (folding its WAL file back in);
+        otherwise it is left open for the turns still finishing."""
         self.groups.kill_all()
-        for session in list(self._sessions.values()):
+        sessions = list(self._sessions.values())
+        for session in sessions:
             session.hard_stop.set()
+        deadline = time.monotonic() + wait
+        for session in sessions:
+            session.finished.wait(max(0.0, deadline - time.monotonic()))
+        conn = getattr(self.saver, "conn", None)
+        if conn is not None and not any(s.running for s in sessions):
+            conn.close()
 
     # ------------------------------------------------------------------ internals
 

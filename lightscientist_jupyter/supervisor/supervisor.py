@@ -296,7 +296,9 @@ class RuntimeSupervisor:
         digest = prompts.process_digest(self._read_process())
         message = prompts.worker_message(task, skill=skill, digest=digest, label=label,
                                          instructions=instructions)
-        with self._lock:
+        with self._lock:  # held until the worker runs: `cancel_all` sees it or stops it
+            if self.host.status in ("done", "failed", "cancelled"):
+                raise SupervisorError(f"the project is {self.host.status}; no worker was started")
             # a replayed call whose worker never got going reuses the id it reserved
             worker_id = known or self.runtime.new_worker_id()
             spec = WorkerSpec(message=message, role="worker", stage=task.stage,
@@ -398,6 +400,17 @@ class RuntimeSupervisor:
     def records(self) -> list[WorkerRecord]:
         with self._lock:
             return list(self._state.records.values()) if self._state else []
+
+    def cancel_all(self, timeout: float = 10.0) -> None:
+        """Cancel every worker session alive in this process (each finalizes or is stopped)."""
+        with self._lock:  # after layer 1 stopped the project: no worker starts past this
+            live = self.runtime.live_workers()
+        for worker_id in live:
+            if worker_id != SUPERVISOR_ID:
+                try:
+                    self.runtime.cancel(worker_id, timeout=timeout)
+                except RuntimeLayerError:
+                    pass  # it finished meanwhile
 
     def close(self) -> None:
         self.runtime.close()

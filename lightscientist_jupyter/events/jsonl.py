@@ -10,22 +10,72 @@ the blocks that hold them.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from json import encoder as _json_encoder
 from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.errors import EventLogError
-from lightscientist_jupyter.events.record import Event
+from lightscientist_jupyter.events.record import SCHEMA_VERSION, Event
 
 _BLOCK = 64 * 1024
 
 
-def _encode(event: Event) -> bytes:
+def _encode_reference(event: Event) -> bytes:
+    """The line format, defined by `json.dumps` (the fast path below must match it)."""
     return (json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
             + "\n").encode("utf-8")
+
+
+# The same line, built faster: the fixed fields are formatted directly and only `data` goes
+# through the JSON encoder, which is made once (json.dumps builds a new one per call). The
+# string escaper is the one json.dumps uses with ensure_ascii=False. Anything unusual (a
+# field of another type, a non-finite time, a circular `data`) takes the reference path, so
+# the output — and the error for what cannot be encoded — is byte for byte json.dumps's.
+_escape = _json_encoder.encode_basestring
+_LINE = ('{"v":' + str(int(SCHEMA_VERSION)) + ',"seq":%s,"ts":%s,"layer":%s,"type":%s,'
+         '"message":%s,"task_id":%s,"worker_id":%s,"stage":%s,"data":%s}\n')
+
+
+def _make_data_encoder() -> Callable[[Any], str]:
+    make = getattr(_json_encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: one reusable encoder object still saves a little
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+    try:
+        # markers=None: no circular-reference bookkeeping; a circular `data` ends in
+        # RecursionError and goes to the reference path, which reports it as json.dumps does
+        iterencode = make(None, str, _escape, None, ":", ",", False, False, True)
+        sample = {"a": [1, 2.5, None, True, {"é": "x\n\"y\u2028"}], "b": float("nan"), "c": object}
+        if "".join(iterencode(sample, 0)) != json.dumps(sample, ensure_ascii=False,
+                                                         separators=(",", ":"), default=str):
+            raise ValueError("the C encoder disagrees with json.dumps")
+    except Exception:  # noqa: BLE001 - an interpreter whose private encoder differs
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+    return lambda obj: "".join(iterencode(obj, 0))
+
+
+_encode_data = _make_data_encoder()
+
+
+def _encode(event: Event) -> bytes:
+    seq, ts, layer, data = event.seq, event.ts, event.layer, event.data
+    task_id, worker_id, stage = event.task_id, event.worker_id, event.stage
+    try:
+        if (type(seq) is not int or type(layer) is not int or type(data) is not dict
+                or not (type(ts) is int or (type(ts) is float and math.isfinite(ts)))):
+            raise TypeError
+        # _escape raises TypeError for anything but a str
+        line = _LINE % (seq, repr(ts), layer, _escape(event.type), _escape(event.message),
+                        "null" if task_id is None else _escape(task_id),
+                        "null" if worker_id is None else _escape(worker_id),
+                        "null" if stage is None else _escape(stage), _encode_data(data))
+        return line.encode("utf-8")
+    except Exception:  # noqa: BLE001 - the reference path encodes it or raises json's error
+        return _encode_reference(event)
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
@@ -97,7 +147,8 @@ class JsonlWriter:
         data = _encode(event)
         with self._lock:
             os.write(self._fd, data)
-            self.next_seq = max(self.next_seq, event.seq + 1)
+            if event.seq >= self.next_seq:
+                self.next_seq = event.seq + 1
 
     __call__ = write
 

@@ -1,0 +1,82 @@
+"""The benchmark scripts still run: each on its tiny size (`--quick`), then run_all.py writes a
+RESULTS.md from what they reported. No timing is asserted — figures on a shared machine are
+not test material; benchmarks/RESULTS.md holds the real ones (`scripts/bench`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+SCRIPTS = ("prompt_growth", "overhead", "events", "full_run")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, dict]:
+    out = tmp_path_factory.mktemp("bench")
+    found = {}
+    for name in SCRIPTS:
+        proc = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), "--quick", "--json",
+                               str(out / f"{name}.json")], capture_output=True, text=True,
+                              timeout=280)
+        assert proc.returncode == 0, f"{name}.py failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+        found[name] = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
+        found[name]["stdout"] = proc.stdout
+    found["_dir"] = {"path": str(out)}
+    return found
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_script_reports_its_targets(reports, name):
+    report = reports[name]
+    assert report["markdown"].strip()
+    assert report["targets"], f"{name}.py checked no target"
+    for target in report["targets"]:
+        assert {"name", "measured", "target", "met", "value", "limit"} <= set(target)
+        assert f"target {target['name']}:" in report["stdout"]
+
+
+def test_prompt_growth_compares_both_sides(reports):
+    data = reports["prompt_growth"]["data"]
+    assert data["visits"] == data["loops"] == 3
+    assert data["delivered"] == len(data["single"]) == len(data["workers"])
+    # the single agent's history grows from one task to the next; the supervisor's input not
+    assert data["single"][-1]["first_input"] > data["single"][0]["first_input"]
+    assert max(data["decisions"]) < 3 * min(data["decisions"])
+
+
+def test_overhead_counts_both_runs(reports):
+    data = reports["overhead"]["data"]
+    assert len(data["layers"]) == len(data["bare"]) == 1
+    assert data["layers"][0]["steps"] > data["layers"][0]["supervisor_steps"] > 0
+    assert data["bare"][0]["steps"] > 0
+    assert data["profile"]["parts"]  # the instrumented run found the calls it times
+
+
+def test_events_reads_the_tail_and_cleans_up(reports):
+    tail = reports["events"]["data"]["tail"]
+    assert tail["events"] > 100 and len(tail["warm_ms"]) >= 5
+    assert not list(Path("/tmp").glob("ls-bench-events-*/big.jsonl"))
+
+
+def test_full_run_measures_memory_and_files(reports):
+    run = reports["full_run"]["data"]["runs"][0]
+    assert run["tree_peak"] > 0 and run["samples"] > 0
+    assert run["sqlite"] > 0 and run["events_bytes"] > 0
+
+
+def test_run_all_writes_results(reports, tmp_path):
+    out = tmp_path / "RESULTS.md"
+    proc = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--from-json",
+                           reports["_dir"]["path"], "--out", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text(encoding="utf-8")
+    for heading in ("## Machine", "## Targets", "## 1. Prompt growth",
+                    "## 2. Orchestration overhead", "## 3. Event pipeline", "## 4. The full run"):
+        assert heading in text
+    assert "| cores |" in text and "| Python |" in text

@@ -156,7 +156,7 @@ def render(info: dict[str, Any], results: dict[str, dict[str, Any]], lat: dict[s
         f"| memory | {info['memory_gib']} GiB |",
         f"| OS | {info['os']} |",
         f"| Python | {info['python']} |",
-        f"| packages | " + ", ".join(f"{k} {val}" for k, val in v.items()) + " |",
+        "| packages | " + ", ".join(f"{k} {val}" for k, val in v.items()) + " |",
         f"| load average (1, 5, 15 min) at start / at end | {load} / {load_end} |",
         f"| date | {info['date']} |",
         "",

@@ -256,20 +256,10 @@ def bare_tools(sleep: bool = True) -> list[Any]:
             time.sleep(max(0.0, float(check_after_s)))
         return f"Suspended ({reason}); you will be resumed in about {check_after_s:g} s."
 
-    @tool
-    def complete_stage(summary: str, outputs: list[str], next_stage: str) -> str:
-        """Deliver your work: a 5-10 line summary, the files you wrote (workspace-relative
-        paths) and the next stage you suggest (one of the allowed next stages). The supervisor
-        decides; this ends your work.
-        """
-        return f"Delivered to the supervisor; suggested next stage: {next_stage}."
+    from lightscientist_jupyter.runtime.lifecycle import lifecycle_tools
 
-    @tool
-    def finalize_cancel(notes: str) -> str:
-        """Finish a cancelled worker: say what is done, what to keep and what remains."""
-        return "Cancellation acknowledged."
-
-    return [request_input, suspend, complete_stage, finalize_cancel]
+    same = [t for t in lifecycle_tools() if t.name in ("complete_stage", "finalize_cancel")]
+    return [request_input, suspend, *same]
 
 
 def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") -> Any:

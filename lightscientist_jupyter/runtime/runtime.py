@@ -101,6 +101,8 @@ class ExecutionRuntime:
         self.groups = ProcessGroups()
         self._sessions: dict[str, WorkerSession] = {}
         self._specs: dict[str, WorkerSpec] = {}
+        self._droppers: list[threading.Thread] = []
+        """Threads deleting cancelled sessions' checkpoints (joined before the database closes)."""
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ API
@@ -242,9 +244,13 @@ class ExecutionRuntime:
         deadline = time.monotonic() + wait
         for session in sessions:
             session.finished.wait(max(0.0, deadline - time.monotonic()))
+        for dropper in list(self._droppers):
+            dropper.join(max(0.0, deadline - time.monotonic()))
         conn = getattr(self.saver, "conn", None)
-        if conn is not None and not any(s.running for s in sessions):
-            conn.close()
+        busy = any(s.running for s in sessions) or any(d.is_alive() for d in self._droppers)
+        if conn is not None and not busy:
+            with getattr(self.saver, "lock", threading.Lock()):  # no cursor is in use
+                conn.close()
 
     # ------------------------------------------------------------------ internals
 
@@ -316,7 +322,9 @@ class ExecutionRuntime:
             except Exception:  # the record already says cancelled; a leftover is harmless
                 pass
 
-        threading.Thread(target=drop, daemon=True, name=f"ls-drop-{session.id}").start()
+        dropper = threading.Thread(target=drop, daemon=True, name=f"ls-drop-{session.id}")
+        self._droppers.append(dropper)
+        dropper.start()
 
     def _report(self, update: WorkerUpdate) -> None:
         self.on_update(update)

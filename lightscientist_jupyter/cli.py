@@ -104,7 +104,7 @@ def cmd_reply(args: argparse.Namespace) -> int:
         return _await_runner(ws, path)
     for outcome in project.controller.poll_inbox():
         print(outcome.message)
-    return _run_project(project)
+    return _run_project(project, args)
 
 
 def _await_runner(ws: Workspace, path: Path) -> int:
@@ -153,12 +153,27 @@ def _subscribers(args: argparse.Namespace) -> tuple:
     return (TerminalPrinter(sys.stdout),) if getattr(args, "watch", False) else ()
 
 
-def _run_project(project) -> int:
+def _announce_gate(project) -> Callable[[], None]:
+    """With --wait: say once per decision that the run waits at a gate, and for what."""
+    shown: set[str] = set()
+
+    def announce() -> None:
+        pending = project.controller.state.pending
+        if pending is not None and pending.id not in shown:
+            shown.add(pending.id)
+            print(f"waiting at {pending.stage}: {pending.question} — reply with "
+                  "`lightscientist reply y` or `n` (or from the side panel)", flush=True)
+
+    return announce
+
+
+def _run_project(project, args: argparse.Namespace) -> int:
     import signal
 
     previous = signal.signal(signal.SIGTERM, lambda *_: project.stop())
     try:
-        status = project.run()
+        status = project.run(wait_for_replies=getattr(args, "wait", False),
+                             on_idle=_announce_gate(project))
     except KeyboardInterrupt:
         project.stop()
         status = project.controller.status
@@ -180,7 +195,7 @@ def cmd_research(args: argparse.Namespace) -> int:
     project = Project.create(args.workspace or ".", args.goal, mode=args.mode, stage=args.stage,
                              stages=args.stages, model=args.model, base_url=args.base_url,
                              subscribers=_subscribers(args))
-    return _run_project(project)
+    return _run_project(project, args)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -188,7 +203,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     project = Project.open(args.workspace or ".", model=args.model, base_url=args.base_url,
                            subscribers=_subscribers(args))
-    return _run_project(project)
+    return _run_project(project, args)
 
 
 # ------------------------------------------------------------------------- workers, cancel
@@ -270,11 +285,14 @@ def cmd_events(args: argparse.Namespace) -> int:
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
 COMMANDS: dict[str, Command] = {
-    "research": (options.research, cmd_research, "start a research project and run it"),
-    "resume": (options.resume, cmd_resume, "continue a project that stopped (crash, restart)"),
+    "research": (lambda p: (options.research(p), options.wait(p)), cmd_research,
+                 "start a research project and run it"),
+    "resume": (lambda p: (options.resume(p), options.wait(p)), cmd_resume,
+               "continue a project that stopped (crash, restart)"),
     "workers": (options.workers, cmd_workers, "list the workers and their state"),
     "cancel": (options.cancel, cmd_cancel, "cancel one worker, or the whole run"),
-    "reply": (options.reply, cmd_reply, "approve or reject the pending gate or question"),
+    "reply": (lambda p: (options.reply(p), options.wait(p)), cmd_reply,
+              "approve or reject the pending gate or question"),
     "status": (options.status, cmd_status, "show the project's stage, status and pending decision"),
     "events": (options.events, cmd_events, "print the event stream"),
     "stages": (options.stages, cmd_stages, "validate and print a stage table"),

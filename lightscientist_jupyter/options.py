@@ -27,6 +27,13 @@ def run_options(p: Parser) -> None:
                    help="print events as they happen (a notebook's dashboard always streams)")
 
 
+def wait(p: Parser) -> None:
+    """The command line's `--wait` (a notebook's run always waits at gates)."""
+    p.add_argument("--wait", action="store_true",
+                   help="at a gate, keep running and wait for the reply (from the side panel, "
+                        "a notebook or `lightscientist reply`) instead of exiting")
+
+
 def research(p: Parser, *, mode_default: str | None = "manual") -> None:
     p.add_argument("goal", help="the research goal, in quotes")
     workspace(p)

@@ -29,9 +29,9 @@ globals().update({name: value for name, value in vars(_pytest_jupyter).items()
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("ls_run_project",
-                                               Path(__file__).with_name("run_project.py"))
-run_project = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(run_project)
+                                               Path(__file__).with_name("waiting_project.py"))
+waiting_project = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(waiting_project)
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def fetch(jp_fetch, jp_asyncio_loop):
 @pytest.fixture
 def root(jp_root_dir: Path) -> Path:
     """A server root with projects: alpha (at idea.gate), nested/beta (running), broken."""
-    run_project.make_waiting_project(str(jp_root_dir / "alpha"))
+    waiting_project.make_waiting_project(str(jp_root_dir / "alpha"))
     beta = Workspace.at(jp_root_dir / "nested" / "beta")
     from lightscientist_jupyter.controller import ResearchController
 
@@ -56,7 +56,7 @@ def root(jp_root_dir: Path) -> Path:
     broken = jp_root_dir / "broken" / ".lightscientist"
     broken.mkdir(parents=True)
     (broken / "state.json").write_text("{not json", encoding="utf-8")
-    run_project.make_waiting_project(str(jp_root_dir / ".hidden" / "gamma"))
+    waiting_project.make_waiting_project(str(jp_root_dir / ".hidden" / "gamma"))
     (jp_root_dir / "notes").mkdir()
     return Path(os.path.realpath(jp_root_dir))
 
@@ -115,7 +115,7 @@ def test_project_gives_status_and_stage_table(root, fetch):
 
 
 def test_project_at_the_server_root_has_an_empty_path(jp_root_dir, fetch):
-    run_project.make_waiting_project(str(jp_root_dir))
+    waiting_project.make_waiting_project(str(jp_root_dir))
     projects = get(fetch, "projects")["projects"]
     assert [p["path"] for p in projects] == [""]
     detail = get(fetch, "project", path="")
@@ -143,7 +143,7 @@ def test_events_are_read_incrementally_by_seq(root, fetch):
 def test_events_on_a_large_log(jp_root_dir, fetch):
     state_dir = jp_root_dir / "big" / ".lightscientist"
     state_dir.mkdir(parents=True)
-    run_project.make_waiting_project(str(jp_root_dir / "big"))
+    waiting_project.make_waiting_project(str(jp_root_dir / "big"))
     count = 300_000
     line = ('{"v":1,"seq":%d,"ts":1.0,"layer":3,"type":"tool.call","message":"step %d",'
             '"task_id":"experiment.loop#1","worker_id":"w1","stage":"experiment.loop",'
@@ -192,7 +192,7 @@ def test_project_paths_are_confined_to_the_root(root, fetch, params, status):
 
 def test_escapes_through_names_and_links_are_refused(root, fetch, tmp_path):
     outside = tmp_path / "outside"
-    run_project.make_waiting_project(str(outside))
+    waiting_project.make_waiting_project(str(outside))
     (root / "link").symlink_to(outside, target_is_directory=True)
     (root / "alpha" / "leak.md").symlink_to(outside / "PROCESS.md")
     code, body = refused(fetch, "project", path="link")

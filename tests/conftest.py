@@ -152,3 +152,18 @@ def advance() -> Callable[..., object]:
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built once per test session from this checkout (no network)."""
+    import subprocess
+
+    out = tmp_path_factory.mktemp("wheel")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "--disable-pip-version-check", "-q", "-w", str(out), str(REPO_ROOT)],
+        capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stdout + build.stderr
+    (wheel,) = out.glob("lightscientist_jupyter-*.whl")
+    return wheel

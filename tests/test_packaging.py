@@ -25,17 +25,10 @@ def test_source_checkout_uses_the_top_level_stages_folder():
 
 
 @pytest.fixture(scope="module")
-def unpacked_wheel(tmp_path_factory) -> Path:
-    """The project's wheel, built from this checkout and unzipped (an 'installed' copy)."""
-    out = tmp_path_factory.mktemp("wheel")
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "--disable-pip-version-check", "-q", "-w", str(out), str(REPO)],
-        capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stdout + build.stderr
-    (wheel,) = out.glob("lightscientist_jupyter-*.whl")
-    site = out / "site"
-    with zipfile.ZipFile(wheel) as archive:
+def unpacked_wheel(built_wheel: Path, tmp_path_factory) -> Path:
+    """The project's wheel, unzipped (an 'installed' copy)."""
+    site = tmp_path_factory.mktemp("site")
+    with zipfile.ZipFile(built_wheel) as archive:
         archive.extractall(site)
     return site
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -17,21 +15,14 @@ DATA = "lightscientist_jupyter-{version}.data/data"
 
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory) -> tuple[str, set[str], zipfile.ZipFile]:
+def wheel_names(built_wheel: Path) -> tuple[str, set[str], zipfile.ZipFile]:
     if not (BUILT / "static" / "style.js").is_file():
         reason = "the JupyterLab extension is not built (scripts/setup builds it)"
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
-    out = tmp_path_factory.mktemp("wheel")
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "--disable-pip-version-check", "-q", "-w", str(out), str(REPO)],
-        capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stdout + build.stderr
-    (wheel,) = out.glob("lightscientist_jupyter-*.whl")
-    version = wheel.name.split("-")[1]
-    archive = zipfile.ZipFile(wheel)
+    version = built_wheel.name.split("-")[1]
+    archive = zipfile.ZipFile(built_wheel)
     yield DATA.format(version=version), set(archive.namelist()), archive
     archive.close()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_support import execute_notebook
 
 NOTEBOOKS = Path(__file__).with_name("notebooks")
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -23,14 +23,7 @@ PROMPT_S = 2.0
 
 
 def execute(name: str, folder: Path) -> nbformat.NotebookNode:
-    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}})
-    try:
-        client.execute()
-    finally:
-        nbformat.write(nb, folder / f"executed-{name}")  # kept for a failure's post-mortem
-    return nb
+    return execute_notebook(NOTEBOOKS / name, folder)
 
 
 def duration(cell: nbformat.NotebookNode) -> float:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_support import execute_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -40,14 +40,7 @@ def folder(tmp_path, monkeypatch) -> Path:
 
 
 def execute(folder: Path, name: str) -> nbformat.NotebookNode:
-    nb = nbformat.read(folder / name, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}})
-    try:
-        client.execute()
-    finally:
-        nbformat.write(nb, folder / f"executed-{name}")  # kept for a failure's post-mortem
-    return nb
+    return execute_notebook(folder / name, folder)
 
 
 def code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:

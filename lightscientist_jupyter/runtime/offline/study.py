@@ -94,7 +94,10 @@ _COMMON_TEMPLATE = r'''
 import csv as _csv
 import io as _io
 import math as _math
+import os as _os
 import re as _re
+import tempfile as _tempfile
+from pathlib import Path as _Path
 
 DISCLAIMER = __DISCLAIMER__
 STUDY_QUESTION = __QUESTION__
@@ -107,6 +110,30 @@ SUCCESS_CRITERION = (
     "a comparison open, that learning rate is inconclusive."
 )
 SUMMARY_COLUMNS = ["condition", "metric", "n", "mean", "std", "ci95_low", "ci95_high"]
+
+
+def write_atomic(path, text):
+    """Write `text` to `path` so that a reader sees the old file or the new one, never half."""
+    path = _Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with _os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            _os.fsync(fh.fileno())
+        _os.replace(tmp, path)
+    except BaseException:
+        if _os.path.exists(tmp):
+            _os.unlink(tmp)
+        raise
+
+
+def summary_table_rows(rows):
+    """The Markdown rows of summary.csv, every number through `fmt`."""
+    return "\n".join(
+        f"| {r['condition']} | {r['metric']} | {fmt(r['n'])} | {fmt(r['mean'])} | "
+        f"{fmt(r['std'])} | {fmt(r['ci95_low'])} | {fmt(r['ci95_high'])} |" for r in rows)
 
 
 def fmt(x):
@@ -878,12 +905,6 @@ def probe_generic():
 PROBES = {"c1-linear-warmup": probe_c1, "c2-lr-sweep": probe_c2, "c3-warmup-length": probe_c3}
 
 
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def main():
@@ -1466,20 +1487,6 @@ RUNS = planned_runs()
 
 # ---- files -----------------------------------------------------------------------------------
 
-def write_atomic(path, text):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 @contextlib.contextmanager
@@ -1743,12 +1750,6 @@ METRICS = __METRICS__
 PLANNED_RUNS = __N_RUNS__
 
 
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def condition_order(name):
@@ -1789,9 +1790,7 @@ def main():
     best = best_condition(rows)
     n_runs = int(df["run_id"].nunique())
     n_failed = int(df.loc[df["status"] != "ok", "run_id"].nunique())
-    table = "\n".join(
-        f"| {r['condition']} | {r['metric']} | {fmt(r['n'])} | {fmt(r['mean'])} | "
-        f"{fmt(r['std'])} | {fmt(r['ci95_low'])} | {fmt(r['ci95_high'])} |" for r in rows)
+    table = summary_table_rows(rows)
     best_text = (f"`{best['condition']}` has the lowest mean final loss, {interval(best)} "
                  f"(mean [95% CI], n={best['n']})." if best else
                  "No condition has a finite mean final loss.")
@@ -1930,11 +1929,6 @@ def read_rows(path):
         return list(csv.DictReader(fh))
 
 
-def write_atomic(path, text):
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def panel_final_loss(ax, rows):
@@ -2118,12 +2112,6 @@ DESIGN = __DESIGN__
 DESIGN_SHORT = __DESIGN_SHORT__
 
 
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def goal_sentence(goal):
@@ -2162,9 +2150,7 @@ def main(argv):
     verdict, why = criterion(comps)
     best = best_condition(rows)
     conditions = list(dict.fromkeys(r["condition"] for r in rows))
-    table = "\n".join(
-        f"| {r['condition']} | {r['metric']} | {fmt(r['n'])} | {fmt(r['mean'])} | "
-        f"{fmt(r['std'])} | {fmt(r['ci95_low'])} | {fmt(r['ci95_high'])} |" for r in rows)
+    table = summary_table_rows(rows)
     best_text = (f"The lowest mean final loss, {interval(best)} (mean [95% CI] over "
                  f"{best['n']} seeds), was reached by {best['condition']}." if best else
                  "No condition reached a finite mean final loss.")
@@ -2318,12 +2304,6 @@ LEARNING_RATES = __LRS__
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def section(text, title):

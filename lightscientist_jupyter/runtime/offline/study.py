@@ -129,6 +129,17 @@ def write_atomic(path, text):
         raise
 
 
+def planned_runs(learning_rates, warmup_steps, seeds):
+    """Every run of the grid, in a fixed order: r01, r02, … with its condition."""
+    runs = []
+    for lr in learning_rates:
+        for warmup in warmup_steps:
+            for seed in seeds:
+                runs.append({"run_id": f"r{len(runs) + 1:02d}", "lr": lr, "warmup": warmup,
+                             "seed": seed, "condition": condition_name(lr, warmup)})
+    return runs
+
+
 def summary_table_rows(rows):
     """The Markdown rows of summary.csv, every number through `fmt`."""
     return "\n".join(
@@ -492,13 +503,7 @@ SUCCESS_CRITERION: str = _common["SUCCESS_CRITERION"]
 
 
 def _runs() -> list[dict]:
-    runs: list[dict] = []
-    for lr in _LEARNING_RATES:
-        for warmup in _WARMUP_STEPS:
-            for seed in _SEEDS:
-                runs.append({"run_id": f"r{len(runs) + 1:02d}", "lr": lr, "warmup": warmup,
-                             "seed": seed, "condition": _condition_name(lr, warmup)})
-    return runs
+    return _common["planned_runs"](_LEARNING_RATES, _WARMUP_STEPS, _SEEDS)
 
 
 _DESIGN = (
@@ -1472,17 +1477,7 @@ RESULT_COLUMNS = ["run_id", "condition", "seed", "metric", "value", "status"]
 CURVE_COLUMNS = ["run_id", "step", "loss"]
 
 
-def planned_runs():
-    runs = []
-    for lr in LEARNING_RATES:
-        for warmup in WARMUP_STEPS:
-            for seed in SEEDS:
-                runs.append({"run_id": f"r{len(runs) + 1:02d}", "lr": lr, "warmup": warmup,
-                             "seed": seed, "condition": condition_name(lr, warmup)})
-    return runs
-
-
-RUNS = planned_runs()
+RUNS = planned_runs(LEARNING_RATES, WARMUP_STEPS, SEEDS)
 
 
 # ---- files -----------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ LAYERS = {  # first segment under the package -> rank
     "controller": CONTROLLER,
     "supervisor": SUPERVISOR,
     "runtime": RUNTIME,
-    "events": LEAF, "errors": LEAF, "_fs": LEAF, "workspace": LEAF,
+    "events": LEAF, "errors": LEAF, "vocab": LEAF, "_fs": LEAF, "workspace": LEAF,
 }
 MODEL_LIBRARIES = ("langchain", "langchain_core", "langchain_openai", "langgraph", "deepagents",
                    "openai", "anthropic")

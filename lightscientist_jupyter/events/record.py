@@ -10,37 +10,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, TypedDict
 
+from lightscientist_jupyter.vocab import EVENT_LAYERS
+
 SCHEMA_VERSION = 1
 
 Layer = Literal[1, 2, 3]
 
-EVENT_TYPES: dict[str, int] = {
-    # layer 1: the research controller
-    "stage.start": 1,
-    "stage.finish": 1,
-    "stage.transition": 1,
-    "stage.rejected": 1,
-    "user.decision_requested": 1,
-    "user.decision": 1,
-    # layer 2: the runtime supervisor
-    "worker.created": 2,
-    "worker.status": 2,
-    "supervisor.event": 2,
-    "supervisor.decision": 2,
-    "resume.scheduled": 2,
-    "resume.fired": 2,
-    "worker.stalled": 2,
-    # layer 3: worker sessions
-    "session.start": 3,
-    "session.end": 3,
-    "model.call": 3,
-    "model.output": 3,
-    "tool.call": 3,
-    "tool.result": 3,
-    "worker.waiting": 3,
-    "worker.background": 3,
-    "worker.cancelled": 3,
-}
+EVENT_TYPES: dict[str, int] = {str(t): int(layer) for t, layer in EVENT_LAYERS.items()}
 """Every event type and the layer that emits it."""
 
 

@@ -1,0 +1,179 @@
+"""The project's closed vocabularies, one name for one idea, shared by every layer.
+
+Each is a `StrEnum`: a member *is* its string (`ProjectStatus.DONE == "done"`), so values
+written to `state.json`, the event log or a checkpoint stay plain JSON strings, and code that
+compares against the string keeps working. Convert with `str(member)` before handing a value
+to LangGraph state or a tool result (the checkpoint serializer stores plain strings only).
+
+Names in the fixed interfaces (`DESIGN.md`) are kept as they are: the project waits as
+`waiting_user`, a worker as `waiting`; a project ends `done`, a worker `completed`.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+
+
+class ProjectStatus(StrEnum):
+    """Where a project stands (layer 1, `state.json` and `status --json`)."""
+
+    RUNNING = "running"
+    WAITING_USER = "waiting_user"
+    """A human decision is pending (a gate or a question)."""
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+FINAL_PROJECT_STATUSES: frozenset[ProjectStatus] = frozenset(
+    {ProjectStatus.DONE, ProjectStatus.FAILED, ProjectStatus.CANCELLED}
+)
+"""Statuses a project does not leave by running on."""
+
+
+class Mode(StrEnum):
+    """How gates pass: by themselves (`auto`) or by a human reply (`manual`)."""
+
+    AUTO = "auto"
+    MANUAL = "manual"
+
+
+class DecisionKind(StrEnum):
+    """What a pending human decision is about."""
+
+    GATE = "gate"
+    """Approve or reject a gate stage's outputs."""
+    QUESTION = "question"
+    """A project-level question from the supervisor (`request_user_decision`)."""
+
+
+class StageOutcome(StrEnum):
+    """How layer 2 stopped working on a stage (`StageResult.status`)."""
+
+    FINISHED = "finished"
+    """Layer 1 accepted the finish and moved the project."""
+    FAILED = "failed"
+    WAITING_USER = "waiting_user"
+    STOPPED = "stopped"
+    """Stopped on request; the workers stay resumable."""
+
+
+class WorkerStatus(StrEnum):
+    """A layer-3 worker session's state (see DESIGN.md, layer 3)."""
+
+    RUNNING = "running"
+    WAITING = "waiting"
+    """Needs outside input now (a LangGraph interrupt)."""
+    BACKGROUND = "background"
+    """Suspended itself; resumed by a plain message on the same thread."""
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+FINAL_WORKER_STATUSES: frozenset[WorkerStatus] = frozenset(
+    {WorkerStatus.COMPLETED, WorkerStatus.FAILED, WorkerStatus.CANCELLED}
+)
+RESUMABLE_WORKER_STATUSES: frozenset[WorkerStatus] = frozenset(
+    {WorkerStatus.WAITING, WorkerStatus.BACKGROUND}
+)
+
+
+class Role(StrEnum):
+    """What a layer-3 session is for."""
+
+    WORKER = "worker"
+    SUPERVISOR = "supervisor"
+
+
+class SchedulingKind(StrEnum):
+    """The meaningful changes that wake the supervisor agent (layer 2, one decision each)."""
+
+    STAGE_STARTED = "stage_started"
+    WORKER_FINISHED = "worker_finished"
+    WORKER_FAILED = "worker_failed"
+    WORKER_WAITING = "worker_waiting"
+    WORKER_BACKGROUND = "worker_background"
+    WORKER_STALLED = "worker_stalled"
+    WORKER_CANCELLED = "worker_cancelled"
+    RESUME_DUE = "resume_due"
+    STAGE_REJECTED = "stage_rejected"
+    """Layer 1 refused a finish (the `stage.rejected` event); the reason is in the data."""
+    USER_ANSWERED = "user_answered"
+    STAGE_IDLE = "stage_idle"
+    """Nothing is running in the stage and nothing is scheduled."""
+
+
+class Layer(IntEnum):
+    """The layer an event comes from."""
+
+    CONTROLLER = 1
+    SUPERVISOR = 2
+    RUNTIME = 3
+
+
+class EventType(StrEnum):
+    """Every event type of `.lightscientist/events.jsonl` (the fixed vocabulary)."""
+
+    # layer 1: the research controller
+    STAGE_START = "stage.start"
+    STAGE_FINISH = "stage.finish"
+    STAGE_TRANSITION = "stage.transition"
+    STAGE_REJECTED = "stage.rejected"
+    USER_DECISION_REQUESTED = "user.decision_requested"
+    USER_DECISION = "user.decision"
+    # layer 2: the stage supervisor
+    WORKER_CREATED = "worker.created"
+    WORKER_STATUS = "worker.status"
+    SUPERVISOR_EVENT = "supervisor.event"
+    SUPERVISOR_DECISION = "supervisor.decision"
+    RESUME_SCHEDULED = "resume.scheduled"
+    RESUME_FIRED = "resume.fired"
+    WORKER_STALLED = "worker.stalled"
+    # layer 3: worker sessions
+    SESSION_START = "session.start"
+    SESSION_END = "session.end"
+    MODEL_CALL = "model.call"
+    MODEL_OUTPUT = "model.output"
+    TOOL_CALL = "tool.call"
+    TOOL_RESULT = "tool.result"
+    WORKER_WAITING = "worker.waiting"
+    WORKER_BACKGROUND = "worker.background"
+    WORKER_CANCELLED = "worker.cancelled"
+
+    @property
+    def layer(self) -> Layer:
+        """The layer that emits events of this type."""
+        return EVENT_LAYERS[self]
+
+
+EVENT_LAYERS: dict[EventType, Layer] = {
+    **{t: Layer.CONTROLLER for t in EventType if t.value.split(".")[0] in ("stage", "user")},
+    **{
+        t: Layer.SUPERVISOR
+        for t in (
+            EventType.WORKER_CREATED,
+            EventType.WORKER_STATUS,
+            EventType.SUPERVISOR_EVENT,
+            EventType.SUPERVISOR_DECISION,
+            EventType.RESUME_SCHEDULED,
+            EventType.RESUME_FIRED,
+            EventType.WORKER_STALLED,
+        )
+    },
+    **{
+        t: Layer.RUNTIME
+        for t in (
+            EventType.SESSION_START,
+            EventType.SESSION_END,
+            EventType.MODEL_CALL,
+            EventType.MODEL_OUTPUT,
+            EventType.TOOL_CALL,
+            EventType.TOOL_RESULT,
+            EventType.WORKER_WAITING,
+            EventType.WORKER_BACKGROUND,
+            EventType.WORKER_CANCELLED,
+        )
+    },
+}
+"""Every event type and the layer that emits it."""

@@ -178,7 +178,7 @@ def stage_table(folder: Path, loop_visits: int) -> Path:
     import tomllib
 
     folder = Path(folder)
-    shutil.copytree(REPO / "stages", folder, dirs_exist_ok=True)
+    shutil.copytree(REPO / "lightscientist_jupyter" / "stages", folder, dirs_exist_ok=True)
     toml = folder / "research.toml"
     text = toml.read_text(encoding="utf-8")
     current = tomllib.loads(text)["stages"]["experiment.loop"].get("max_visits", 20)

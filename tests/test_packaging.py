@@ -17,10 +17,11 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE_NAME = "lightscientist_jupyter"
 
 
-def test_source_checkout_uses_the_top_level_stages_folder():
+def test_source_checkout_uses_the_package_stages_folder():
     assert Path(lightscientist_jupyter.__file__).resolve().parent == REPO / PACKAGE_NAME
-    assert default_table_path() == REPO / "stages" / "research.toml"
-    assert load_table().path == REPO / "stages" / "research.toml"
+    assert default_table_path() == REPO / PACKAGE_NAME / "stages" / "research.toml"
+    assert load_table().path == REPO / PACKAGE_NAME / "stages" / "research.toml"
+    assert not (REPO / "stages").exists()  # one place for the default table
 
 
 
@@ -36,7 +37,7 @@ def unpacked_wheel(built_wheel: Path, tmp_path_factory) -> Path:
 def test_wheel_ships_the_table_and_every_skill(unpacked_wheel):
     shipped = unpacked_wheel / PACKAGE_NAME / "stages"
     assert (shipped / "research.toml").is_file()
-    source_skills = sorted(p.name for p in (REPO / "stages" / "skills").glob("*.md"))
+    source_skills = sorted(p.name for p in (REPO / PACKAGE_NAME / "stages" / "skills").glob("*.md"))
     assert sorted(p.name for p in (shipped / "skills").glob("*.md")) == source_skills
     assert len(source_skills) == 14
 

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller import default_table_path, load_table
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -166,7 +166,7 @@ def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_
 
 def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
     stages = tmp_path / "stages"
-    shutil.copytree(REPO / "stages", stages)
+    shutil.copytree(default_table_path().parent, stages)
     toml = stages / "research.toml"
     toml.write_text(toml.read_text().replace("max_visits = 20", "max_visits = 40"))
     ws = tmp_path / "project"

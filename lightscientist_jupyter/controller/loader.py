@@ -8,6 +8,7 @@ back or the error does.
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import re
 import tomllib
@@ -33,13 +34,15 @@ _KEY = re.compile(r"""^\s*([A-Za-z0-9_-]+)\s*=""")
 
 
 def default_table_path() -> Path:
-    """The shipped `stages/research.toml`: inside an installed wheel, or in a source checkout."""
-    package = Path(__file__).resolve().parent.parent
-    for candidate in (package / "stages" / "research.toml",
-                      package.parent / "stages" / "research.toml"):
-        if candidate.is_file():
-            return candidate
-    raise StageTableError(str(package / "stages" / "research.toml"),
+    """The default stage table, `lightscientist_jupyter/stages/research.toml` (package data).
+
+    Its skill files must be real files a worker can read, so the table is found only in a
+    package that lives in a folder (a source checkout or an installed wheel), never in a zip.
+    """
+    resource = importlib.resources.files("lightscientist_jupyter") / "stages" / "research.toml"
+    if isinstance(resource, Path) and resource.is_file():
+        return resource.resolve()
+    raise StageTableError(str(resource),
                           ["the default stage table is missing from this installation"])
 
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lightscientist_jupyter.events.record import EVENT_TYPES, Event
+from lightscientist_jupyter.events.event import EVENT_TYPES, Event
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.errors import EventLogError
-from lightscientist_jupyter.events.record import SCHEMA_VERSION, Event
+from lightscientist_jupyter.events.event import SCHEMA_VERSION, Event
 
 _BLOCK = 64 * 1024
 

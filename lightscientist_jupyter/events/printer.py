@@ -6,7 +6,7 @@ import sys
 import time
 from typing import IO, Any
 
-from lightscientist_jupyter.events.record import Event
+from lightscientist_jupyter.events.event import Event
 
 _COLORS = {1: "\033[36m", 2: "\033[33m", 3: "\033[37m"}
 _RESET = "\033[0m"

@@ -15,7 +15,7 @@ from lightscientist_jupyter.events import (
     make_filter,
     read_tail,
 )
-from lightscientist_jupyter.events.record import SCHEMA_VERSION
+from lightscientist_jupyter.events.event import SCHEMA_VERSION
 
 
 def log_with(path: Path, count: int) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from lightscientist_jupyter.events import EventBus, JsonlWriter, read_tail
 from lightscientist_jupyter.events.jsonl import _encode, _encode_reference
-from lightscientist_jupyter.events.record import Event
+from lightscientist_jupyter.events.event import Event
 
 
 class _Obj:

@@ -1,7 +1,7 @@
-"""The event record and its closed vocabulary.
+"""The event and its closed vocabulary.
 
-Events are a side channel: they show what each layer did, they never drive control flow. A
-record crosses files and wires as one JSON object per line, so it has a `to_dict` and a
+Events are a side channel: they show what each layer did, they never drive control flow. An
+event crosses files and wires as one JSON object per line, so it has a `to_dict` and a
 `from_dict` and nothing else clever.
 """
 

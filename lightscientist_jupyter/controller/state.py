@@ -11,17 +11,20 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from lightscientist_jupyter._fs import write_json_atomic
 from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.vocab import DecisionKind, Mode, ProjectStatus
 
 STATE_VERSION = 1
 
-Status = Literal["running", "waiting_user", "done", "failed", "cancelled"]
-Mode = Literal["auto", "manual"]
-MODES = ("auto", "manual")
-FINAL_STATUSES = ("done", "failed", "cancelled")
+FINAL_STATUSES: tuple[ProjectStatus, ...] = (
+    ProjectStatus.DONE,
+    ProjectStatus.FAILED,
+    ProjectStatus.CANCELLED,
+)
+"""Kept for the modules that import it; `vocab.FINAL_PROJECT_STATUSES` is the same set."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +32,7 @@ class PendingDecision:
     """A question waiting for a human: a gate to approve, or a project-level question."""
 
     id: str
-    kind: Literal["gate", "question"]
+    kind: DecisionKind
     stage: str
     question: str
     """What the human is asked, in one or two sentences."""
@@ -47,14 +50,17 @@ class PendingDecision:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        d["kind"] = str(self.kind)  # plain JSON strings for events and the file
         d["outputs"] = list(self.outputs)
         d["options"] = list(self.options)
         return d
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PendingDecision:
+        """Raises `ValueError` for an unknown `kind`."""
         fields = {f.name for f in dataclasses.fields(cls)}
         raw = {k: v for k, v in raw.items() if k in fields}
+        raw["kind"] = DecisionKind(str(raw.get("kind")))
         raw["outputs"] = tuple(raw.get("outputs") or ())
         raw["options"] = tuple(raw.get("options") or ())
         return cls(**raw)
@@ -68,7 +74,7 @@ class ProjectState:
     mode: Mode
     stage: str
     stages_file: str
-    status: Status = "running"
+    status: ProjectStatus = ProjectStatus.RUNNING
     visits: dict[str, int] = dataclasses.field(default_factory=dict)
     history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     """Transitions: `{"from", "to", "by", "at"}`; `by` is start, finish, approve, reject, auto."""
@@ -100,13 +106,17 @@ class ProjectState:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        d["mode"], d["status"] = str(self.mode), str(self.status)
         d["pending"] = self.pending.to_dict() if self.pending else None
         return {"v": STATE_VERSION, **d}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ProjectState:
+        """Raises `ValueError` for an unknown mode, status or decision kind."""
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in raw.items() if k in fields}
+        values["mode"] = Mode(str(values.get("mode")))
+        values["status"] = ProjectStatus(str(values.get("status", ProjectStatus.RUNNING)))
         if values.get("pending"):
             values["pending"] = PendingDecision.from_dict(values["pending"])
         return cls(**values)
@@ -122,13 +132,27 @@ def load_state(path: Path) -> ProjectState:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ControllerError(f"no LightScientist project in {path.parent.parent} "
-                              f"({path} does not exist); start one with "
-                              "`lightscientist research \"<goal>\"`") from None
+        raise ControllerError(
+            f"no LightScientist project in {path.parent.parent} "
+            f"({path} does not exist); start one with "
+            '`lightscientist research "<goal>"`'
+        ) from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ControllerError(f"{path} is not valid JSON ({exc}); restore it or start a "
-                              "new project in another folder") from None
+        raise ControllerError(
+            f"{path} is not valid JSON ({exc}); restore it or start a new project in another folder"
+        ) from None
+    if not isinstance(raw, dict):
+        raise ControllerError(
+            f"{path} holds {type(raw).__name__}, not a project state "
+            "(a JSON object); restore it or start a new project in another "
+            "folder"
+        )
     missing = [k for k in ("goal", "mode", "stage", "stages_file") if k not in raw]
     if missing:
         raise ControllerError(f"{path} lacks key(s) {', '.join(missing)}")
-    return ProjectState.from_dict(raw)
+    try:
+        return ProjectState.from_dict(raw)
+    except ValueError as exc:
+        raise ControllerError(
+            f"{path}: {exc}; restore it or start a new project in another folder"
+        ) from None

@@ -1,0 +1,124 @@
+"""The values that pass through `machine.step`: actions in, effects out.
+
+Each is a small frozen dataclass. An action is one request made of layer 1 (by layer 2, a
+human or the run loop), carrying every outside fact the step needs, the time included; an
+effect is one thing the controller must do after the step, in the order given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from lightscientist_jupyter.controller.process_log import ProcessEntry
+from lightscientist_jupyter.vocab import EventType, ProjectStatus
+
+# ---------------------------------------------------------------------------- actions
+
+
+@dataclasses.dataclass(frozen=True)
+class Start:
+    """Enter the stage a new project's state names (its first stage)."""
+
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Finish:
+    """Layer 2's `finish_stage`: finish the current stage, optionally suggesting the next."""
+
+    summary: str
+    outputs: tuple[str, ...]
+    """Outputs the supervisor names beyond the stage's required ones."""
+    next_stage: str | None
+    """The suggested next stage; None means the stage's default `next`."""
+    missing: tuple[str, ...]
+    """Required outputs the caller found missing or empty (`rules.missing_outputs`)."""
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Ask:
+    """Layer 2's `request_user_decision`: a project-level question for the human."""
+
+    question: str
+    options: tuple[str, ...]
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Reply:
+    """A human's answer to the pending decision (a gate or a question)."""
+
+    approve: bool
+    comment: str
+    to_stage: str | None
+    """For a gate rejection: where to go back to; None means the stage before the gate."""
+    decision_id: str | None
+    """The decision the reply is for; None means whatever is pending."""
+    source: str
+    """Where the reply came from (api, widget, cli, inbox…), recorded with the decision."""
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class End:
+    """Stop the project for good (`failed` or `cancelled`); a final status is kept."""
+
+    status: ProjectStatus
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Reopen:
+    """Set a failed or cancelled project running again at its current stage."""
+
+
+Action = Start | Finish | Ask | Reply | End | Reopen
+
+# ---------------------------------------------------------------------------- effects
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveState:
+    """Write the new state to `state.json` (atomically) and wake whoever waits for a change."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Emit:
+    """Emit one event on the bus."""
+
+    type: EventType
+    message: str
+    stage: str | None
+    task_id: str | None = None
+    """None leaves the bus's own task id."""
+    data: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class AppendProcess:
+    """Append an entry to `PROCESS.md` (skipped there when its key is already written)."""
+
+    entry: ProcessEntry
+
+
+@dataclasses.dataclass(frozen=True)
+class NotifyAnswer:
+    """Tell the answer listeners (the supervisor) that a project-level question was answered."""
+
+    answer: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Respond:
+    """What the caller is told: whether the action took effect, and a message to act on."""
+
+    ok: bool
+    message: str
+    decision_id: str | None = None
+    answer: dict[str, Any] | None = None
+    """For an answered question: the decision as recorded."""
+
+
+Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond

@@ -1,0 +1,389 @@
+"""Layer 1's transitions as one pure function: `step(state, table, action) -> (state, effects)`.
+
+The controller turns each call it gets (a finish from layer 2, a reply from a human, a cancel)
+into an action, hands it to `step` with the current state and the stage table, and carries out
+the effects that come back, in order: save `state.json`, emit an event, append a `PROCESS.md`
+entry, tell the supervisor an answer arrived, answer the caller. `step` reads nothing else and
+never changes the state it is given: the clock comes in the action (`at`), and so do the
+outputs the caller found missing on disk, so every transition can be tested with plain values.
+The actions and effects are the frozen dataclasses of `controller.actions`.
+
+An action that cannot apply at all (a reply when nothing is pending, a rejection to a stage
+the table lacks, a question while the project waits) raises `ControllerError` and changes
+nothing; a finish that the rules refuse is not an error but an answer the model can act on.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from lightscientist_jupyter.controller import actions, rules
+from lightscientist_jupyter.controller.actions import Action, Effect
+from lightscientist_jupyter.controller.process_log import ProcessEntry
+from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
+from lightscientist_jupyter.controller.table import DONE, StageTable
+from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.vocab import (
+    FINAL_PROJECT_STATUSES,
+    DecisionKind,
+    EventType,
+    Mode,
+    ProjectStatus,
+)
+
+# ---------------------------------------------------------------------------- the step
+
+
+def step(
+    state: ProjectState, table: StageTable, action: Action
+) -> tuple[ProjectState, tuple[Effect, ...]]:
+    """Apply `action` to (a copy of) `state`; returns the new state and the effects, in order.
+
+    Raises:
+        ControllerError: the action cannot apply; nothing changed.
+    """
+    run = _Run(copy.deepcopy(state), table)
+    match action:
+        case actions.Start():
+            run.enter(run.state.stage, by="start", previous=None, at=action.at)
+        case actions.Finish():
+            run.finish(action)
+        case actions.Ask():
+            run.ask_question(action)
+        case actions.Reply():
+            run.reply(action)
+        case actions.End():
+            run.end(action)
+        case actions.Reopen():
+            run.reopen()
+    return run.state, tuple(run.effects)
+
+
+class _Run:
+    """One step in progress: the state being changed and the effects collected so far."""
+
+    def __init__(self, state: ProjectState, table: StageTable):
+        self.state = state
+        self.table = table
+        self.effects: list[Effect] = []
+
+    def emit(
+        self,
+        type: EventType,
+        message: str,
+        stage: str | None,
+        task_id: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        self.effects.append(actions.Emit(type, message, stage, task_id, data or {}))
+
+    def save(self) -> None:
+        self.effects.append(actions.SaveState())
+
+    def respond(
+        self,
+        ok: bool,
+        message: str,
+        decision_id: str | None = None,
+        answer: dict[str, Any] | None = None,
+    ) -> None:
+        self.effects.append(actions.Respond(ok, message, decision_id, answer))
+
+    def record(
+        self,
+        stage: str,
+        summary: str,
+        outputs: tuple[str, ...],
+        decision: str | None,
+        at: float,
+        key: str | None = None,
+    ) -> None:
+        self.effects.append(
+            actions.AppendProcess(
+                ProcessEntry(
+                    key=key or self.state.task_id,
+                    stage=stage,
+                    at=at,
+                    summary=summary,
+                    outputs=outputs,
+                    decision=decision,
+                )
+            )
+        )
+
+    # ------------------------------------------------------------ layer 2's tools
+
+    def finish(self, a: actions.Finish) -> None:
+        s = self.state
+        if s.status != ProjectStatus.RUNNING:
+            self.respond(False, f"the project is {s.status}, not running; nothing was finished")
+            return
+        stage = self.table[s.stage]
+        target = a.next_stage or stage.next
+        reason = rules.finish_refusal(stage, target, list(a.missing))
+        if reason:
+            self.emit(
+                EventType.STAGE_REJECTED,
+                f"finish of {s.stage} refused: {reason}",
+                s.stage,
+                s.task_id,
+                {"reason": reason},
+            )
+            self.respond(False, reason)
+            return
+        outputs = tuple(dict.fromkeys([*stage.outputs, *(o for o in a.outputs if o)]))
+        s.last_summary[stage.id] = a.summary
+        self.emit(
+            EventType.STAGE_FINISH,
+            f"{stage.id} finished; suggests {target}",
+            stage.id,
+            s.task_id,
+            {
+                "summary": a.summary,
+                "outputs": list(outputs),
+                "next": target,
+                "visit": s.visit,
+                "gate": stage.approval,
+            },
+        )
+        if stage.approval and s.mode == Mode.MANUAL:
+            default_reject, _ = rules.reject_target(self.table, stage, s.history, None)
+            self.wait_for(
+                PendingDecision(
+                    id=self.next_decision_id(),
+                    kind=DecisionKind.GATE,
+                    stage=stage.id,
+                    question=f"Approve '{stage.id}' and move on to '{target}'?",
+                    summary=a.summary,
+                    outputs=outputs,
+                    proposed_next=target,
+                    default_reject=default_reject,
+                    requested_at=a.at,
+                )
+            )
+            self.respond(
+                True,
+                f"'{stage.id}' is ready; waiting for the user to approve the move to '{target}'",
+            )
+            return
+        decision = "approved automatically (auto mode)" if stage.approval else None
+        self.record(stage.id, a.summary, outputs, decision, a.at)
+        s.feedback = None
+        self.enter(target, by="auto" if stage.approval else "finish", previous=stage.id, at=a.at)
+        self.respond(True, f"'{stage.id}' finished; the project moved to '{s.stage}'")
+
+    def ask_question(self, a: actions.Ask) -> None:
+        s = self.state
+        if s.status != ProjectStatus.RUNNING:
+            raise ControllerError(f"cannot ask while the project is {s.status}")
+        decision = PendingDecision(
+            id=self.next_decision_id(),
+            kind=DecisionKind.QUESTION,
+            stage=s.stage,
+            question=a.question.strip(),
+            options=a.options,
+            requested_at=a.at,
+        )
+        self.wait_for(decision)
+        self.respond(True, f"asked {decision.id}: {decision.question}", decision.id)
+
+    # ------------------------------------------------------------ human replies
+
+    def reply(self, a: actions.Reply) -> None:
+        s = self.state
+        if a.decision_id and (done := s.answered(a.decision_id)):
+            verdict = "approved" if done["approve"] else "rejected"
+            self.respond(
+                False,
+                f"decision {a.decision_id} was already answered ({verdict} via "
+                f"{done['source']}); nothing changed",
+                a.decision_id,
+            )
+            return
+        pending = s.pending
+        if pending is None:
+            raise ControllerError(
+                f"nothing is waiting for a reply: the project is {s.status} at stage '{s.stage}'"
+            )
+        if a.decision_id and a.decision_id != pending.id:
+            self.respond(
+                False,
+                f"this reply is for decision {a.decision_id}, but the pending "
+                f"one is {pending.id}; nothing changed",
+                a.decision_id,
+            )
+            return
+        if pending.kind == DecisionKind.QUESTION:
+            self.answer_question(pending, a)
+        else:
+            self.decide_gate(pending, a)
+
+    def decide_gate(self, pending: PendingDecision, a: actions.Reply) -> None:
+        s = self.state
+        gate = self.table[pending.stage]
+        if a.approve:
+            target = pending.proposed_next or gate.next
+        else:
+            rejected_to, problem = rules.reject_target(self.table, gate, s.history, a.to_stage)
+            if problem or rejected_to is None:
+                raise ControllerError(problem or f"no stage to send a rejected '{gate.id}' to")
+            target = rejected_to
+        comment = a.comment
+        verdict = "approved" if a.approve else f"rejected, back to '{target}'"
+        note = f"{verdict} by the user via {a.source}" + (f" — “{comment}”" if comment else "")
+        self.record(gate.id, pending.summary, pending.outputs, note, a.at)
+        s.decisions.append(
+            {
+                "id": pending.id,
+                "kind": str(DecisionKind.GATE),
+                "stage": gate.id,
+                "approve": a.approve,
+                "comment": comment,
+                "to": target,
+                "at": a.at,
+                "source": a.source,
+            }
+        )
+        s.pending, s.status = None, ProjectStatus.RUNNING
+        s.feedback = (
+            None
+            if a.approve
+            else (
+                f"The reviewer rejected '{gate.id}'"
+                + (f": {comment}" if comment else " without a comment")
+                + "."
+            )
+        )
+        self.emit(
+            EventType.USER_DECISION,
+            f"{gate.id} {verdict}" + (f": {comment}" if comment else ""),
+            gate.id,
+            s.task_id,
+            {
+                "id": pending.id,
+                "approve": a.approve,
+                "comment": comment,
+                "to": target,
+                "source": a.source,
+            },
+        )
+        self.enter(target, by="approve" if a.approve else "reject", previous=gate.id, at=a.at)
+        self.respond(
+            True, f"{gate.id} {verdict}; the project is now at '{s.stage}' ({s.status})", pending.id
+        )
+
+    def answer_question(self, pending: PendingDecision, a: actions.Reply) -> None:
+        s = self.state
+        comment = a.comment
+        answer = {
+            "id": pending.id,
+            "kind": str(DecisionKind.QUESTION),
+            "stage": pending.stage,
+            "question": pending.question,
+            "approve": a.approve,
+            "comment": comment,
+            "to": None,
+            "at": a.at,
+            "source": a.source,
+        }
+        verdict = "yes" if a.approve else "no"
+        self.record(
+            pending.stage,
+            f"Question: {pending.question}",
+            (),
+            f"answered {verdict} via {a.source}" + (f" — “{comment}”" if comment else ""),
+            a.at,
+            key=f"question:{pending.id}",
+        )
+        s.decisions.append(answer)
+        s.pending, s.status = None, ProjectStatus.RUNNING
+        self.save()
+        self.emit(
+            EventType.USER_DECISION,
+            f"{pending.question} → {verdict}" + (f": {comment}" if comment else ""),
+            pending.stage,
+            s.task_id,
+            dict(answer),
+        )
+        self.effects.append(actions.NotifyAnswer(dict(answer)))
+        self.respond(True, f"answered {pending.id}: {verdict}", pending.id, dict(answer))
+
+    # ------------------------------------------------------------ run control
+
+    def end(self, a: actions.End) -> None:
+        s = self.state
+        if s.status in FINAL_PROJECT_STATUSES:
+            return
+        s.status, s.reason, s.pending = a.status, a.reason, None
+        self.save()
+
+    def reopen(self) -> None:
+        s = self.state
+        if s.status in (ProjectStatus.FAILED, ProjectStatus.CANCELLED) and s.stage != DONE:
+            s.status, s.reason = ProjectStatus.RUNNING, None
+            self.save()
+
+    # ------------------------------------------------------------ shared moves
+
+    def next_decision_id(self) -> str:
+        self.state.decision_counter += 1
+        return f"d{self.state.decision_counter}"
+
+    def wait_for(self, decision: PendingDecision) -> None:
+        """Make `decision` the pending one: the project waits for the user."""
+        s = self.state
+        s.pending, s.status = decision, ProjectStatus.WAITING_USER
+        self.save()
+        self.emit(
+            EventType.USER_DECISION_REQUESTED,
+            decision.question,
+            decision.stage,
+            s.task_id,
+            decision.to_dict(),
+        )
+
+    def enter(self, stage_id: str, *, by: str, previous: str | None, at: float) -> None:
+        """Move to `stage_id` (or `done`); fails the project past the stage's `max_visits`."""
+        s = self.state
+        s.history.append({"from": previous, "to": stage_id, "by": by, "at": at})
+        s.stage = stage_id
+        if stage_id == DONE:
+            s.status = ProjectStatus.DONE
+            self.save()
+            self.emit(
+                EventType.STAGE_TRANSITION,
+                f"{previous} → done: the project is complete",
+                previous,
+                data={"from": previous, "to": DONE, "by": by},
+            )
+            return
+        s.visits[stage_id] = s.visits.get(stage_id, 0) + 1
+        stage = self.table[stage_id]
+        limit = rules.visit_limit_reason(stage, s.visits[stage_id], self.table.path)
+        if limit:
+            s.status, s.reason = ProjectStatus.FAILED, limit
+        self.save()
+        if previous is not None:
+            self.emit(
+                EventType.STAGE_TRANSITION,
+                f"{previous} → {stage_id}",
+                stage_id,
+                s.task_id,
+                {"from": previous, "to": stage_id, "by": by},
+            )
+        if limit:
+            self.emit(EventType.STAGE_REJECTED, limit, stage_id, s.task_id, {"reason": limit})
+            return
+        self.emit(
+            EventType.STAGE_START,
+            f"{stage_id} (visit {s.visits[stage_id]})",
+            stage_id,
+            s.task_id,
+            {
+                "visit": s.visits[stage_id],
+                "skill": str(stage.skill),
+                "outputs": list(stage.outputs),
+                "gate": stage.approval,
+            },
+        )

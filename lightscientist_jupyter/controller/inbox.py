@@ -18,15 +18,29 @@ from lightscientist_jupyter._fs import write_json_atomic
 from lightscientist_jupyter.workspace import Workspace
 
 
-def write_reply(workspace: Workspace, *, approve: bool, comment: str = "",
-                to_stage: str | None = None, decision_id: str | None = None,
-                source: str = "cli") -> Path:
+def write_reply(
+    workspace: Workspace,
+    *,
+    approve: bool,
+    comment: str = "",
+    to_stage: str | None = None,
+    decision_id: str | None = None,
+    source: str = "cli",
+) -> Path:
     """Queue a reply; returns the file written."""
     name = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
     path = workspace.inbox_dir / name
-    write_json_atomic(path, {"approve": bool(approve), "comment": comment or "",
-                             "to_stage": to_stage or None, "decision_id": decision_id,
-                             "source": source, "written_at": time.time()})
+    write_json_atomic(
+        path,
+        {
+            "approve": bool(approve),
+            "comment": comment or "",
+            "to_stage": to_stage or None,
+            "decision_id": decision_id,
+            "source": source,
+            "written_at": time.time(),
+        },
+    )
     return path
 
 

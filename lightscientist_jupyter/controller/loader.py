@@ -42,8 +42,9 @@ def default_table_path() -> Path:
     resource = importlib.resources.files("lightscientist_jupyter") / "stages" / "research.toml"
     if isinstance(resource, Path) and resource.is_file():
         return resource.resolve()
-    raise StageTableError(str(resource),
-                          ["the default stage table is missing from this installation"])
+    raise StageTableError(
+        str(resource), ["the default stage table is missing from this installation"]
+    )
 
 
 class _Lines:
@@ -100,21 +101,26 @@ def load_table(path: str | os.PathLike[str] | None = None) -> StageTable:
     return table
 
 
-def _build(path: Path, data: dict[str, Any], lines: _Lines, problems: list[str]) -> StageTable | None:
+def _build(
+    path: Path, data: dict[str, Any], lines: _Lines, problems: list[str]
+) -> StageTable | None:
     for key in data:
         if key not in TOP_KEYS:
-            problems.append(f"unknown top-level key '{key}'{lines.of(None, key)}; "
-                            f"expected {', '.join(TOP_KEYS)}")
+            problems.append(
+                f"unknown top-level key '{key}'{lines.of(None, key)}; "
+                f"expected {', '.join(TOP_KEYS)}"
+            )
     start = data.get("start")
     if start is None:
         problems.append("missing top-level key 'start' (the first stage's id)")
     elif not isinstance(start, str):
-        problems.append(f"top-level key 'start' must be a string, not {_kind(start)}"
-                        f"{lines.of(None, 'start')}")
+        problems.append(
+            f"top-level key 'start' must be a string, not {_kind(start)}{lines.of(None, 'start')}"
+        )
         start = None
     raw_stages = data.get("stages")
     if raw_stages is None:
-        problems.append("missing [stages] tables: define at least one [stages.\"<id>\"]")
+        problems.append('missing [stages] tables: define at least one [stages."<id>"]')
         return None
     if not isinstance(raw_stages, dict):
         problems.append(f"top-level key 'stages' must be a table, not {_kind(raw_stages)}")
@@ -131,9 +137,11 @@ def _build(path: Path, data: dict[str, Any], lines: _Lines, problems: list[str])
         return None
 
     if start is not None and start not in raw_stages:
-        problems.append(f"top-level key 'start'{lines.of(None, 'start')}: "
-                        f"'{start}' is not a stage of this table")
-    if problems:
+        problems.append(
+            f"top-level key 'start'{lines.of(None, 'start')}: "
+            f"'{start}' is not a stage of this table"
+        )
+    if problems or start is None:  # a missing start is one of the problems
         return None
 
     _check_graph(start, stages, lines, problems)
@@ -142,13 +150,16 @@ def _build(path: Path, data: dict[str, Any], lines: _Lines, problems: list[str])
     return StageTable(path=path, start=start, stages=stages)
 
 
-def _build_stage(path: Path, stage_id: str, raw: Any, known: set[str], lines: _Lines,
-                 problems: list[str]) -> Stage | None:
+def _build_stage(
+    path: Path, stage_id: str, raw: Any, known: set[str], lines: _Lines, problems: list[str]
+) -> Stage | None:
     """Check one stage; every problem is reported, even when an unrelated key is also wrong."""
     where = f"stage '{stage_id}'"
     count = len(problems)
     if stage_id == DONE:
-        problems.append(f"{where}{lines.of(stage_id)}: '{DONE}' is reserved for the end of the project")
+        problems.append(
+            f"{where}{lines.of(stage_id)}: '{DONE}' is reserved for the end of the project"
+        )
     elif not _STAGE_ID.match(stage_id):
         problems.append(f"{where}{lines.of(stage_id)}: ids use letters, digits, '.', '_' and '-'")
     if not isinstance(raw, dict):
@@ -158,9 +169,11 @@ def _build_stage(path: Path, stage_id: str, raw: Any, known: set[str], lines: _L
         if key not in STAGE_KEYS:
             hint = ""
             if isinstance(value, dict):
-                hint = f" (a stage id with dots must be quoted: [stages.\"{stage_id}.{key}\"])"
-            problems.append(f"{where}, unknown key '{key}'{lines.of(stage_id, key)}{hint}; "
-                            f"expected {', '.join(STAGE_KEYS)}")
+                hint = f' (a stage id with dots must be quoted: [stages."{stage_id}.{key}"])'
+            problems.append(
+                f"{where}, unknown key '{key}'{lines.of(stage_id, key)}{hint}; "
+                f"expected {', '.join(STAGE_KEYS)}"
+            )
     ok: dict[str, Any] = {}  # the keys present with the right type; later checks use only these
     for key, (kind, required) in STAGE_KEYS.items():
         if key not in raw:
@@ -169,8 +182,10 @@ def _build_stage(path: Path, stage_id: str, raw: Any, known: set[str], lines: _L
             continue
         value = raw[key]
         if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-            problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: must be "
-                            f"{_kind_name(kind)}, not {_kind(value)}")
+            problems.append(
+                f"{where}, key '{key}'{lines.of(stage_id, key)}: must be "
+                f"{_kind_name(kind)}, not {_kind(value)}"
+            )
         else:
             ok[key] = value
 
@@ -180,51 +195,73 @@ def _build_stage(path: Path, stage_id: str, raw: Any, known: set[str], lines: _L
         for output in outputs or ():
             pure = PurePosixPath(output)
             if pure.is_absolute() or ".." in pure.parts or output.strip() in ("", "."):
-                problems.append(f"{where}, key 'outputs'{lines.of(stage_id, 'outputs')}: "
-                                f"'{output}' must be a path inside the workspace "
-                                "(relative, no '..')")
+                problems.append(
+                    f"{where}, key 'outputs'{lines.of(stage_id, 'outputs')}: "
+                    f"'{output}' must be a path inside the workspace "
+                    "(relative, no '..')"
+                )
     if "allowed" in ok:
         allowed = _string_list(where, "allowed", ok["allowed"], lines, stage_id, problems)
         if allowed == []:
-            problems.append(f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
-                            "must list at least one next stage")
+            problems.append(
+                f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
+                "must list at least one next stage"
+            )
         for target in allowed or ():
             if target not in known:
-                problems.append(f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
-                                f"'{target}' is not a stage of this table")
+                problems.append(
+                    f"{where}, key 'allowed'{lines.of(stage_id, 'allowed')}: "
+                    f"'{target}' is not a stage of this table"
+                )
     if "next" in ok and allowed and ok["next"] not in allowed:
-        problems.append(f"{where}, key 'next'{lines.of(stage_id, 'next')}: '{ok['next']}' "
-                        f"is not in 'allowed' {list(allowed)}")
+        problems.append(
+            f"{where}, key 'next'{lines.of(stage_id, 'next')}: '{ok['next']}' "
+            f"is not in 'allowed' {list(allowed)}"
+        )
     max_visits = ok.get("max_visits")
     if max_visits is not None and max_visits < 1:
-        problems.append(f"{where}, key 'max_visits'{lines.of(stage_id, 'max_visits')}: "
-                        "must be at least 1")
+        problems.append(
+            f"{where}, key 'max_visits'{lines.of(stage_id, 'max_visits')}: must be at least 1"
+        )
     skill = None
     if "skill" in ok:
         skill = (path.parent / ok["skill"]).resolve()
         skill_problem = _check_skill(skill)
         if skill_problem:
-            problems.append(f"{where}, key 'skill'{lines.of(stage_id, 'skill')}: "
-                            f"{skill} {skill_problem}")
-    if len(problems) > count:
+            problems.append(
+                f"{where}, key 'skill'{lines.of(stage_id, 'skill')}: {skill} {skill_problem}"
+            )
+    # a key that is absent or wrong is one of the problems
+    if len(problems) > count or skill is None or outputs is None or allowed is None:
         return None
-    return Stage(id=stage_id, skill=skill, outputs=tuple(outputs), next=ok["next"],
-                 allowed=tuple(allowed), approval=ok.get("approval", False),
-                 max_visits=max_visits)
+    return Stage(
+        id=stage_id,
+        skill=skill,
+        outputs=tuple(outputs),
+        next=ok["next"],
+        allowed=tuple(allowed),
+        approval=ok.get("approval", False),
+        max_visits=max_visits,
+    )
 
 
-def _string_list(where: str, key: str, value: list, lines: _Lines, stage_id: str,
-                 problems: list[str]) -> list[str] | None:
+def _string_list(
+    where: str, key: str, value: list, lines: _Lines, stage_id: str, problems: list[str]
+) -> list[str] | None:
     """The list's strings, or None (with a problem reported) when an entry is not one."""
     bad = [v for v in value if not isinstance(v, str) or not v.strip()]
     if bad:
-        problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: every entry must be a "
-                        f"non-empty string (found {bad[0]!r})")
+        problems.append(
+            f"{where}, key '{key}'{lines.of(stage_id, key)}: every entry must be a "
+            f"non-empty string (found {bad[0]!r})"
+        )
         return None
     duplicates = sorted({v for v in value if value.count(v) > 1})
     if duplicates:
-        problems.append(f"{where}, key '{key}'{lines.of(stage_id, key)}: "
-                        f"listed more than once: {', '.join(duplicates)}")
+        problems.append(
+            f"{where}, key '{key}'{lines.of(stage_id, key)}: "
+            f"listed more than once: {', '.join(duplicates)}"
+        )
     return list(value)
 
 
@@ -248,20 +285,25 @@ def _check_graph(start: str, stages: dict[str, Stage], lines: _Lines, problems: 
     reachable = _closure([start], lambda s: stages[s].allowed if s in stages else ())
     for stage_id in stages:
         if stage_id not in reachable:
-            problems.append(f"stage '{stage_id}'{lines.of(stage_id)}: not reachable from "
-                            f"start '{start}' (no stage lists it in 'allowed')")
+            problems.append(
+                f"stage '{stage_id}'{lines.of(stage_id)}: not reachable from "
+                f"start '{start}' (no stage lists it in 'allowed')"
+            )
     predecessors: dict[str, list[str]] = {}
     for stage in stages.values():
         for target in stage.allowed:
             predecessors.setdefault(target, []).append(stage.id)
     finishing = _closure([DONE], lambda s: predecessors.get(s, ()))
     if DONE not in reachable:
-        problems.append(f"no path from start '{start}' to '{DONE}': "
-                        f"some stage must list '{DONE}' in 'allowed'")
+        problems.append(
+            f"no path from start '{start}' to '{DONE}': some stage must list '{DONE}' in 'allowed'"
+        )
     for stage_id in stages:
         if stage_id in reachable and stage_id not in finishing:
-            problems.append(f"stage '{stage_id}'{lines.of(stage_id)}: has no path to '{DONE}' "
-                            "(the project would be stuck there)")
+            problems.append(
+                f"stage '{stage_id}'{lines.of(stage_id)}: has no path to '{DONE}' "
+                "(the project would be stuck there)"
+            )
 
 
 def _closure(seeds: list[str], step) -> set[str]:
@@ -276,10 +318,21 @@ def _closure(seeds: list[str], step) -> set[str]:
 
 
 def _kind(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def _kind_name(kind: type) -> str:
-    return {bool: "true or false", int: "an integer", str: "a string", list: "a list",
-            dict: "a table"}[kind]
+    return {
+        bool: "true or false",
+        int: "an integer",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }[kind]

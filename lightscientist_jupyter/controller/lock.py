@@ -44,10 +44,17 @@ class WorkspaceLock:
             since_text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since)) if since else "?"
             raise WorkspaceLocked(
                 f"workspace {self.workspace.root} is being run by pid {holder.get('pid', '?')} "
-                f"on {holder.get('host', '?')} since {since_text} ({holder.get('purpose', 'run')}); "
-                "send it replies with `lightscientist reply`, or stop it first") from None
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
-                "purpose": purpose, "command": " ".join(sys.argv[:3])}
+                f"on {holder.get('host', '?')} since {since_text} "
+                f"({holder.get('purpose', 'run')}); "
+                "send it replies with `lightscientist reply`, or stop it first"
+            ) from None
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": time.time(),
+            "purpose": purpose,
+            "command": " ".join(sys.argv[:3]),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd

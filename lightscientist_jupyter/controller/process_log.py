@@ -40,11 +40,13 @@ def clip_summary(summary: str, limit: int = MAX_SUMMARY_LINES) -> list[str]:
 
 def header(goal: str, stages_file: str, mode: str, created: float) -> str:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(created))
-    return (f"# Research process\n\n"
-            f"**Goal:** {goal}\n\n"
-            f"Started {when} · mode `{mode}` · stage table `{stages_file}`\n\n"
-            "Each finished stage appends an entry below. Read this file to know what has been "
-            "done; the files listed under each entry hold the details.\n")
+    return (
+        f"# Research process\n\n"
+        f"**Goal:** {goal}\n\n"
+        f"Started {when} · mode `{mode}` · stage table `{stages_file}`\n\n"
+        "Each finished stage appends an entry below. Read this file to know what has been "
+        "done; the files listed under each entry hold the details.\n"
+    )
 
 
 def render(entry: ProcessEntry) -> str:

@@ -29,20 +29,27 @@ def finish_refusal(stage: Stage, next_stage: str, missing: list[str]) -> str | N
     """Why a finish of `stage` suggesting `next_stage` must be refused, or None to accept."""
     reasons = []
     if next_stage not in stage.allowed:
-        reasons.append(f"'{next_stage}' is not an allowed next stage of '{stage.id}'; choose one "
-                       f"of {', '.join(stage.allowed)} (default: {stage.next})")
+        reasons.append(
+            f"'{next_stage}' is not an allowed next stage of '{stage.id}'; choose one "
+            f"of {', '.join(stage.allowed)} (default: {stage.next})"
+        )
     if missing:
-        reasons.append("required outputs are not ready: " + ", ".join(missing)
-                       + "; write them (non-empty), then call finish_stage again")
+        reasons.append(
+            "required outputs are not ready: "
+            + ", ".join(missing)
+            + "; write them (non-empty), then call finish_stage again"
+        )
     return "; ".join(reasons) or None
 
 
 def visit_limit_reason(stage: Stage, visits: int, table_path: Path) -> str | None:
     """Why entering `stage` for the `visits`-th time fails the project, or None."""
     if stage.max_visits is not None and visits > stage.max_visits:
-        return (f"stage '{stage.id}' was entered {visits} times, more than its max_visits = "
-                f"{stage.max_visits} (a runaway loop?); raise max_visits in {table_path} or "
-                "change the flow")
+        return (
+            f"stage '{stage.id}' was entered {visits} times, more than its max_visits = "
+            f"{stage.max_visits} (a runaway loop?); raise max_visits in {table_path} or "
+            "change the flow"
+        )
     return None
 
 
@@ -54,13 +61,16 @@ def previous_stage(history: list[dict[str, Any]], stage_id: str) -> str | None:
     return None
 
 
-def reject_target(table: StageTable, gate: Stage, history: list[dict[str, Any]],
-                  to_stage: str | None) -> tuple[str | None, str | None]:
+def reject_target(
+    table: StageTable, gate: Stage, history: list[dict[str, Any]], to_stage: str | None
+) -> tuple[str | None, str | None]:
     """Where a rejection of `gate` sends the project: `(target, None)` or `(None, reason)`."""
     if to_stage:
         if to_stage == DONE or to_stage not in table:
-            return None, (f"'{to_stage}' is not a stage of {table.path.name}; choose one of "
-                          f"{', '.join(table.ids())}")
+            return None, (
+                f"'{to_stage}' is not a stage of {table.path.name}; choose one of "
+                f"{', '.join(table.ids())}"
+            )
         return to_stage, None
     target = previous_stage(history, gate.id)
     if target is None:

@@ -13,8 +13,9 @@ from lightscientist_jupyter.supervisor.task import StageTask
 
 def manual(workspace, table, recorder=None, **kwargs) -> ResearchController:
     bus = recorder.bus if recorder is not None else None
-    return ResearchController.create(workspace, "Does warmup help a small MLP?", mode="manual",
-                                     table=table, bus=bus, **kwargs)
+    return ResearchController.create(
+        workspace, "Does warmup help a small MLP?", mode="manual", table=table, bus=bus, **kwargs
+    )
 
 
 def on_disk(workspace) -> dict:
@@ -22,6 +23,7 @@ def on_disk(workspace) -> dict:
 
 
 # ------------------------------------------------------------------ creation and the task
+
 
 def test_create_starts_at_the_first_stage(workspace, small_table, recorder):
     c = manual(workspace, small_table, recorder)
@@ -63,13 +65,15 @@ def test_stage_task_fields(workspace, small_table):
 
 
 def test_start_stage_can_be_chosen(workspace, default_table):
-    c = ResearchController.create(workspace, "goal", table=default_table,
-                                  start_stage="experiment.setup")
+    c = ResearchController.create(
+        workspace, "goal", table=default_table, start_stage="experiment.setup"
+    )
     assert c.stage == "experiment.setup"
     assert c.task().outputs == ("experiment/plan.md", "experiment/run_experiment.py")
 
 
 # ------------------------------------------------------------------ finishing a stage
+
 
 def test_finish_moves_to_the_default_next(workspace, small_table, recorder, produce):
     c = manual(workspace, small_table, recorder)
@@ -90,8 +94,7 @@ def test_finish_follows_an_allowed_suggestion(workspace, small_table, advance):
     assert c.stage == "a" and c.state.visits["a"] == 2 and c.task().task_id == "a#2"
 
 
-def test_refused_suggestion_leaves_the_stage_where_it_is(workspace, small_table, recorder,
-                                                         produce):
+def test_refused_suggestion_leaves_the_stage_where_it_is(workspace, small_table, recorder, produce):
     c = manual(workspace, small_table, recorder)
     produce(c)
     before = on_disk(workspace)
@@ -108,8 +111,7 @@ def test_refused_suggestion_leaves_the_stage_where_it_is(workspace, small_table,
     assert on_disk(workspace)["visits"] == {"a": 1}
 
 
-def test_missing_and_empty_outputs_are_refused_by_path(workspace, small_table, recorder,
-                                                       advance):
+def test_missing_and_empty_outputs_are_refused_by_path(workspace, small_table, recorder, advance):
     c = manual(workspace, small_table, recorder, start_stage="b")
     (workspace.root / "out").mkdir(parents=True)
     (workspace.root / "out" / "b.md").write_text("", encoding="utf-8")
@@ -131,8 +133,9 @@ def test_refusal_lists_every_reason_at_once(workspace, small_table):
     assert "out/a.md (missing)" in outcome.message
 
 
-def test_finish_when_not_running_is_refused_without_an_event(workspace, small_table, recorder,
-                                                            advance):
+def test_finish_when_not_running_is_refused_without_an_event(
+    workspace, small_table, recorder, advance
+):
     c = manual(workspace, small_table, recorder)
     advance(c)
     advance(c)  # the gate: now waiting for the user
@@ -171,6 +174,7 @@ def test_the_last_stage_ends_the_project(workspace, small_table, recorder, advan
 
 # ------------------------------------------------------------------ gates
 
+
 def walk_to(c: ResearchController, stop: str, advance, path=()) -> None:
     """Finish stages (following `path` suggestions first, then defaults) until at `stop`."""
     suggestions = list(path)
@@ -179,20 +183,26 @@ def walk_to(c: ResearchController, stop: str, advance, path=()) -> None:
 
 
 def test_auto_gate_passes_to_next(workspace, default_table, recorder, advance):
-    c = ResearchController.create(workspace, "goal", mode="auto", table=default_table,
-                                  bus=recorder.bus)
+    c = ResearchController.create(
+        workspace, "goal", mode="auto", table=default_table, bus=recorder.bus
+    )
     walk_to(c, "idea.gate", advance)
     outcome = advance(c)
     assert outcome.accepted and c.stage == "experiment.setup" and c.status == "running"
     assert c.state.pending is None and c.state.decisions == []
     assert "user.decision_requested" not in recorder.types()
-    assert c.state.history[-1] == {**c.state.history[-1], "from": "idea.gate",
-                                   "to": "experiment.setup", "by": "auto"}
+    assert c.state.history[-1] == {
+        **c.state.history[-1],
+        "from": "idea.gate",
+        "to": "experiment.setup",
+        "by": "auto",
+    }
 
 
 def test_manual_gate_waits_with_a_pending_decision(workspace, default_table, recorder, advance):
-    c = ResearchController.create(workspace, "goal", mode="manual", table=default_table,
-                                  bus=recorder.bus)
+    c = ResearchController.create(
+        workspace, "goal", mode="manual", table=default_table, bus=recorder.bus
+    )
     walk_to(c, "idea.gate", advance)
     outcome = advance(c, None, "The brief: idea 2 wins.\nRisks listed.")
     assert outcome.accepted and outcome.status == "waiting_user" and outcome.stage == "idea.gate"
@@ -235,17 +245,25 @@ def test_reject_with_a_target(workspace, default_table, recorder, advance):
     assert outcome.applied
     assert c.stage == "idea.generate" and c.status == "running"
     assert c.state.visits["idea.generate"] == 2
-    assert c.state.history[-1] == {**c.state.history[-1], "from": "idea.gate",
-                                   "to": "idea.generate", "by": "reject"}
+    assert c.state.history[-1] == {
+        **c.state.history[-1],
+        "from": "idea.gate",
+        "to": "idea.generate",
+        "by": "reject",
+    }
     assert "rejected, back to 'idea.generate'" in outcome.message
 
 
 def test_reject_without_target_goes_back_to_the_stage_before_the_gate(
-        workspace, default_table, advance):
+    workspace, default_table, advance
+):
     c = ResearchController.create(workspace, "goal", table=default_table)
     walk_to(c, "idea.gate", advance, path=["idea.generate", "idea.evaluate", "idea.probe_batch"])
-    assert [h["to"] for h in c.state.history][-3:] == ["idea.probe_batch", "idea.probe_collect",
-                                                       "idea.gate"]
+    assert [h["to"] for h in c.state.history][-3:] == [
+        "idea.probe_batch",
+        "idea.probe_collect",
+        "idea.gate",
+    ]
     advance(c)
     assert c.state.pending.default_reject == "idea.probe_collect"
     c.reply(False, "The probes were too small.")
@@ -260,8 +278,9 @@ def test_reject_without_target_when_the_gate_was_the_start(workspace, small_tabl
     assert c.stage == "a"
 
 
-def test_reject_to_an_unknown_stage_is_refused_and_changes_nothing(workspace, default_table,
-                                                                   advance):
+def test_reject_to_an_unknown_stage_is_refused_and_changes_nothing(
+    workspace, default_table, advance
+):
     c = ResearchController.create(workspace, "goal", table=default_table)
     walk_to(c, "idea.gate", advance)
     advance(c)
@@ -345,6 +364,7 @@ def test_a_rejected_gate_can_be_approved_later(workspace, small_table, advance):
 
 # ------------------------------------------------------------------ project-level questions
 
+
 def test_request_user_decision_and_reply(workspace, small_table, recorder):
     c = manual(workspace, small_table, recorder)
     answers = []
@@ -374,6 +394,7 @@ def test_request_user_decision_needs_a_running_project(workspace, small_table):
 
 
 # ------------------------------------------------------------------ state.json
+
 
 def test_reload_gives_identical_state_and_continues(workspace, small_table, advance):
     c = manual(workspace, small_table)

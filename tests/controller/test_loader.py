@@ -58,9 +58,20 @@ def only_problem(err: StageTableError) -> str:
 # ------------------------------------------------------------------ the default table
 
 DEFAULT_STAGES = [
-    "idea.survey", "idea.generate", "idea.evaluate", "idea.probe_batch", "idea.probe_collect",
-    "idea.gate", "experiment.setup", "experiment.loop", "experiment.analyze", "experiment.gate",
-    "paper.plan", "paper.figure", "paper.write", "paper.review",
+    "idea.survey",
+    "idea.generate",
+    "idea.evaluate",
+    "idea.probe_batch",
+    "idea.probe_collect",
+    "idea.gate",
+    "experiment.setup",
+    "experiment.loop",
+    "experiment.analyze",
+    "experiment.gate",
+    "paper.plan",
+    "paper.figure",
+    "paper.write",
+    "paper.review",
 ]
 
 
@@ -78,8 +89,12 @@ def test_default_table_gates(default_table: StageTable):
 
 def test_default_table_probe_branch_and_loop(default_table: StageTable):
     edges = set(default_table.edges())
-    assert {("idea.evaluate", "idea.probe_batch"), ("idea.probe_batch", "idea.probe_collect"),
-            ("idea.probe_collect", "idea.gate"), ("idea.evaluate", "idea.gate")} <= edges
+    assert {
+        ("idea.evaluate", "idea.probe_batch"),
+        ("idea.probe_batch", "idea.probe_collect"),
+        ("idea.probe_collect", "idea.gate"),
+        ("idea.evaluate", "idea.gate"),
+    } <= edges
     assert ("experiment.loop", "experiment.loop") in edges
     assert default_table["experiment.loop"].max_visits is not None
 
@@ -121,6 +136,7 @@ def test_a_good_custom_table_loads(tmp_path, write_table):
 
 # ------------------------------------------------------------------ bad input, one at a time
 
+
 def test_unknown_top_level_key(tmp_path, write_table):
     text = GOOD.replace('start = "first"\n', 'start = "first"\ncolour = "blue"\n')
     err = load_error(write_table(tmp_path, text))
@@ -137,15 +153,18 @@ def test_unknown_stage_key(tmp_path, write_table):
     assert f"(line {line_of(text, 'nxet')})" in problem
 
 
-@pytest.mark.parametrize(("key", "value", "expected"), [
-    ("approval", '"yes"', "must be true or false, not a string"),
-    ("outputs", '"out/first.md"', "must be a list, not a string"),
-    ("max_visits", "true", "must be an integer, not a boolean"),
-    ("max_visits", "2.5", "must be an integer, not a number"),
-    ("next", "3", "must be a string, not an integer"),
-    ("allowed", '"second"', "must be a list, not a string"),
-    ("skill", "[]", "must be a string, not a list"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("approval", '"yes"', "must be true or false, not a string"),
+        ("outputs", '"out/first.md"', "must be a list, not a string"),
+        ("max_visits", "true", "must be an integer, not a boolean"),
+        ("max_visits", "2.5", "must be an integer, not a number"),
+        ("next", "3", "must be a string, not an integer"),
+        ("allowed", '"second"', "must be a list, not a string"),
+        ("skill", "[]", "must be a string, not a list"),
+    ],
+)
 def test_wrong_types(tmp_path, write_table, key, value, expected):
     head, tail = GOOD.split("[stages.second]")
     head = "\n".join(line for line in head.splitlines() if not line.startswith(f"{key} ="))
@@ -180,7 +199,8 @@ def test_outputs_must_stay_inside_the_workspace(tmp_path, write_table):
 
 def test_next_not_in_allowed(tmp_path, write_table):
     text = GOOD.replace('next = "done"', 'next = "first"').replace(
-        'allowed = ["done", "first"]', 'allowed = ["done"]')
+        'allowed = ["done", "first"]', 'allowed = ["done"]'
+    )
     problem = only_problem(load_error(write_table(tmp_path, text)))
     assert "stage 'second', key 'next'" in problem
     assert "'first' is not in 'allowed'" in problem
@@ -239,13 +259,16 @@ def test_skill_file_that_is_not_utf8(tmp_path, write_table):
 
 
 def test_stage_not_reachable_from_start(tmp_path, write_table):
-    text = GOOD + """
+    text = (
+        GOOD
+        + """
 [stages.orphan]
 skill = "skills/orphan.md"
 outputs = ["out/orphan.md"]
 next = "done"
 allowed = ["done"]
 """
+    )
     problem = only_problem(load_error(write_table(tmp_path, text)))
     assert "stage 'orphan'" in problem and "not reachable from start 'first'" in problem
     assert f"(line {line_of(text, '[stages.orphan]')})" in problem
@@ -283,19 +306,23 @@ allowed = ["trap"]
 
 def test_no_stage_reaches_done_at_all(tmp_path, write_table):
     text = GOOD.replace('next = "done"', 'next = "first"').replace(
-        'allowed = ["done", "first"]', 'allowed = ["first"]')
+        'allowed = ["done", "first"]', 'allowed = ["first"]'
+    )
     err = load_error(write_table(tmp_path, text))
     assert any("no path from start 'first' to 'done'" in p for p in err.problems), err.problems
 
 
 def test_done_is_reserved(tmp_path, write_table):
-    text = GOOD + """
+    text = (
+        GOOD
+        + """
 [stages.done]
 skill = "skills/first.md"
 outputs = ["out/x.md"]
 next = "first"
 allowed = ["first"]
 """
+    )
     err = load_error(write_table(tmp_path, text))
     assert any("stage 'done'" in p and "reserved" in p for p in err.problems), err.problems
 
@@ -432,7 +459,8 @@ def test_nothing_is_half_loaded(tmp_path, write_table):
 
 def test_every_problem_names_the_stage_or_the_top_level_key(tmp_path, write_table):
     text = GOOD.replace("[stages.second]", "[stages.second]\nbogus = 1").replace(
-        'next = "second"', 'next = "nowhere"')
+        'next = "second"', 'next = "nowhere"'
+    )
     err = load_error(write_table(tmp_path, text))
     assert err.problems
     for problem in err.problems:

@@ -41,8 +41,9 @@ WRITE_REPLIES = textwrap.dedent("""\
 @pytest.fixture
 def lock_holder(workspace):
     """A child process holding the workspace lock; yields it, always reaped."""
-    child = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(workspace.root)],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(workspace.root)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert child.stdout.readline().strip() == "locked"
         yield child
@@ -54,6 +55,7 @@ def lock_holder(workspace):
 
 
 # ------------------------------------------------------------------ the lock
+
 
 def test_second_acquire_is_refused_naming_the_holder(workspace):
     first = WorkspaceLock(workspace).acquire("notebook")
@@ -99,6 +101,7 @@ def test_lock_left_by_a_dead_process_is_taken_over(workspace, lock_holder):
 
 # ------------------------------------------------------------------ atomic files
 
+
 def test_write_text_atomic_replaces_whole_and_leaves_no_temp_file(tmp_path):
     target = tmp_path / "deep" / "file.json"
     write_text_atomic(target, "old")
@@ -112,6 +115,7 @@ def test_write_text_atomic_replaces_whole_and_leaves_no_temp_file(tmp_path):
 
 # ------------------------------------------------------------------ the inbox
 
+
 def waiting_controller(workspace, table, advance) -> ResearchController:
     c = ResearchController.create(workspace, "goal", table=table)
     advance(c)
@@ -123,8 +127,11 @@ def waiting_controller(workspace, table, advance) -> ResearchController:
 def test_reply_written_by_another_process_is_applied_by_poll(workspace, small_table, advance):
     c = waiting_controller(workspace, small_table, advance)
     decision = c.state.pending.id
-    subprocess.run([sys.executable, "-c", WRITE_REPLIES, str(workspace.root), "1", decision],
-                   check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", WRITE_REPLIES, str(workspace.root), "1", decision],
+        check=True,
+        timeout=60,
+    )
     files = list(workspace.inbox_dir.iterdir())
     assert len(files) == 1 and files[0].suffix == ".json"  # no temporary file left behind
     raw = json.loads(files[0].read_text(encoding="utf-8"))
@@ -140,8 +147,14 @@ def test_reply_written_by_another_process_is_applied_by_poll(workspace, small_ta
 def test_two_replies_to_one_decision_apply_once(workspace, small_table, advance):
     c = waiting_controller(workspace, small_table, advance)
     decision = c.state.pending.id
-    write_reply(workspace, approve=False, comment="first", to_stage="a", decision_id=decision,
-                source="widget")
+    write_reply(
+        workspace,
+        approve=False,
+        comment="first",
+        to_stage="a",
+        decision_id=decision,
+        source="widget",
+    )
     write_reply(workspace, approve=True, comment="second", decision_id=decision, source="cli")
     first, second = c.poll_inbox()
     assert first.applied and not second.applied
@@ -160,7 +173,10 @@ def test_invalid_inbox_files_are_set_aside(workspace, small_table, advance):
     assert [o.applied for o in outcomes] == [True]
     assert c.stage == "b"
     assert sorted(p.name for p in workspace.inbox_dir.iterdir()) == [
-        "0001-garbage.invalid", "0002-not-a-reply.invalid", "0003-a-list.invalid"]
+        "0001-garbage.invalid",
+        "0002-not-a-reply.invalid",
+        "0003-a-list.invalid",
+    ]
     assert c.poll_inbox() == []
 
 
@@ -177,8 +193,9 @@ def test_polling_while_another_process_writes_never_sees_half_a_file(workspace, 
     """Replies land whole: a poll racing the writer never sets a file aside as invalid."""
     c = ResearchController.create(workspace, "goal", table=small_table)
     count = 40
-    writer = subprocess.Popen([sys.executable, "-c", WRITE_REPLIES, str(workspace.root),
-                               str(count), ""])
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITE_REPLIES, str(workspace.root), str(count), ""]
+    )
     seen = []
     try:
         while writer.poll() is None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from lightscientist_jupyter.controller import ResearchController
-from lightscientist_jupyter.controller import process_log
+from lightscientist_jupyter.controller import ResearchController, process_log
 
 GOAL = "Does learning-rate warmup help a small MLP?"
 
@@ -65,8 +64,7 @@ def test_gate_entry_has_decision_and_comment(workspace, small_table, advance):
     assert gate.startswith("## gate · ")
     assert "Brief: idea 2 is the one." in gate
     assert "Outputs: `out/brief.md`" in gate
-    assert ("Decision: rejected, back to 'a' by the user via widget — “Needs a baseline.”"
-            in gate)
+    assert "Decision: rejected, back to 'a' by the user via widget — “Needs a baseline.”" in gate
     advance(c)
     advance(c, None, "Brief, take two.")
     c.reply(True, source="cli")

@@ -1,0 +1,162 @@
+"""rules.py: the transition rules of layer 1, each a plain function tested on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lightscientist_jupyter.controller import rules
+from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
+
+SURVEY = Stage(
+    id="survey",
+    skill=Path("/t/s.md"),
+    outputs=("notes/survey.md", "notes/refs.bib"),
+    next="review",
+    allowed=("review", "survey"),
+    max_visits=2,
+)
+PROBE = Stage(id="probe", skill=Path("/t/p.md"), outputs=(), next="review", allowed=("review",))
+REVIEW = Stage(
+    id="review",
+    skill=Path("/t/r.md"),
+    outputs=("brief.md",),
+    next=DONE,
+    allowed=(DONE,),
+    approval=True,
+)
+TABLE = StageTable(
+    path=Path("/flows/review.toml"),
+    start="survey",
+    stages={s.id: s for s in (SURVEY, PROBE, REVIEW)},
+)
+
+
+def move(frm: str | None, to: str, by: str = "finish") -> dict:
+    return {"from": frm, "to": to, "by": by, "at": 0.0}
+
+
+# --------------------------------------------------------------------------- missing_outputs
+
+
+def test_missing_outputs_names_each_path_and_why(tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "survey.md").write_text("", encoding="utf-8")
+    assert rules.missing_outputs(SURVEY, tmp_path) == [
+        "notes/survey.md (empty)",
+        "notes/refs.bib (missing)",
+    ]
+
+
+def test_a_folder_in_place_of_an_output_is_missing(tmp_path):
+    (tmp_path / "notes" / "survey.md").mkdir(parents=True)
+    (tmp_path / "notes" / "refs.bib").write_text("@book{x}\n", encoding="utf-8")
+    assert rules.missing_outputs(SURVEY, tmp_path) == ["notes/survey.md (missing)"]
+
+
+def test_written_outputs_are_not_missing(tmp_path):
+    (tmp_path / "notes").mkdir()
+    for name in ("survey.md", "refs.bib"):
+        (tmp_path / "notes" / name).write_text("x", encoding="utf-8")
+    assert rules.missing_outputs(SURVEY, tmp_path) == []
+    assert rules.missing_outputs(PROBE, tmp_path) == []
+
+
+# --------------------------------------------------------------------------- finish_refusal
+
+
+def test_a_finish_to_an_allowed_stage_with_its_outputs_is_accepted():
+    assert rules.finish_refusal(SURVEY, "survey", []) is None
+    assert rules.finish_refusal(REVIEW, DONE, []) is None
+
+
+def test_a_stage_not_allowed_is_refused_with_the_choices():
+    reason = rules.finish_refusal(SURVEY, "probe", [])
+    assert reason == (
+        "'probe' is not an allowed next stage of 'survey'; choose one of "
+        "review, survey (default: review)"
+    )
+
+
+def test_missing_outputs_are_refused_with_what_to_do():
+    reason = rules.finish_refusal(SURVEY, "review", ["notes/refs.bib (missing)"])
+    assert reason == (
+        "required outputs are not ready: notes/refs.bib (missing); write them "
+        "(non-empty), then call finish_stage again"
+    )
+
+
+def test_every_reason_comes_at_once():
+    reason = rules.finish_refusal(SURVEY, DONE, ["a (missing)", "b (empty)"])
+    assert reason is not None
+    wrong_stage, not_ready = reason.split("; required")
+    assert wrong_stage.startswith("'done' is not an allowed next stage of 'survey'")
+    assert not_ready.startswith(" outputs are not ready: a (missing), b (empty);")
+
+
+# --------------------------------------------------------------------------- visit_limit_reason
+
+
+@pytest.mark.parametrize(("stage", "visits"), [(SURVEY, 1), (SURVEY, 2), (PROBE, 500)])
+def test_visits_up_to_the_limit_pass(stage, visits):
+    assert rules.visit_limit_reason(stage, visits, TABLE.path) is None
+
+
+def test_one_visit_past_the_limit_fails_and_says_where_to_raise_it():
+    reason = rules.visit_limit_reason(SURVEY, 3, TABLE.path)
+    assert reason == (
+        "stage 'survey' was entered 3 times, more than its max_visits = 2 "
+        "(a runaway loop?); raise max_visits in /flows/review.toml or change "
+        "the flow"
+    )
+
+
+# --------------------------------------------------------------------------- previous_stage
+
+
+def test_previous_stage_is_where_the_last_entry_came_from():
+    history = [
+        move(None, "survey", "start"),
+        move("survey", "review"),
+        move("review", "probe", "reject"),
+        move("probe", "review"),
+    ]
+    assert rules.previous_stage(history, "review") == "probe"
+    assert rules.previous_stage(history, "survey") is None  # entered only at the start
+    assert rules.previous_stage(history, "nowhere") is None
+    assert rules.previous_stage([], "review") is None
+
+
+# --------------------------------------------------------------------------- reject_target
+
+
+def test_a_named_stage_is_the_target():
+    assert rules.reject_target(TABLE, REVIEW, [], "probe") == ("probe", None)
+
+
+@pytest.mark.parametrize("bad", ["nosuch", DONE])
+def test_a_target_outside_the_table_is_refused_with_the_choices(bad):
+    target, reason = rules.reject_target(TABLE, REVIEW, [], bad)
+    assert target is None
+    assert reason == f"'{bad}' is not a stage of review.toml; choose one of survey, probe, review"
+
+
+def test_without_a_target_the_rejection_goes_back_where_the_gate_was_entered_from():
+    history = [move(None, "survey", "start"), move("survey", "probe"), move("probe", "review")]
+    assert rules.reject_target(TABLE, REVIEW, history, None) == ("probe", None)
+
+
+def test_without_history_the_first_predecessor_in_the_table_is_used():
+    assert rules.reject_target(TABLE, REVIEW, [move(None, "review", "start")], None) == (
+        "survey",
+        None,
+    )
+
+
+def test_a_gate_nothing_leads_to_is_sent_back_to_itself():
+    alone = Stage(
+        id="alone", skill=Path("/t/a.md"), outputs=(), next=DONE, allowed=(DONE,), approval=True
+    )
+    table = StageTable(path=Path("/flows/one.toml"), start="alone", stages={"alone": alone})
+    assert rules.reject_target(table, alone, [], None) == ("alone", None)

@@ -89,7 +89,7 @@ class ResearchController:
                 "the research goal is empty; say what the project should find out"
             )
         try:
-            mode = Mode(mode)
+            run_mode = Mode(mode)
         except ValueError:
             raise ControllerError(f"mode '{mode}' is not one of {', '.join(Mode)}") from None
         if workspace.exists():
@@ -107,7 +107,7 @@ class ResearchController:
             )
         state = ProjectState(
             goal=goal,
-            mode=Mode(mode),
+            mode=run_mode,
             stage=start,
             stages_file=str(table.path),
             settings={k: v for k, v in (settings or {}).items() if v},
@@ -115,7 +115,7 @@ class ResearchController:
         controller = cls(workspace, table, state, bus)
         workspace.state_dir.mkdir(parents=True, exist_ok=True)
         process_log.ensure_header(
-            workspace.process_md, goal, str(table.path), mode, state.created_at
+            workspace.process_md, goal, str(table.path), run_mode, state.created_at
         )
         with controller._lock:
             controller._run(actions.Start(time.time()))

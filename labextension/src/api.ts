@@ -48,6 +48,53 @@ export interface IStageTable {
   stages: IStageInfo[];
 }
 
+/** A stage's box in the stage graph (positions in SVG user units). */
+export interface INodeLayout {
+  id: string;
+  label: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  band: number;
+  column: number;
+  row: number;
+  gate: boolean;
+  branch: boolean;
+  done: boolean;
+}
+
+/** `next`: the default next stage; `allowed`: another forward choice; `loop`: a stage to
+ * itself; `back`: an edge that closes a cycle. */
+export type EdgeKind = 'next' | 'allowed' | 'loop' | 'back';
+
+export interface IEdgeLayout {
+  source: string;
+  target: string;
+  kind: EdgeKind;
+  default: boolean;
+  /** SVG path data of the edge's route. */
+  path: string;
+}
+
+export interface IBandLayout {
+  label: string;
+  x: number;
+  y: number;
+}
+
+/**
+ * The stage graph's layout, computed by the server (`jupyter/layout.py`): the same layout
+ * the notebook dashboard draws, so the panel only draws it.
+ */
+export interface IGraphLayout {
+  width: number;
+  height: number;
+  nodes: INodeLayout[];
+  edges: IEdgeLayout[];
+  bands: IBandLayout[];
+}
+
 export interface IOutputFile {
   stage: string;
   name: string;
@@ -55,12 +102,21 @@ export interface IOutputFile {
   exists: boolean;
 }
 
+/** One transition of a project (`from` is null for the first stage). */
+export interface IHistoryStep {
+  from: string | null;
+  to: string;
+  by?: string;
+}
+
 export interface IProjectDetail extends IProjectSummary {
   visits: Record<string, number>;
+  history?: IHistoryStep[];
   reason: string | null;
   feedback: string | null;
   runner: { pid?: number; host?: string; purpose?: string } | null;
   table: IStageTable | null;
+  layout: IGraphLayout | null;
   table_error: string | null;
   outputs: IOutputFile[];
   process_md: { path: string; exists: boolean };
@@ -125,10 +181,14 @@ export async function requestAPI<T>(
   const settings = ServerConnection.makeSettings();
   const query = Object.entries(params)
     .filter(([, value]) => value !== undefined)
-    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`)
+    .map(
+      ([key, value]) =>
+        `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`
+    )
     .join('&');
   const url =
-    URLExt.join(settings.baseUrl, 'lightscientist', endpoint) + (query ? `?${query}` : '');
+    URLExt.join(settings.baseUrl, 'lightscientist', endpoint) +
+    (query ? `?${query}` : '');
   let response: Response;
   try {
     response = await ServerConnection.makeRequest(url, init, settings);
@@ -154,7 +214,11 @@ export const api = {
   events: (path: string, after: number | undefined, limit: number) =>
     requestAPI<IEventsAnswer>('events', { path, after, limit }),
   reply: (reply: IReply) =>
-    requestAPI<IReplyAnswer>('reply', {}, { method: 'POST', body: JSON.stringify(reply) })
+    requestAPI<IReplyAnswer>(
+      'reply',
+      {},
+      { method: 'POST', body: JSON.stringify(reply) }
+    )
 };
 
 /** A path inside a project, relative to the server root ('' is the root itself). */

@@ -7,16 +7,25 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { Dialog, ICommandPalette, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import {
+  Dialog,
+  ICommandPalette,
+  showDialog,
+  showErrorMessage
+} from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+// the panel is added to the shell when the plugin activates, so it is needed at once
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { LightScientistPanel } from './panel';
 
 const PLUGIN_ID = 'lightscientist-jupyter:plugin';
 const CATEGORY = 'LightScientist';
+/** What each command takes: nothing (the selected project is the panel's). */
+const NO_ARGS = { args: { type: 'object' as const, properties: {} } };
 
 namespace CommandIDs {
   export const open = 'lightscientist:open-panel';
@@ -28,7 +37,10 @@ const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" wi
   <path class="jp-icon3" fill="#616161" d="M9 2h6v2h-1v5.2l5.6 9.7A2 2 0 0 1 17.9 22H6.1a2 2 0 0 1-1.7-3.1L10 9.2V4H9V2zm3 9.3L8.4 17.5h7.2L12 11.3z"/>
 </svg>`;
 
-export const lightScientistIcon = new LabIcon({ name: 'lightscientist:flask', svgstr: ICON_SVG });
+export const lightScientistIcon = new LabIcon({
+  name: 'lightscientist:flask',
+  svgstr: ICON_SVG
+});
 
 /** The status-bar item: the active project's stage; a click opens the panel. */
 class StageStatus extends Widget {
@@ -45,7 +57,10 @@ class StageStatus extends Widget {
       this.node.textContent = panel.projects.length ? 'LightScientist' : '';
       return;
     }
-    const waiting = detail.status === 'waiting_user' ? ' · waiting for you' : ` · ${detail.status}`;
+    const waiting =
+      detail.status === 'waiting_user'
+        ? ' · waiting for you'
+        : ` · ${detail.status}`;
     this.node.textContent = `LightScientist: ${detail.stage}${waiting}`;
     this.node.dataset.status = detail.status ?? '';
   }
@@ -72,7 +87,8 @@ function approvalBody(panel: LightScientistPanel): HTMLElement {
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: 'LightScientist side panel: projects, stage graph, gates and events.',
+  description:
+    'LightScientist side panel: projects, stage graph, gates and events.',
   autoStart: true,
   requires: [IDocumentManager],
   optional: [ICommandPalette, IStatusBar, ILayoutRestorer],
@@ -85,14 +101,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const panel = new LightScientistPanel({
       openFile: (path, factory) => {
-        const widget = factory ? docManager.openOrReveal(path, factory) : undefined;
+        const widget = factory
+          ? docManager.openOrReveal(path, factory)
+          : undefined;
         if (!widget) {
           docManager.openOrReveal(path);
         }
       },
       showFolder: path => {
         if (app.commands.hasCommand('filebrowser:go-to-path')) {
-          void app.commands.execute('filebrowser:go-to-path', { path: `/${path}` });
+          void app.commands.execute('filebrowser:go-to-path', {
+            path: `/${path}`
+          });
         }
       }
     });
@@ -101,6 +121,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer?.add(panel, 'lightscientist-panel');
 
     app.commands.addCommand(CommandIDs.open, {
+      describedBy: NO_ARGS,
       label: 'LightScientist: Open Panel',
       caption: 'Show the LightScientist side panel',
       icon: lightScientistIcon,
@@ -109,10 +130,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     app.commands.addCommand(CommandIDs.refresh, {
+      describedBy: NO_ARGS,
       label: 'LightScientist: Refresh',
       execute: () => panel.refresh()
     });
     app.commands.addCommand(CommandIDs.approve, {
+      describedBy: NO_ARGS,
       label: () => {
         const pending = panel.detail?.pending;
         return pending
@@ -123,13 +146,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
       isEnabled: () => !!panel.detail?.pending,
       execute: async () => {
         if (!panel.detail?.pending) {
-          await showErrorMessage('LightScientist', 'Nothing is waiting for approval.');
+          await showErrorMessage(
+            'LightScientist',
+            'Nothing is waiting for approval.'
+          );
           return;
         }
         const result = await showDialog({
           title: `Approve ${panel.detail.pending.stage} in ${panel.detail.path || 'the server root'}?`,
           body: new Widget({ node: approvalBody(panel) }),
-          buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Approve' })]
+          buttons: [
+            Dialog.cancelButton(),
+            Dialog.okButton({ label: 'Approve' })
+          ]
         });
         if (result.button.accept) {
           try {
@@ -141,7 +170,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     if (palette) {
-      for (const command of [CommandIDs.open, CommandIDs.approve, CommandIDs.refresh]) {
+      for (const command of [
+        CommandIDs.open,
+        CommandIDs.approve,
+        CommandIDs.refresh
+      ]) {
         palette.addItem({ command, category: CATEGORY });
       }
     }

@@ -1,8 +1,9 @@
 """The side panel in a real JupyterLab, driven in headless Chromium (Debian's package).
 
 `lightscientist research … --wait` runs a project in the background; it stops at `idea.gate`
-and waits for a reply. The test opens the panel, sees the gate, clicks Approve, sees the run
-go on past the gate, and the command line reach the next gate. Screenshots go to `test-output/` at the repository root.
+and waits for a reply. The test opens the panel, sees the gate and the stage graph drawn
+from the server's layout, clicks Approve, sees the run go on past the gate, and the command
+line reach the next gate. Screenshots go to `test-output/` at the repository root.
 
 Needs the built extension (`scripts/setup` builds and links it), `/usr/bin/chromium` and
 Python playwright. Without them the test is skipped — except under CI (`CI=true`), where a
@@ -40,9 +41,20 @@ def project_root(tmp_path):
     background: it stops at idea.gate and waits there for a reply."""
     root = tmp_path / "root"
     root.mkdir()
-    runner, output = spawn([sys.executable, "-m", "lightscientist_jupyter", "research", GOAL,
-                            "--workspace", str(root / "study"), "--wait"], cwd=root,
-                           env={**os.environ, "LIGHTSCIENTIST_MODEL": ""})
+    runner, output = spawn(
+        [
+            sys.executable,
+            "-m",
+            "lightscientist_jupyter",
+            "research",
+            GOAL,
+            "--workspace",
+            str(root / "study"),
+            "--wait",
+        ],
+        cwd=root,
+        env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
+    )
     try:
         output.wait_for("waiting at idea.gate", timeout=60)
         yield root, runner, output
@@ -55,6 +67,34 @@ def lab(tmp_path, project_root):
     """A real `jupyter lab` on loopback over the project root; yields its URL and token."""
     with start_lab(project_root[0], tmp_path) as server:
         yield server.url, server.token, server.output
+
+
+DRAWN_GRAPH = """() => {
+  const graph = document.querySelector('#lightscientist-panel .ls-graph');
+  const boxes = [...graph.querySelectorAll('g[data-stage]')].map(g => {
+    const box = g.querySelector('rect').getBBox();
+    return [g.dataset.stage, box.x, box.y, box.width, box.height];
+  });
+  const edges = [...graph.querySelectorAll('path[data-from]')].map(
+    p => [p.dataset.from, p.dataset.to, p.getAttribute('d')]);
+  return {boxes, edges, width: graph.getAttribute('width')};
+}"""
+
+
+def check_graph_follows_the_layout(page, url: str, token: str) -> None:
+    """The panel draws every stage box where the server's layout puts it, every edge along
+    its route: the layout the notebook dashboard draws (tests/jupyter/test_server.py)."""
+    answer = page.request.get(f"{url}/lightscientist/project?path=study&token={token}")
+    assert answer.ok, answer.status
+    layout = answer.json()["layout"]
+    drawn = page.evaluate(DRAWN_GRAPH)
+    assert sorted(tuple(box) for box in drawn["boxes"]) == sorted(
+        (n["id"], n["x"], n["y"], n["width"], n["height"]) for n in layout["nodes"]
+    )
+    assert sorted(tuple(edge) for edge in drawn["edges"]) == sorted(
+        (e["source"], e["target"], e["path"]) for e in layout["edges"]
+    )
+    assert drawn["width"] == str(layout["width"])
 
 
 def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
@@ -85,19 +125,24 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(gate.locator("h3")).to_contain_text("idea.gate")
                 expect(gate.locator(".ls-approves")).to_contain_text("experiment.setup")
                 expect(gate.locator(".ls-gate-outputs")).to_contain_text("idea/brief.md")
-                expect(panel.locator(".ls-graph .ls-node-current[data-stage='idea.gate']")
-                       ).to_have_count(1)
+                expect(
+                    panel.locator(".ls-graph .ls-node-current[data-stage='idea.gate']")
+                ).to_have_count(1)
                 expect(panel.locator(".ls-event").first).to_be_visible()
                 expect(page.locator(".ls-StatusItem")).to_contain_text("idea.gate")
+                check_graph_follows_the_layout(page, url, token)
                 page.screenshot(path=str(OUTPUT / "panel-waiting.png"))
 
                 page.keyboard.press("Control+Shift+C")
                 palette = page.locator(".jp-ModalCommandPalette")
                 palette.locator("input").fill("LightScientist")
-                for label in ("LightScientist: Open Panel",
-                              "LightScientist: Approve Pending Gate (idea.gate)"):
-                    expect(palette.locator(".lm-CommandPalette-item", has_text=label)
-                           ).to_have_count(1)
+                for label in (
+                    "LightScientist: Open Panel",
+                    "LightScientist: Approve Pending Gate (idea.gate)",
+                ):
+                    expect(
+                        palette.locator(".lm-CommandPalette-item", has_text=label)
+                    ).to_have_count(1)
                 page.keyboard.press("Escape")
 
                 gate.locator(".ls-comment").fill("Looks good; go ahead.")
@@ -106,21 +151,27 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 # the run goes on by itself (the offline model is quick): past the gate
                 moved_on = re.compile(r"^(experiment|paper)\.")
                 expect(panel.locator(".ls-stage")).to_have_text(moved_on, timeout=20_000)
-                expect(panel.locator(".ls-graph .ls-node-current[data-stage='idea.gate']")
-                       ).to_have_count(0)
-                expect(panel.locator(".ls-event-type").get_by_text("user.decision", exact=True)
-                       ).not_to_have_count(0)
+                expect(
+                    panel.locator(".ls-graph .ls-node-current[data-stage='idea.gate']")
+                ).to_have_count(0)
+                expect(
+                    panel.locator(".ls-event-type").get_by_text("user.decision", exact=True)
+                ).not_to_have_count(0)
                 expect(page.locator(".ls-StatusItem")).to_contain_text(
-                    re.compile(r"(experiment|paper)\."))
-                expect(panel.locator(".ls-project[data-path='study']")
-                       ).to_contain_text(re.compile(r"(experiment|paper)\."))
+                    re.compile(r"(experiment|paper)\.")
+                )
+                expect(panel.locator(".ls-project[data-path='study']")).to_contain_text(
+                    re.compile(r"(experiment|paper)\.")
+                )
 
                 panel.locator(".ls-open-process").click()
                 expect(page.locator(".jp-RenderedMarkdown").first).to_contain_text(
-                    "Does learning-rate warmup help a small MLP?")
+                    "Does learning-rate warmup help a small MLP?"
+                )
                 panel.locator(".ls-outputs .ls-link[data-path='study/idea/brief.md']").click()
-                expect(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab",
-                                    has_text="brief.md")).to_have_count(1)
+                expect(
+                    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="brief.md")
+                ).to_have_count(1)
                 shot = OUTPUT / "panel-approved.png"
                 page.screenshot(path=str(shot))
                 print(f"\nscreenshots: {OUTPUT / 'panel-waiting.png'} {shot}")
@@ -136,7 +187,11 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
     state = json.loads((root / "study" / ".lightscientist" / "state.json").read_text())
     assert state["stage"] == "experiment.gate"
     assert {"from": "idea.gate", "to": "experiment.setup", "by": "approve"}.items() <= next(
-        h for h in state["history"] if h["from"] == "idea.gate").items()
+        h for h in state["history"] if h["from"] == "idea.gate"
+    ).items()
     decision = state["decisions"][0]
     assert (decision["source"], decision["approve"], decision["comment"]) == (
-        "panel", True, "Looks good; go ahead.")
+        "panel",
+        True,
+        "Looks good; go ahead.",
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -18,18 +19,26 @@ from pytest_jupyter import jupyter_server as _pytest_jupyter
 from tornado.httpclient import HTTPClientError
 
 from lightscientist_jupyter import _jupyter_server_extension_points
+from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.inbox import queued_replies
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.jupyter import server, server_data
+from lightscientist_jupyter.jupyter import graph, server, server_data
+from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.workspace import Workspace
 
-globals().update({name: value for name, value in vars(_pytest_jupyter).items()
-                  if name.startswith(("jp_", "http_server", "io_loop", "echo_"))})
+globals().update(
+    {
+        name: value
+        for name, value in vars(_pytest_jupyter).items()
+        if name.startswith(("jp_", "http_server", "io_loop", "echo_"))
+    }
+)
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("ls_run_project",
-                                               Path(__file__).with_name("waiting_project.py"))
+_spec = importlib.util.spec_from_file_location(
+    "ls_run_project", Path(__file__).with_name("waiting_project.py")
+)
 waiting_project = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(waiting_project)
 
@@ -66,8 +75,9 @@ def get(fetch, endpoint: str, **params):
     return json.loads(response.body)
 
 
-def refused(fetch, endpoint: str, *, method: str = "GET", body=None,
-                  headers=None, **params) -> tuple[int, dict]:
+def refused(
+    fetch, endpoint: str, *, method: str = "GET", body=None, headers=None, **params
+) -> tuple[int, dict]:
     kwargs = {"method": method}
     if body is not None:
         kwargs["body"] = body if isinstance(body, str) else json.dumps(body)
@@ -79,13 +89,17 @@ def refused(fetch, endpoint: str, *, method: str = "GET", body=None,
 
 # ------------------------------------------------------------------------- reading
 
+
 def test_projects_lists_every_project_under_the_root(root, fetch):
     projects = get(fetch, "projects")["projects"]
     by_path = {p["path"]: p for p in projects}
     assert list(by_path) == ["alpha", "broken", "nested/beta"]  # hidden folders skipped
     alpha = by_path["alpha"]
-    assert (alpha["stage"], alpha["status"], alpha["mode"]) == ("idea.gate", "waiting_user",
-                                                                 "manual")
+    assert (alpha["stage"], alpha["status"], alpha["mode"]) == (
+        "idea.gate",
+        "waiting_user",
+        "manual",
+    )
     assert alpha["pending"]["kind"] == "gate"
     assert alpha["pending"]["proposed_next"] == "experiment.setup"
     assert alpha["goal"].startswith("Does warmup")
@@ -107,11 +121,47 @@ def test_project_gives_status_and_stage_table(root, fetch):
     assert detail["visits"]["idea.gate"] == 1
     assert detail["process_md"] == {"path": "alpha/PROCESS.md", "exists": True}
     outputs = {o["name"]: o for o in detail["outputs"]}
-    assert outputs["idea/brief.md"] == {"stage": "idea.gate", "name": "idea/brief.md",
-                                        "path": "alpha/idea/brief.md", "exists": True}
+    assert outputs["idea/brief.md"] == {
+        "stage": "idea.gate",
+        "name": "idea/brief.md",
+        "path": "alpha/idea/brief.md",
+        "exists": True,
+    }
     assert outputs["experiment/plan.md"]["exists"] is False
     assert detail["last_seq"] > 5
     assert detail["runner"] is None
+
+
+def test_project_sends_the_layout_the_dashboard_draws(root, fetch):
+    detail = get(fetch, "project", path="alpha")
+    state = load_state(root / "alpha" / ".lightscientist" / "state.json")
+    table = load_table(state.stages_file)
+    layout = detail["layout"]
+    assert layout == graph_layout(table)
+    svg = ET.fromstring(graph.render_state(table, state))  # what the dashboard shows
+    ns = "{http://www.w3.org/2000/svg}"
+    boxes = {
+        g.get("data-stage"): g.find(f"{ns}rect") for g in svg.iter(f"{ns}g") if g.get("data-stage")
+    }
+    assert {stage: (int(r.get("x")), int(r.get("y"))) for stage, r in boxes.items()} == {
+        n["id"]: (n["x"], n["y"]) for n in layout["nodes"]
+    }
+    assert {
+        (p.get("data-from"), p.get("data-to")): p.get("d")
+        for p in svg.iter(f"{ns}path")
+        if p.get("data-from")
+    } == {(e["source"], e["target"]): e["path"] for e in layout["edges"]}
+
+
+def test_project_with_a_broken_table_sends_no_layout(root, fetch):
+    broken = root / "notes" / "broken.toml"
+    broken.write_text('start = "nowhere"\n', encoding="utf-8")
+    state_file = root / "alpha" / ".lightscientist" / "state.json"
+    raw = json.loads(state_file.read_text(encoding="utf-8"))
+    state_file.write_text(json.dumps({**raw, "stages_file": str(broken)}), encoding="utf-8")
+    detail = get(fetch, "project", path="alpha")
+    assert detail["table"] is None and detail["layout"] is None
+    assert detail["table_error"]
 
 
 def test_project_at_the_server_root_has_an_empty_path(jp_root_dir, fetch):
@@ -145,9 +195,11 @@ def test_events_on_a_large_log(jp_root_dir, fetch):
     state_dir.mkdir(parents=True)
     waiting_project.make_waiting_project(str(jp_root_dir / "big"))
     count = 300_000
-    line = ('{"v":1,"seq":%d,"ts":1.0,"layer":3,"type":"tool.call","message":"step %d",'
-            '"task_id":"experiment.loop#1","worker_id":"w1","stage":"experiment.loop",'
-            '"data":{"tool":"shell","args":"python run_experiment.py --epoch %d"}}\n')
+    line = (
+        '{"v":1,"seq":%d,"ts":1.0,"layer":3,"type":"tool.call","message":"step %d",'
+        '"task_id":"experiment.loop#1","worker_id":"w1","stage":"experiment.loop",'
+        '"data":{"tool":"shell","args":"python run_experiment.py --epoch %d"}}\n'
+    )
     with (state_dir / "events.jsonl").open("w", encoding="utf-8") as fh:
         fh.writelines(line % (i, i, i) for i in range(1, count + 1))
     assert (state_dir / "events.jsonl").stat().st_size > 40_000_000
@@ -175,14 +227,18 @@ def test_file_returns_text_inside_the_project(root, fetch):
 
 # ------------------------------------------------------------------------- confinement
 
-@pytest.mark.parametrize("params, status", [
-    ({"path": ".."}, 403),
-    ({"path": "alpha/../.."}, 403),
-    ({"path": "/etc"}, 400),
-    ({"path": "~"}, 400),
-    ({"path": "notes"}, 404),
-    ({"path": "missing"}, 404),
-])
+
+@pytest.mark.parametrize(
+    "params, status",
+    [
+        ({"path": ".."}, 403),
+        ({"path": "alpha/../.."}, 403),
+        ({"path": "/etc"}, 400),
+        ({"path": "~"}, 400),
+        ({"path": "notes"}, 404),
+        ({"path": "missing"}, 404),
+    ],
+)
 def test_project_paths_are_confined_to_the_root(root, fetch, params, status):
     for endpoint in ("project", "events", "file"):
         code, body = refused(fetch, endpoint, **params, name="PROCESS.md")
@@ -198,61 +254,79 @@ def test_escapes_through_names_and_links_are_refused(root, fetch, tmp_path):
     code, body = refused(fetch, "project", path="link")
     assert code == 403 and "outside the server root" in body["message"]
     assert [p["path"] for p in get(fetch, "projects")["projects"]] == [
-        "alpha", "broken", "nested/beta"]
-    for name, status in (("../nested/beta/PROCESS.md", 403), ("leak.md", 403),
-                         ("/etc/passwd", 400)):
+        "alpha",
+        "broken",
+        "nested/beta",
+    ]
+    for name, status in (
+        ("../nested/beta/PROCESS.md", 403),
+        ("leak.md", 403),
+        ("/etc/passwd", 400),
+    ):
         code, body = refused(fetch, "file", path="alpha", name=name)
         assert code == status, (name, body)
-    code, _ = refused(fetch, "reply", method="POST",
-                            body={"path": "link", "approve": True})
+    code, _ = refused(fetch, "reply", method="POST", body={"path": "link", "approve": True})
     assert code == 403
     assert queued_replies(Workspace.at(outside)) == []
 
 
 # ------------------------------------------------------------------------- authentication
 
+
 @pytest.mark.parametrize("endpoint", ["projects", "project", "events", "file"])
 @pytest.mark.parametrize("auth", ["", "token wrong-token"])
 def test_reading_needs_the_token(root, fetch, endpoint, auth):
-    code, _ = refused(fetch, endpoint, headers={"Authorization": auth},
-                            path="alpha", name="PROCESS.md")
+    code, _ = refused(
+        fetch, endpoint, headers={"Authorization": auth}, path="alpha", name="PROCESS.md"
+    )
     assert code == 403
 
 
 def test_post_without_token_or_xsrf_is_refused(root, fetch, jp_serverapp):
     body = {"path": "alpha", "approve": True}
-    code, _ = refused(fetch, "reply", method="POST", body=body,
-                            headers={"Authorization": ""})
+    code, _ = refused(fetch, "reply", method="POST", body=body, headers={"Authorization": ""})
     assert code == 403
     # A browser session: the login cookie a token URL leaves behind, without the XSRF token.
     token = jp_serverapp.identity_provider.token
-    first = fetch("lightscientist", "projects", params={"token": token},
-                           headers={"Authorization": ""})
+    first = fetch(
+        "lightscientist", "projects", params={"token": token}, headers={"Authorization": ""}
+    )
     cookies = [c.split(";", 1)[0] for c in first.headers.get_list("Set-Cookie")]
     login = "; ".join(c for c in cookies if not c.startswith("_xsrf="))
     assert login, "the server set no login cookie"
-    code, _ = refused(fetch, "reply", method="POST", body=body,
-                            headers={"Authorization": "", "Cookie": login})
+    code, _ = refused(
+        fetch, "reply", method="POST", body=body, headers={"Authorization": "", "Cookie": login}
+    )
     assert code == 403
-    code, _ = refused(fetch, "reply", method="POST", body=body,
-                            headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc",
-                                     "X-XSRFToken": "abd"})
+    code, _ = refused(
+        fetch,
+        "reply",
+        method="POST",
+        body=body,
+        headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc", "X-XSRFToken": "abd"},
+    )
     assert code == 403
     ws = Workspace.at(root / "alpha")
     assert queued_replies(ws) == [] and load_state(ws.state_file).stage == "idea.gate"
     # The same cookie with a matching XSRF pair is accepted: the refusals above were XSRF.
-    ok = fetch("lightscientist", "reply", method="POST", body=json.dumps(body),
-                        headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc",
-                                 "X-XSRFToken": "abc"})
+    ok = fetch(
+        "lightscientist",
+        "reply",
+        method="POST",
+        body=json.dumps(body),
+        headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc", "X-XSRFToken": "abc"},
+    )
     assert json.loads(ok.body)["applied_by"] == "server"
 
 
 # ------------------------------------------------------------------------- replies
 
+
 def test_reply_without_a_runner_is_applied_by_the_server(root, fetch):
     ws = Workspace.at(root / "alpha")
-    answer = get_post(fetch, {"path": "alpha", "approve": True, "comment": "go",
-                                       "decision_id": "d1"})
+    answer = get_post(
+        fetch, {"path": "alpha", "approve": True, "comment": "go", "decision_id": "d1"}
+    )
     assert answer["applied_by"] == "server"
     assert (answer["stage"], answer["status"]) == ("experiment.setup", "running")
     state = load_state(ws.state_file)
@@ -267,26 +341,40 @@ def test_reply_without_a_runner_is_applied_by_the_server(root, fetch):
 def test_reply_while_a_runner_holds_the_project_goes_to_its_inbox(root, fetch):
     ws = Workspace.at(root / "alpha")
     with WorkspaceLock(ws):
-        answer = get_post(fetch, {"path": "alpha", "approve": False,
-                                           "comment": "narrow it", "to_stage": "idea.generate"})
+        answer = get_post(
+            fetch,
+            {
+                "path": "alpha",
+                "approve": False,
+                "comment": "narrow it",
+                "to_stage": "idea.generate",
+            },
+        )
     assert answer["applied_by"] == "runner" and answer["runner"]["pid"] == os.getpid()
     [(path, reply)] = queued_replies(ws)
     assert path.name == answer["queued"]
     assert {k: reply[k] for k in ("approve", "comment", "to_stage", "decision_id", "source")} == {
-        "approve": False, "comment": "narrow it", "to_stage": "idea.generate",
-        "decision_id": "d1", "source": "panel"}
+        "approve": False,
+        "comment": "narrow it",
+        "to_stage": "idea.generate",
+        "decision_id": "d1",
+        "source": "panel",
+    }
     assert load_state(ws.state_file).stage == "idea.gate"
 
 
-@pytest.mark.parametrize("body, status, words", [
-    ({"path": "nested/beta", "approve": True}, 409, "nothing is waiting"),
-    ({"path": "alpha", "approve": True, "decision_id": "d9"}, 409, "no longer pending"),
-    ({"path": "alpha", "approve": True, "to_stage": "idea.survey"}, 400, "rejection"),
-    ({"path": "alpha", "approve": False, "to_stage": "nowhere"}, 400, "not a stage"),
-    ({"path": "alpha", "approve": "yes"}, 400, "true or false"),
-    ({"approve": True}, 400, "path"),
-    ("[1, 2", 400, "JSON object"),
-])
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        ({"path": "nested/beta", "approve": True}, 409, "nothing is waiting"),
+        ({"path": "alpha", "approve": True, "decision_id": "d9"}, 409, "no longer pending"),
+        ({"path": "alpha", "approve": True, "to_stage": "idea.survey"}, 400, "rejection"),
+        ({"path": "alpha", "approve": False, "to_stage": "nowhere"}, 400, "not a stage"),
+        ({"path": "alpha", "approve": "yes"}, 400, "true or false"),
+        ({"approve": True}, 400, "path"),
+        ("[1, 2", 400, "JSON object"),
+    ],
+)
 def test_bad_replies_are_refused(root, fetch, body, status, words):
     code, answer = refused(fetch, "reply", method="POST", body=body)
     assert code == status and words in answer["message"], answer
@@ -300,9 +388,13 @@ def get_post(fetch, body: dict) -> dict:
 
 # ------------------------------------------------------------------------- wiring
 
+
 def test_server_config_enables_the_extension():
-    config = json.loads((REPO / "jupyter-config" / "server-config" /
-                         "lightscientist_jupyter.json").read_text(encoding="utf-8"))
+    config = json.loads(
+        (REPO / "jupyter-config" / "server-config" / "lightscientist_jupyter.json").read_text(
+            encoding="utf-8"
+        )
+    )
     assert config == {"ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}
     [point] = _jupyter_server_extension_points()
     module = importlib.import_module(point["module"])
@@ -314,8 +406,13 @@ def test_resolve_inside_unit(tmp_path):
     (base / "a").mkdir()
     assert server_data.resolve_inside(base, "") == base
     assert server_data.resolve_inside(base, "a/") == base / "a"
-    for rel, status in (("../x", 403), ("a/../../x", 403), ("/x", 400), ("C:x", 400),
-                        ("a\x00", 400)):
+    for rel, status in (
+        ("../x", 403),
+        ("a/../../x", 403),
+        ("/x", 400),
+        ("C:x", 400),
+        ("a\x00", 400),
+    ):
         with pytest.raises(server_data.Refused) as info:
             server_data.resolve_inside(base, rel)
         assert info.value.status == status, rel
@@ -328,6 +425,9 @@ def test_find_projects_is_bounded(tmp_path):
         state.parent.mkdir(parents=True)
         state.write_text("{}", encoding="utf-8")
     assert server_data.find_projects(base) == [base / "a", base / "b" / "c"]  # h is 5 levels down
-    assert server_data.find_projects(base, depth=5) == [base / "a", base / "b" / "c",
-                                                   base / "d" / "e" / "f" / "g" / "h"]
+    assert server_data.find_projects(base, depth=5) == [
+        base / "a",
+        base / "b" / "c",
+        base / "d" / "e" / "f" / "g" / "h",
+    ]
     assert server_data.find_projects(base, folders=2) == [base / "a"]

@@ -1,0 +1,258 @@
+/**
+ * The selected project's part of the panel: status, runner, pending gate, actions, stage
+ * graph, outputs and event tail. It redraws a section only when what it shows has changed.
+ */
+
+import { IEventRecord, IProjectDetail, IReplyAnswer } from './api';
+import { el, statusWords } from './dom';
+import { renderGate } from './gate';
+import { edgeKey, renderGraph } from './graph';
+import { appendEvents } from './lists';
+
+const DONE = 'done';
+const EVENTS_KEEP = 300;
+
+export interface IDetailActions {
+  /** Open a file (a path relative to the server root) in JupyterLab. */
+  openFile: (path: string, factory?: string) => void;
+  /** Show a folder in the file browser. */
+  showFolder: (path: string) => void;
+  /** Answer the pending decision. */
+  reply: (approve: boolean, comment: string, toStage: string | null) => void;
+}
+
+function section(parent: HTMLElement, className: string, title: string) {
+  const details = el('details', { className }, parent);
+  details.open = true;
+  el('summary', { text: title }, details);
+  return details;
+}
+
+export class DetailView {
+  readonly node: HTMLElement;
+
+  constructor(
+    parent: HTMLElement,
+    private readonly _actions: IDetailActions
+  ) {
+    const d = (this.node = el('div', { className: 'ls-detail' }, parent));
+    d.hidden = true;
+    this._goal = el('p', { className: 'ls-goal' }, d);
+    const status = el('p', { className: 'ls-status' }, d);
+    el('span', { text: 'Stage ' }, status);
+    this._stage = el('span', { className: 'ls-stage' }, status);
+    el('span', { text: ' · ' }, status);
+    this._status = el('span', { className: 'ls-status-text' }, status);
+    this._mode = el('span', { className: 'ls-mode' }, status);
+    this._runner = el('p', { className: 'ls-runner' }, d);
+    this._reason = el('p', { className: 'ls-reason' }, d);
+    this._gate = el('section', { className: 'ls-gate' }, d);
+    this._message = el('p', { className: 'ls-reply-message' }, d);
+    this._message.setAttribute('role', 'status');
+
+    const actions = el('div', { className: 'ls-actions' }, d);
+    this._process = el(
+      'button',
+      { className: 'jp-mod-styled ls-open-process', text: 'Open PROCESS.md' },
+      actions
+    );
+    this._process.addEventListener('click', () =>
+      this._open(detail =>
+        _actions.openFile(detail.process_md.path, 'Markdown Preview')
+      )
+    );
+    const folder = el(
+      'button',
+      { className: 'jp-mod-styled ls-show-folder', text: 'Show folder' },
+      actions
+    );
+    folder.addEventListener('click', () =>
+      this._open(detail => _actions.showFolder(detail.path))
+    );
+
+    const graph = section(d, 'ls-graph-section', 'Stage graph');
+    this._graph = el('div', { className: 'ls-graph-box' }, graph);
+    this._graph.title = 'Click to fit the graph to the panel (or back)';
+    this._graph.addEventListener('click', () =>
+      this._graph.classList.toggle('ls-graph-fit')
+    );
+    const outputs = section(d, 'ls-outputs-section', 'Outputs');
+    this._outputs = el('ul', { className: 'ls-outputs' }, outputs);
+    const events = section(d, 'ls-events-section', 'Events');
+    this._events = el('ol', { className: 'ls-events' }, events);
+  }
+
+  /** Forget what was shown: another project is selected. */
+  reset(): void {
+    this.node.hidden = true;
+    this._detail = null;
+    this._events.textContent = '';
+    this._message.textContent = '';
+    this._replied = null;
+    this._keys = {};
+  }
+
+  /** Show a line about the reply under the gate. */
+  say(text: string): void {
+    this._message.textContent = text;
+  }
+
+  /** After the next redraw that no longer shows decision `id`, say that it was applied. */
+  expectApplied(replied: { id: string; approve: boolean } | null): void {
+    this._replied = replied;
+  }
+
+  setBusy(busy: boolean): void {
+    for (const button of this._buttons) {
+      button.disabled = busy;
+    }
+  }
+
+  appendEvents(events: IEventRecord[], reset: boolean): void {
+    if (reset) {
+      this._events.textContent = '';
+    }
+    appendEvents(this._events, events, EVENTS_KEEP);
+  }
+
+  render(detail: IProjectDetail): void {
+    this._detail = detail;
+    this.node.hidden = false;
+    this.node.dataset.path = detail.path;
+    this._goal.textContent = detail.goal ?? '';
+    this._stage.textContent = detail.stage ?? '?';
+    this._status.textContent = statusWords(detail.status);
+    this._status.dataset.status = detail.status ?? '';
+    this._mode.textContent = detail.mode ? ` · ${detail.mode} mode` : '';
+    const runner = detail.runner;
+    this._runner.textContent = runner
+      ? `Run by pid ${runner.pid ?? '?'} on ${runner.host ?? '?'}.`
+      : detail.status === 'running'
+        ? 'No process runs this project now: continue it with `lightscientist resume`.'
+        : '';
+    this._reason.textContent = detail.reason ?? detail.table_error ?? '';
+    this._process.disabled = !detail.process_md.exists;
+    if (this._replied && detail.pending?.id !== this._replied.id) {
+      const verb = this._replied.approve ? 'Approved' : 'Rejected';
+      this.say(
+        `${verb} (${this._replied.id}) and applied: the project is now at ` +
+          `'${detail.stage}' (${statusWords(detail.status)}).`
+      );
+      this._replied = null;
+    }
+    const pending = detail.pending ?? null;
+    this._once('gate', [detail.path, pending?.id], () => {
+      this._buttons = renderGate(this._gate, detail, pending, this._actions);
+    });
+    const graphKey = [
+      detail.layout,
+      detail.stage,
+      detail.status,
+      detail.visits,
+      detail.history,
+      pending?.id
+    ];
+    this._once('graph', graphKey, () => this._renderGraph(detail));
+    this._once('outputs', detail.outputs, () => this._renderOutputs(detail));
+  }
+
+  /** Run `draw` when `value` differs from what section `name` last drew. */
+  private _once(name: string, value: unknown, draw: () => void): void {
+    const key = JSON.stringify(value);
+    if (this._keys[name] !== key) {
+      this._keys[name] = key;
+      draw();
+    }
+  }
+
+  private _open(action: (detail: IProjectDetail) => void): void {
+    if (this._detail) {
+      action(this._detail);
+    }
+  }
+
+  private _renderGraph(detail: IProjectDetail): void {
+    this._graph.textContent = '';
+    if (!detail.layout) {
+      const text = detail.table_error ?? 'No stage table.';
+      el('p', { className: 'ls-reason', text }, this._graph);
+      return;
+    }
+    const taken = new Set(
+      (detail.history ?? [])
+        .filter(step => step.from)
+        .map(step => edgeKey(step.from!, step.to))
+    );
+    const graph = renderGraph(detail.layout, {
+      current: detail.stage ?? null,
+      status: detail.status ?? null,
+      visits: detail.visits,
+      pendingGate:
+        detail.pending?.kind === 'gate' ? detail.pending.stage : null,
+      taken
+    });
+    this._graph.appendChild(graph);
+  }
+
+  private _renderOutputs(detail: IProjectDetail): void {
+    const list = this._outputs;
+    list.textContent = '';
+    const present = detail.outputs.filter(o => o.exists);
+    if (!present.length) {
+      el('li', { className: 'ls-empty', text: 'No stage outputs yet.' }, list);
+      return;
+    }
+    for (const output of present) {
+      const item = el('li', {}, list);
+      const button = el(
+        'button',
+        {
+          className: 'ls-link',
+          text: output.name,
+          title: `Open (from ${output.stage})`
+        },
+        item
+      );
+      button.dataset.path = output.path;
+      button.addEventListener('click', () =>
+        this._actions.openFile(output.path)
+      );
+      el('span', { className: 'ls-output-stage', text: output.stage }, item);
+    }
+  }
+
+  private _detail: IProjectDetail | null = null;
+  private _replied: { id: string; approve: boolean } | null = null;
+  private _keys: Record<string, string> = {};
+  private _buttons: HTMLButtonElement[] = [];
+  private _goal: HTMLElement;
+  private _stage: HTMLElement;
+  private _status: HTMLElement;
+  private _mode: HTMLElement;
+  private _runner: HTMLElement;
+  private _reason: HTMLElement;
+  private _gate: HTMLElement;
+  private _message: HTMLElement;
+  private _process: HTMLButtonElement;
+  private _graph: HTMLElement;
+  private _outputs: HTMLUListElement;
+  private _events: HTMLOListElement;
+}
+
+/** What the panel says after a reply was accepted. */
+export function describeReply(approve: boolean, answer: IReplyAnswer): string {
+  const verb = approve ? 'Approved' : 'Rejected';
+  if (answer.applied_by === 'runner') {
+    const pid = answer.runner?.pid ?? '?';
+    return `${verb} (${answer.decision_id}); the run (pid ${pid}) picks it up within a second.`;
+  }
+  const moved =
+    answer.stage === DONE
+      ? 'The project is done.'
+      : `Now at '${answer.stage}' (${answer.status}).`;
+  const idle =
+    answer.status === 'running'
+      ? ' No process runs this project: continue it with `lightscientist resume`.'
+      : '';
+  return `${verb} (${answer.decision_id}). ${moved}${idle}`;
+}

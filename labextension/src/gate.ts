@@ -1,0 +1,136 @@
+/**
+ * The pending decision of a project: what a gate approves (its outputs, the next stage) or
+ * the question asked, a comment box, the stage a rejection goes back to, and the buttons.
+ */
+
+import { IPendingDecision, IProjectDetail, joinPath } from './api';
+import { el } from './dom';
+
+export interface IGateActions {
+  /** Open a file (a path relative to the server root) in JupyterLab. */
+  openFile: (path: string) => void;
+  /** Send the reply. */
+  reply: (approve: boolean, comment: string, toStage: string | null) => void;
+}
+
+/**
+ * Fill `node` with the form for `pending` (hide it when nothing is pending); returns the
+ * Approve and Reject buttons, which the caller disables while a reply is on its way.
+ */
+export function renderGate(
+  node: HTMLElement,
+  detail: IProjectDetail,
+  pending: IPendingDecision | null,
+  actions: IGateActions
+): HTMLButtonElement[] {
+  node.textContent = '';
+  node.hidden = !pending;
+  if (!pending) {
+    return [];
+  }
+  node.dataset.decision = pending.id;
+  const isGate = pending.kind === 'gate';
+  const heading = isGate
+    ? `Waiting for you: ${pending.stage}`
+    : 'A question for you';
+  el('h3', { text: heading }, node);
+  el('p', { className: 'ls-question', text: pending.question }, node);
+  if (pending.summary) {
+    el('p', { className: 'ls-summary', text: pending.summary }, node);
+  }
+  if (isGate) {
+    describeGate(node, detail, pending, actions);
+  } else if (pending.options.length) {
+    const options = `Options: ${pending.options.join(' / ')}`;
+    el('p', { className: 'ls-options', text: options }, node);
+  }
+  const commentLabel = el(
+    'label',
+    { className: 'ls-field', text: 'Comment' },
+    node
+  );
+  const comment = el('textarea', { className: 'ls-comment' }, commentLabel);
+  comment.rows = 2;
+  comment.placeholder = 'For the record and the next worker (optional)';
+  const target = isGate ? rejectTarget(node, detail, pending) : null;
+
+  const buttons = el('div', { className: 'ls-buttons' }, node);
+  const approve = el(
+    'button',
+    {
+      className: 'jp-mod-styled jp-mod-accept ls-approve',
+      text: isGate ? 'Approve' : 'Yes'
+    },
+    buttons
+  );
+  const reject = el(
+    'button',
+    {
+      className: 'jp-mod-styled jp-mod-warn ls-reject',
+      text: isGate ? 'Reject' : 'No'
+    },
+    buttons
+  );
+  const send = (yes: boolean) =>
+    actions.reply(yes, comment.value, target?.value || null);
+  approve.addEventListener('click', () => send(true));
+  reject.addEventListener('click', () => send(false));
+  return [approve, reject];
+}
+
+/** What approving accepts: the next stage and the outputs under review. */
+function describeGate(
+  node: HTMLElement,
+  detail: IProjectDetail,
+  pending: IPendingDecision,
+  actions: IGateActions
+): void {
+  el(
+    'p',
+    {
+      className: 'ls-approves',
+      text:
+        `Approving accepts what '${pending.stage}' produced and moves the project to ` +
+        `'${pending.proposed_next ?? '?'}'.` +
+        (pending.outputs.length ? ' Under review:' : '')
+    },
+    node
+  );
+  const list = el('ul', { className: 'ls-gate-outputs' }, node);
+  for (const name of pending.outputs) {
+    const item = el('li', {}, list);
+    const button = el(
+      'button',
+      { className: 'ls-link', text: name, title: 'Open in JupyterLab' },
+      item
+    );
+    button.addEventListener('click', () =>
+      actions.openFile(joinPath(detail.path, name))
+    );
+  }
+}
+
+/** The stage a rejection sends the project back to ('' keeps the table's default). */
+function rejectTarget(
+  node: HTMLElement,
+  detail: IProjectDetail,
+  pending: IPendingDecision
+): HTMLSelectElement {
+  const label = el(
+    'label',
+    { className: 'ls-field', text: 'On reject, go back to' },
+    node
+  );
+  const target = el('select', { className: 'ls-target' }, label);
+  const fallback = el(
+    'option',
+    { text: `${pending.default_reject ?? 'the previous stage'} (default)` },
+    target
+  );
+  fallback.value = '';
+  for (const stage of detail.table?.stages ?? []) {
+    const option = el('option', { text: stage.id }, target);
+    option.value = stage.id;
+  }
+  return target;
+}

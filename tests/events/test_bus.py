@@ -5,30 +5,47 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
+import lightscientist_jupyter
 from lightscientist_jupyter.events import EVENT_TYPES, Event, EventBus, JsonlWriter
+from lightscientist_jupyter.vocab import EventType
 
-DESIGN_TYPES = {
-    1: ["stage.start", "stage.finish", "stage.transition", "stage.rejected",
-        "user.decision_requested", "user.decision"],
-    2: ["worker.created", "worker.status", "supervisor.event", "supervisor.decision",
-        "resume.scheduled", "resume.fired", "worker.stalled"],
-    3: ["session.start", "session.end", "model.call", "model.output", "tool.call",
-        "tool.result", "worker.waiting", "worker.background", "worker.cancelled"],
-}
+PACKAGE = Path(lightscientist_jupyter.__file__).parent
+LAYER_PACKAGES = {1: "controller", 2: "supervisor", 3: "runtime"}
+"""Where each layer's code lives: the layer an event is filed under must be the one emitting it."""
 
 
-def test_vocabulary_matches_the_design():
-    assert EVENT_TYPES == {t: layer for layer, types in DESIGN_TYPES.items() for t in types}
+def _layer_sources() -> dict[int, str]:
+    return {layer: "\n".join(p.read_text(encoding="utf-8")
+                             for p in sorted((PACKAGE / folder).rglob("*.py")))
+            for layer, folder in LAYER_PACKAGES.items()}
+
+
+def test_each_event_type_is_emitted_by_the_layer_it_is_filed_under():
+    """`--layer 2` must show what the supervisor did: every type of the vocabulary is emitted by
+    the code of exactly the layer it is filed under, and no layer emits a type outside it
+    (such an event would be logged with layer 0 and hidden by every layer filter)."""
+    sources = _layer_sources()
+    for type_, layer in EVENT_TYPES.items():
+        mention = re.compile(rf"EventType\.{EventType(type_).name}\b|[\"']{re.escape(type_)}[\"']")
+        emitters = {n for n, text in sources.items() if mention.search(text)}
+        assert emitters == {layer}, f"{type_} is filed under layer {layer}, emitted by {emitters}"
+    literal = re.compile(r"\.emit\(\s*[\"']([^\"']+)[\"']")
+    emitted = {t for text in sources.values() for t in literal.findall(text)}
+    assert emitted <= set(EVENT_TYPES), emitted - set(EVENT_TYPES)
 
 
 def test_emit_numbers_and_stamps_events():
     bus = EventBus(next_seq=7, task_id="idea.survey#1")
     got: list[Event] = []
     bus.subscribe(got.append)
+    before = time.time()
     first = bus.emit("stage.start", "go", stage="idea.survey")
     second = bus.emit("tool.call", "ls", worker_id="w-1", task_id="other", data={"n": 1})
     third = bus.emit("custom.thing", "x", layer=2)
@@ -37,7 +54,7 @@ def test_emit_numbers_and_stamps_events():
     assert (first.layer, second.layer, third.layer) == (1, 3, 2)
     assert first.task_id == "idea.survey#1" and second.task_id == "other"
     assert second.worker_id == "w-1" and second.data == {"n": 1} and first.data == {}
-    assert first.ts > 0
+    assert before <= first.ts <= second.ts <= time.time()
 
 
 def test_event_round_trips_and_is_frozen():

@@ -15,8 +15,8 @@ import string
 import pytest
 
 from lightscientist_jupyter.events import EventBus, JsonlWriter, read_tail
-from lightscientist_jupyter.events.jsonl import _encode, _encode_reference
 from lightscientist_jupyter.events.event import Event
+from lightscientist_jupyter.events.jsonl import _encode, _encode_reference
 
 
 class _Obj:
@@ -24,7 +24,7 @@ class _Obj:
         return "obj!"
 
 
-class _StrEnum(str, enum.Enum):
+class _StrEnum(str, enum.Enum):  # noqa: UP042 - the str mixin's str() differs: tested
     A = "a"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import time
 
 from lightscientist_jupyter.events import EVENT_TYPES, EventBus, TerminalPrinter, format_line
@@ -25,14 +26,14 @@ def test_line_starts_with_clock_layer_and_type():
 def test_columns_are_aligned_across_the_whole_vocabulary():
     lines = [format_line(raw(t, "MESSAGE", stage="paper.review", worker="w-12"))
              for t in EVENT_TYPES]
-    type_at = {line.index(t) for line, t in zip(lines, EVENT_TYPES)}
+    type_at = {line.index(t) for line, t in zip(lines, EVENT_TYPES, strict=True)}
     stage_at = {line.index("paper.review") for line in lines}
     worker_at = {line.index("w-12") for line in lines}
     message_at = {line.index("MESSAGE") for line in lines}
     layer_at = {line.index(" L") for line in lines}
     for positions in (type_at, stage_at, worker_at, message_at, layer_at):
         assert len(positions) == 1, positions
-    for line, t in zip(lines, EVENT_TYPES):
+    for line, t in zip(lines, EVENT_TYPES, strict=True):
         assert f"L{EVENT_TYPES[t]} {t} " in line  # never glued to the next column
 
 
@@ -56,11 +57,15 @@ def test_one_line_even_for_multiline_messages_and_cut_to_width():
     assert len(format_line(raw("model.output", "y" * 500), width=80)) == 80
 
 
-def test_color_wraps_the_line():
-    plain = format_line(raw("worker.status"))
-    colored = format_line(raw("worker.status"), color=True)
-    assert colored != plain and colored.startswith("\033[") and colored.endswith("\033[0m")
-    assert plain in colored
+def test_color_wraps_the_line_in_one_colour_per_layer():
+    colours = {}
+    for type_ in ("stage.start", "worker.status", "tool.call"):
+        plain = format_line(raw(type_))
+        colored = format_line(raw(type_), color=True)
+        code = re.fullmatch(r"(\033\[[0-9;]+m)(.*)\033\[0m", colored, re.DOTALL)
+        assert code is not None and code.group(2) == plain, repr(colored)
+        colours[EVENT_TYPES[type_]] = code.group(1)
+    assert len(set(colours.values())) == 3, colours  # the three layers read apart
 
 
 def test_printer_writes_one_line_per_event():

@@ -11,8 +11,7 @@ a new process resumes any session the old one left.
 
 from __future__ import annotations
 
-import os
-import sqlite3
+import builtins
 import threading
 import time
 from collections.abc import Callable
@@ -22,19 +21,25 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
 from lightscientist_jupyter.runtime.lifecycle import LifecycleMiddleware, lifecycle_tools
 from lightscientist_jupyter.runtime.models import retry_middleware
-from lightscientist_jupyter.runtime.record import load_record
 from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.session import WorkerSession
 from lightscientist_jupyter.runtime.shell import ProcessGroups
-from lightscientist_jupyter.runtime.types import FINAL_STATES, WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.runtime.worker_files import load_record
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.vocab import (
+    FINAL_WORKER_STATUSES,
+    RESUMABLE_WORKER_STATUSES,
+    WorkerStatus,
+)
 from lightscientist_jupyter.workspace import Workspace
 
 WORKER_SYSTEM_PROMPT = """You are a LightScientist research worker. You carry out one stage of a
@@ -44,30 +49,6 @@ run real commands to produce real results. When the stage's work is done, call
 `complete_stage` with a 5-10 line summary, the files you wrote and the next stage you suggest.
 Use `request_input` only for a question that blocks you, and `suspend` while a long command
 runs in the background. Never invent results."""
-
-
-def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> BaseCheckpointSaver:
-    """`sqlite` (the default; file mode 0600), `memory`, or a saver passed through."""
-    if isinstance(kind, BaseCheckpointSaver):
-        return kind
-    if kind == "memory":
-        return InMemorySaver()
-    if kind != "sqlite":
-        raise RuntimeLayerError(f"unknown checkpointer '{kind}'; use 'sqlite' or 'memory'")
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    path = workspace.checkpoints_file
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.close(fd)
-    os.chmod(path, 0o600)
-    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-    saver = SqliteSaver(conn)
-    saver.setup()
-    # WAL (turned on by the saver) with NORMAL sync stays consistent across a process crash;
-    # only a power loss may drop the newest checkpoints, which a resume then redoes
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return saver
 
 
 class ExecutionRuntime:
@@ -83,12 +64,18 @@ class ExecutionRuntime:
         retries: retries of a failing model call (transient errors only); 0 for offline.
     """
 
-    def __init__(self, workspace: Workspace, model: BaseChatModel, *,
-                 on_update: Callable[[WorkerUpdate], None] | None = None,
-                 bus: EventBus | None = None,
-                 checkpointer: Literal["sqlite", "memory"] | BaseCheckpointSaver = "sqlite",
-                 command_timeout: float = 120.0, retries: int | None = None,
-                 retry_initial_delay: float = 1.0):
+    def __init__(
+        self,
+        workspace: Workspace,
+        model: BaseChatModel,
+        *,
+        on_update: Callable[[WorkerUpdate], None] | None = None,
+        bus: EventBus | None = None,
+        checkpointer: Literal["sqlite", "memory"] | BaseCheckpointSaver = "sqlite",
+        command_timeout: float = 120.0,
+        retries: int | None = None,
+        retry_initial_delay: float = 1.0,
+    ):
         self.workspace = workspace
         self.model = model
         self.on_update = on_update or (lambda update: None)
@@ -115,47 +102,66 @@ class ExecutionRuntime:
         with self._lock:
             worker_id = spec.worker_id or self.new_worker_id()
             live = self._sessions.get(worker_id)
-            if live is not None and (live.running or live.status in ("waiting", "background")):
-                raise RuntimeLayerError(f"worker {worker_id} already exists and is "
-                                        f"{live.status}; resume it instead")
+            if live is not None and (live.running or live.status in RESUMABLE_WORKER_STATUSES):
+                raise RuntimeLayerError(
+                    f"worker {worker_id} already exists and is {live.status}; resume it instead"
+                )
             # (a record left `running` by a crash is started afresh on a new thread)
             folder = self.workspace.workers_dir / worker_id
             folder.mkdir(parents=True, exist_ok=True)
             now = time.time()
-            record = {"id": worker_id, "thread_id": f"{worker_id}-{int(now * 1000)}",
-                      "role": spec.role, "stage": spec.stage, "task_id": spec.task_id,
-                      "goal": spec.goal, "status": "running", "labels": dict(spec.labels),
-                      "created_at": now, "updated_at": now, "progress": {},
-                      "result": None, "question": None, "check_after_s": None, "error": None,
-                      "files_written": [], "commands": [],
-                      "system_prompt": spec.system_prompt, "file_tools": spec.file_tools,
-                      "current_turn_only": spec.max_input_messages,
-                      "workspace": str(self.workspace.root)}
+            record = WorkerRecord(
+                id=worker_id,
+                thread_id=f"{worker_id}-{int(now * 1000)}",
+                role=spec.role,
+                stage=spec.stage,
+                task_id=spec.task_id,
+                goal=spec.goal,
+                labels=dict(spec.labels),
+                created_at=now,
+                updated_at=now,
+                system_prompt=spec.system_prompt,
+                file_tools=spec.file_tools,
+                current_turn_only=spec.max_input_messages,
+                workspace=str(self.workspace.root),
+            )
             write_text_atomic(folder / "task.md", spec.message)
             session = self._make_session(record, folder, spec)
             self._sessions[worker_id] = session
         session.start_turn({"messages": [HumanMessage(spec.message)]}, resumed=False)
         return worker_id
 
-    def resume(self, worker_id: str, *, answer: Any = None, message: str | None = None,
-               spec: WorkerSpec | None = None) -> None:
+    def resume(
+        self,
+        worker_id: str,
+        *,
+        answer: Any = None,
+        message: str | None = None,
+        spec: WorkerSpec | None = None,
+    ) -> None:
         """Continue a session: `answer` a waiting one, `message` a background one, or neither
         to pick up a turn a crash interrupted."""
         session = self._session(worker_id, spec)
         with self._lock:
-            if session.removed or session.status in FINAL_STATES:
+            if session.removed or session.status in FINAL_WORKER_STATUSES:
                 raise RuntimeLayerError(
                     f"worker {worker_id} is {session.status}; a finished session cannot be "
-                    "resumed — start a new worker")
+                    "resumed — start a new worker"
+                )
             if session.running:
-                raise RuntimeLayerError(f"worker {worker_id} is running; resume it once it "
-                                        "waits or is in the background")
-            if session.status == "waiting" and answer is None:
+                raise RuntimeLayerError(
+                    f"worker {worker_id} is running; resume it once it "
+                    "waits or is in the background"
+                )
+            if session.status == WorkerStatus.WAITING and answer is None:
                 if message is None:
-                    raise RuntimeLayerError(f"worker {worker_id} is waiting for an answer to: "
-                                            f"{session.record.get('question')}")
+                    raise RuntimeLayerError(
+                        f"worker {worker_id} is waiting for an answer to: {session.record.question}"
+                    )
                 answer = message
-            elif session.status == "background" and answer is not None and message is None:
+            elif (
+                session.status == WorkerStatus.BACKGROUND and answer is not None and message is None
+            ):
                 # no interrupt is pending: a Command(resume=…) would be dropped silently
                 message, answer = str(answer), None
             if answer is not None:
@@ -166,11 +172,11 @@ class ExecutionRuntime:
                 inp = None
             session.start_turn(inp, resumed=True)
 
-    def cancel(self, worker_id: str, timeout: float = 10.0) -> dict[str, Any]:
+    def cancel(self, worker_id: str, timeout: float = 10.0) -> WorkerRecord:
         """Ask the worker to finalize; past `timeout` stop it with a fallback result."""
         session = self._session(worker_id)
-        if session.status in FINAL_STATES:
-            return dict(session.record)
+        if session.status in FINAL_WORKER_STATUSES:
+            return session.record
         session.cancel.set()
         self.groups.kill_owner(worker_id)
         if not session.running:
@@ -182,29 +188,43 @@ class ExecutionRuntime:
         else:
             session.hard_stop.set()
             files = session.observer.files_written
-            result = {"kind": "cancel_fallback",
-                      "notes": f"the worker did not finalize within {timeout:g} s; it was "
-                               "stopped. Files it wrote: " + (", ".join(files) or "none")}
+            result = {
+                "kind": "cancel_fallback",
+                "notes": f"the worker did not finalize within {timeout:g} s; it was "
+                "stopped. Files it wrote: " + (", ".join(files) or "none"),
+            }
         self.groups.kill_owner(worker_id)
         session.settle_cancelled(result)
         self._remove(session)
-        return dict(session.record)
+        return session.record
 
-    def get(self, worker_id: str) -> dict[str, Any]:
-        """A copy of the worker's record (from memory, or from disk for an older process's)."""
+    def get(self, worker_id: str) -> WorkerRecord:
+        """The worker's record (from memory, or from disk for an older process's)."""
         with self._lock:
             if worker_id in self._sessions:
-                return dict(self._sessions[worker_id].record)
+                return self._sessions[worker_id].record
         record = load_record(self.workspace.workers_dir / worker_id)
         if record is None:
             raise RuntimeLayerError(f"no worker '{worker_id}' in {self.workspace.workers_dir}")
         return record
 
-    def list(self) -> list[dict[str, Any]]:
+    def find(self, worker_id: str) -> WorkerRecord | None:
+        """The worker's record, or None when this workspace has no such worker."""
+        try:
+            return self.get(worker_id)
+        except RuntimeLayerError:
+            return None
+
+    def list(self) -> list[WorkerRecord]:
         """Every worker's record in this workspace, oldest first."""
         folder = self.workspace.workers_dir
-        ids = sorted((p.name for p in folder.iterdir() if (p / "worker.json").exists()),
-                     key=_id_order) if folder.is_dir() else []
+        ids = (
+            sorted(
+                (p.name for p in folder.iterdir() if (p / "worker.json").exists()), key=_id_order
+            )
+            if folder.is_dir()
+            else []
+        )
         return [self.get(i) for i in ids]
 
     def attach(self, worker_id: str, spec: WorkerSpec | None = None) -> WorkerSession:
@@ -215,13 +235,15 @@ class ExecutionRuntime:
     def has_unfinished_turn(self, worker_id: str, spec: WorkerSpec | None = None) -> bool:
         """Whether the worker's checkpoint holds a turn that stopped half-way (a crash)."""
         session = self._session(worker_id, spec)
-        config = {"configurable": {"thread_id": session.record["thread_id"]}}
+        config = {"configurable": {"thread_id": session.record.thread_id}}
         return bool(session.graph.get_state(config).next)
 
-    def live_workers(self) -> list[str]:
+    def live_workers(self) -> builtins.list[str]:
         """Workers of this process that are not in a final state."""
         with self._lock:
-            return [wid for wid, s in self._sessions.items() if s.status not in FINAL_STATES]
+            return [
+                wid for wid, s in self._sessions.items() if s.status not in FINAL_WORKER_STATUSES
+            ]
 
     def is_active(self, worker_id: str) -> bool:
         """Whether a turn of this worker is running in this process now."""
@@ -279,37 +301,58 @@ class ExecutionRuntime:
             self._sessions[worker_id] = session
             return session
 
-    def _make_session(self, record: dict[str, Any], folder: Path,
-                      spec: WorkerSpec | None) -> WorkerSession:
+    def _make_session(
+        self, record: WorkerRecord, folder: Path, spec: WorkerSpec | None
+    ) -> WorkerSession:
         session = WorkerSession(record, folder, emit=self.bus.emit, report=self._report)
         extra = list(spec.extra_tools) if spec else []
         if spec is not None:
-            self._specs[record["id"]] = spec
+            self._specs[record.id] = spec
         session.graph = self._build_graph(record, session, extra)
         return session
 
-    def _build_graph(self, record: dict[str, Any], session: WorkerSession, extra: list) -> Any:
-        middleware: list[Any] = [LifecycleMiddleware(
-            cancel=session.cancel, hard_stop=session.hard_stop,
-            current_turn_only=bool(record.get("current_turn_only")))]
+    def _build_graph(
+        self, record: WorkerRecord, session: WorkerSession, extra: builtins.list[Any]
+    ) -> Any:
+        middleware: list[Any] = [
+            LifecycleMiddleware(
+                cancel=session.cancel,
+                hard_stop=session.hard_stop,
+                current_turn_only=record.current_turn_only,
+            )
+        ]
         if self.retries:
             middleware.append(retry_middleware(self.retries, self.retry_initial_delay))
-        if record.get("file_tools", True):
+        if record.file_tools:
             from deepagents import create_deep_agent
             from langchain.agents.middleware import TodoListMiddleware
 
-            backend = WorkspaceBackend(self.workspace.root, worker_id=record["id"],
-                                       cancel=session.cancel, groups=self.groups,
-                                       timeout=self.command_timeout)
+            backend = WorkspaceBackend(
+                self.workspace.root,
+                worker_id=record.id,
+                cancel=session.cancel,
+                groups=self.groups,
+                timeout=self.command_timeout,
+            )
             return create_deep_agent(
-                self.model, [*lifecycle_tools(), *extra],
-                system_prompt=record.get("system_prompt") or WORKER_SYSTEM_PROMPT,
-                middleware=[TodoListMiddleware(), *middleware], backend=backend,
-                checkpointer=self.saver, name=record["id"])
+                self.model,
+                [*lifecycle_tools(), *extra],
+                system_prompt=record.system_prompt or WORKER_SYSTEM_PROMPT,
+                middleware=[TodoListMiddleware(), *middleware],
+                backend=backend,
+                checkpointer=self.saver,
+                name=record.id,
+            )
         from langchain.agents import create_agent
 
-        return create_agent(self.model, extra, system_prompt=record.get("system_prompt"),
-                            middleware=middleware, checkpointer=self.saver, name=record["id"])
+        return create_agent(
+            self.model,
+            extra,
+            system_prompt=record.system_prompt,
+            middleware=middleware,
+            checkpointer=self.saver,
+            name=record.id,
+        )
 
     def _remove(self, session: WorkerSession) -> None:
         """Drop a cancelled session's checkpoints once its thread has stopped."""
@@ -318,7 +361,7 @@ class ExecutionRuntime:
         def drop() -> None:
             session.finished.wait(60)
             try:
-                self.saver.delete_thread(session.record["thread_id"])
+                self.saver.delete_thread(session.record.thread_id)
             except Exception:  # the record already says cancelled; a leftover is harmless
                 pass
 

@@ -1,16 +1,15 @@
-"""The values layer 3 hands up: worker specs, progress counters and `WorkerUpdate`s."""
+"""The values that cross layer 3's boundary: worker specs down, progress counters and
+`WorkerUpdate`s up (the worker record is in `worker_record`)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.tools import BaseTool
 
-WorkerStatus = Literal["running", "waiting", "background", "completed", "failed", "cancelled"]
-FINAL_STATES: tuple[str, ...] = ("completed", "failed", "cancelled")
-RESUMABLE_STATES: tuple[str, ...] = ("waiting", "background")
+from lightscientist_jupyter.vocab import Role, WorkerStatus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,6 +26,11 @@ class Progress:
     def to_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Progress:
+        """The counters in `raw` (other keys are ignored; a missing counter is 0)."""
+        return cls(**{f.name: int(raw.get(f.name) or 0) for f in dataclasses.fields(cls)})
+
 
 @dataclasses.dataclass(frozen=True)
 class WorkerSpec:
@@ -34,7 +38,7 @@ class WorkerSpec:
 
     message: str
     """The first user message (task, skill path, PROCESS.md digest)."""
-    role: Literal["worker", "supervisor"] = "worker"
+    role: Role = Role.WORKER
     stage: str | None = None
     task_id: str | None = None
     goal: str = ""

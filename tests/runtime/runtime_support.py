@@ -17,8 +17,10 @@ from chat_server import ChatServer, answer, http_error, tool_call  # noqa: F401 
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from lightscientist_jupyter.controller import StageTable
+from lightscientist_jupyter.offline.study.files import script_files
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.runtime.worker_record import WorkerRecordDict
 from lightscientist_jupyter.supervisor.prompts import worker_message
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.workspace import Workspace
@@ -27,6 +29,7 @@ GOAL = "Does learning-rate warmup help a small MLP?"
 
 
 # ----------------------------------------------------------------------------- updates
+
 
 class Updates:
     """Collects the `WorkerUpdate`s that worker threads report."""
@@ -49,19 +52,37 @@ class Updates:
 
 # ----------------------------------------------------------------------------- tasks, checkpoints
 
+
 def stage_task(table: StageTable, ws: Workspace, stage: str, visit: int = 1) -> StageTask:
     s = table[stage]
-    return StageTask(goal=GOAL, stage=stage, skill_path=str(s.skill), outputs=s.outputs,
-                     default_next=s.next, allowed_next=s.allowed, workspace=str(ws.root),
-                     process_md=str(ws.process_md), visit=visit, task_id=f"{stage}#{visit}")
+    return StageTask(
+        goal=GOAL,
+        stage=stage,
+        skill_path=str(s.skill),
+        outputs=s.outputs,
+        default_next=s.next,
+        allowed_next=s.allowed,
+        workspace=str(ws.root),
+        process_md=str(ws.process_md),
+        visit=visit,
+        task_id=f"{stage}#{visit}",
+    )
 
 
 def copy_skill(ws: Workspace, task: StageTask) -> str:
-    """What `RuntimeSupervisor._copy_skill` does: workers read only the workspace."""
+    """What `WorkerControl.copy_skill` (layer 2) does: workers read only the workspace."""
     target = ws.state_dir / "skills" / f"{task.stage}.md"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(task.skill_path, target)
     return f"/.lightscientist/skills/{task.stage}.md"
+
+
+def write_study_script(ws: Workspace, target: str) -> None:
+    """Put one of the offline study's scripts at `target`, with the modules it imports beside
+    it, as its worker would have written them."""
+    for path, text in script_files(target).items():
+        (ws.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws.root / path).write_text(text, encoding="utf-8")
 
 
 def stage_spec(table: StageTable, ws: Workspace, stage: str, visit: int = 1) -> WorkerSpec:
@@ -84,11 +105,13 @@ def checkpoint_messages(runtime: ExecutionRuntime, thread_id: str) -> list[Any]:
     graph.add_edge(START, "noop")
     graph.add_edge("noop", END)
     state = graph.compile(checkpointer=runtime.saver).get_state(
-        {"configurable": {"thread_id": thread_id}})
+        {"configurable": {"thread_id": thread_id}}
+    )
     return list(state.values.get("messages", []))
 
 
-def finish(runtime: ExecutionRuntime, worker_id: str, timeout: float = 30.0) -> dict[str, Any]:
-    """Wait for the worker's current turn to end; returns its record."""
+def finish(runtime: ExecutionRuntime, worker_id: str, timeout: float = 30.0) -> WorkerRecordDict:
+    """Wait for the worker's current turn to end; returns its record as `worker.json` spells it
+    (so the tests check the keys the readers of that file use)."""
     assert runtime.wait(worker_id, timeout), f"worker {worker_id} still running after {timeout} s"
-    return runtime.get(worker_id)
+    return runtime.get(worker_id).to_dict()

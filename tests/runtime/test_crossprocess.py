@@ -15,7 +15,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from runtime_support import checkpoint_messages, finish
 
-from lightscientist_jupyter.runtime.offline.worker import BUDGET_QUESTION
+from lightscientist_jupyter.offline.playbook import BUDGET_QUESTION
 
 CHILD = textwrap.dedent("""\
     import json, sys, time
@@ -31,19 +31,23 @@ CHILD = textwrap.dedent("""\
     spec = stage_spec(load_table(), ws, "idea.generate")
     worker = runtime.start(spec)
     runtime.wait(worker, 60)
-    print(json.dumps({"worker": worker, "status": runtime.get(worker)["status"],
+    print(json.dumps({"worker": worker, "status": runtime.get(worker).status,
                       "message": spec.message}), flush=True)
     time.sleep(600)  # still holding the SQLite file when it is killed
     """)
 
 
-def test_a_waiting_worker_resumes_in_a_new_process_after_sigkill(tmp_path: Path, ws,
-                                                                  make_runtime, updates):
+def test_a_waiting_worker_resumes_in_a_new_process_after_sigkill(
+    tmp_path: Path, ws, make_runtime, updates
+):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    child = subprocess.Popen([sys.executable, str(script), str(ws.root),
-                              str(Path(__file__).parent)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(ws.root), str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     watchdog = threading.Timer(90, child.kill)
     watchdog.start()
     try:
@@ -64,7 +68,7 @@ def test_a_waiting_worker_resumes_in_a_new_process_after_sigkill(tmp_path: Path,
 
     runtime = make_runtime()  # this process: a fresh runtime on the same workspace
     record = runtime.get(worker)
-    assert (record["status"], record["question"]) == ("waiting", BUDGET_QUESTION)
+    assert (record.status, record.question) == ("waiting", BUDGET_QUESTION)
     runtime.resume(worker, answer="small")
     record = finish(runtime, worker)
 
@@ -78,11 +82,17 @@ def test_a_waiting_worker_resumes_in_a_new_process_after_sigkill(tmp_path: Path,
     messages = checkpoint_messages(runtime, record["thread_id"])
     humans = [m for m in messages if isinstance(m, HumanMessage)]
     assert [m.content for m in humans] == [told["message"]]
-    asks = [c for m in messages if isinstance(m, AIMessage) for c in m.tool_calls
-            if c["name"] == "request_input"]
+    asks = [
+        c
+        for m in messages
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if c["name"] == "request_input"
+    ]
     assert len(asks) == 1 and asks[0]["args"] == {"question": BUDGET_QUESTION}
-    answers = [m.content for m in messages
-               if isinstance(m, ToolMessage) and m.name == "request_input"]
+    answers = [
+        m.content for m in messages if isinstance(m, ToolMessage) and m.name == "request_input"
+    ]
     assert answers == ["Answer from the supervisor: small"]
     assert messages.index(humans[0]) == 0
     assert any(isinstance(m, ToolMessage) and m.name == "complete_stage" for m in messages)

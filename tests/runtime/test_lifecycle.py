@@ -9,12 +9,11 @@ import json
 
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
-from runtime_support import answer, checkpoint_messages, finish
+from runtime_support import answer, checkpoint_messages, finish, write_study_script
 
 from lightscientist_jupyter.errors import RuntimeLayerError
-from lightscientist_jupyter.runtime.offline import study
-from lightscientist_jupyter.runtime.offline.worker import BUDGET_QUESTION
-from lightscientist_jupyter.runtime.types import Progress, WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.offline.playbook import BUDGET_QUESTION
+from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 
 
 def assert_counters_grow(updates: list[WorkerUpdate]) -> None:
@@ -27,8 +26,9 @@ def assert_counters_grow(updates: list[WorkerUpdate]) -> None:
 
 
 @pytest.mark.parametrize("checkpointer", ["sqlite", "memory"])
-def test_waiting_resumes_with_an_answer(make_runtime, spec_for, updates, recorder, ws,
-                                        checkpointer):
+def test_waiting_resumes_with_an_answer(
+    make_runtime, spec_for, updates, recorder, ws, checkpointer
+):
     runtime = make_runtime(checkpointer=checkpointer, bus=recorder.bus)
     worker = runtime.start(spec_for("idea.generate"))
 
@@ -65,8 +65,9 @@ def test_waiting_resumes_with_an_answer(make_runtime, spec_for, updates, recorde
     saved = json.loads((ws.workers_dir / worker / "worker.json").read_text())
     assert saved["status"] == "completed"
 
-    with pytest.raises(RuntimeLayerError, match="is completed; a finished session cannot be "
-                                                "resumed"):
+    with pytest.raises(
+        RuntimeLayerError, match="is completed; a finished session cannot be resumed"
+    ):
         runtime.resume(worker, message="one more thing")
 
     starts = recorder.of_type("session.start")
@@ -77,10 +78,10 @@ def test_waiting_resumes_with_an_answer(make_runtime, spec_for, updates, recorde
     assert recorder.of_type("session.end")[-1].data == {"status": "completed"}
 
 
-def test_background_resumes_with_a_message_and_keeps_its_history(make_runtime, spec_for,
-                                                                  updates, recorder, ws):
-    (ws.root / "experiment").mkdir()
-    (ws.root / "experiment" / "run_experiment.py").write_text(study.RUN_EXPERIMENT_PY)
+def test_background_resumes_with_a_message_and_keeps_its_history(
+    make_runtime, spec_for, updates, recorder, ws
+):
+    write_study_script(ws, "experiment/run_experiment.py")
     runtime = make_runtime(bus=recorder.bus)
     spec = spec_for("experiment.loop", visit=2)
     worker = runtime.start(spec)
@@ -88,12 +89,12 @@ def test_background_resumes_with_a_message_and_keeps_its_history(make_runtime, s
     record = finish(runtime, worker)
     assert record["status"] == "background", record
     assert record["check_after_s"] == 1
-    assert record["result"] == {"kind": "suspend",
-                                "reason": "batch 2 is running in the background"}
+    assert record["result"] == {"kind": "suspend", "reason": "batch 2 is running in the background"}
     assert updates.of(worker)[-1].check_after_s == 1
     assert "Suspended in the background" in (ws.workers_dir / worker / "agent-run.md").read_text()
-    with pytest.raises(RuntimeLayerError, match=f"worker {worker} already exists and is "
-                                                "background"):
+    with pytest.raises(
+        RuntimeLayerError, match=f"worker {worker} already exists and is background"
+    ):
         runtime.start(WorkerSpec(message="a second first message", worker_id=worker))
 
     checks = 0
@@ -119,15 +120,16 @@ def test_background_resumes_with_a_message_and_keeps_its_history(make_runtime, s
     assert record["commands"][0].startswith("nohup python experiment/run_experiment.py")
     suspended = recorder.of_type("worker.background")
     assert len(suspended) == checks
-    assert suspended[0].data == {"reason": "batch 2 is running in the background",
-                                 "check_after_s": 1.0}
+    assert suspended[0].data == {
+        "reason": "batch 2 is running in the background",
+        "check_after_s": 1.0,
+    }
     assert updates.of(worker)[-1].progress.steps > 0
     assert updates.of(worker)[-1].progress.input_chars > len(spec.message)
 
 
 def test_an_answer_to_a_background_worker_arrives_as_a_message(make_runtime, spec_for, ws):
-    (ws.root / "experiment").mkdir()
-    (ws.root / "experiment" / "run_experiment.py").write_text(study.RUN_EXPERIMENT_PY)
+    write_study_script(ws, "experiment/run_experiment.py")
     runtime = make_runtime()
     worker = runtime.start(spec_for("experiment.loop", visit=2))
     before = finish(runtime, worker)
@@ -136,27 +138,30 @@ def test_an_answer_to_a_background_worker_arrives_as_a_message(make_runtime, spe
     runtime.resume(worker, answer="check on it now")
     after = finish(runtime, worker)
     assert after["progress"]["model_calls"] > before["progress"]["model_calls"]
-    humans = [m.content for m in checkpoint_messages(runtime, after["thread_id"])
-              if isinstance(m, HumanMessage)]
+    humans = [
+        m.content
+        for m in checkpoint_messages(runtime, after["thread_id"])
+        if isinstance(m, HumanMessage)
+    ]
     assert humans[1:] == ["check on it now"]
 
 
 def test_cancelling_a_background_worker_finalizes_it(make_runtime, spec_for, ws):
-    (ws.root / "experiment").mkdir()
-    (ws.root / "experiment" / "run_experiment.py").write_text(study.RUN_EXPERIMENT_PY)
+    write_study_script(ws, "experiment/run_experiment.py")
     runtime = make_runtime()
     worker = runtime.start(spec_for("experiment.loop", visit=2))
     assert finish(runtime, worker)["status"] == "background"
     record = runtime.cancel(worker, timeout=20)
-    assert record["status"] == "cancelled"
-    assert record["result"]["kind"] == "finalize_cancel"
+    assert record.status == "cancelled"
+    assert record.result["kind"] == "finalize_cancel"
     with pytest.raises(RuntimeLayerError, match="is cancelled"):
         runtime.resume(worker, message="go on")
 
 
 def test_unknown_workers_and_checkpointers_are_named(make_runtime, ws):
-    with pytest.raises(RuntimeLayerError, match="unknown checkpointer 'postgres'; use 'sqlite' "
-                                                "or 'memory'"):
+    with pytest.raises(
+        RuntimeLayerError, match="unknown checkpointer 'postgres'; use 'sqlite' or 'memory'"
+    ):
         make_runtime(checkpointer="postgres")
     runtime = make_runtime()
     assert ws.checkpoints_file.stat().st_mode & 0o777 == 0o600
@@ -174,14 +179,15 @@ def test_cancelling_a_waiting_worker_finalizes_it(make_runtime, spec_for, update
 
     record = runtime.cancel(worker, timeout=20)
 
-    assert record["status"] == "cancelled"
-    assert record["result"]["kind"] == "finalize_cancel"
-    assert "stopped on request" in record["result"]["notes"]
+    assert record.status == "cancelled"
+    assert record.result["kind"] == "finalize_cancel"
+    assert "stopped on request" in record.result["notes"]
     assert updates.of(worker)[-1].status == "cancelled"
     assert "**cancelled**" in (ws.workers_dir / worker / "agent-run.md").read_text()
-    assert runtime.cancel(worker)["status"] == "cancelled"  # a second cancel changes nothing
-    with pytest.raises(RuntimeLayerError, match="is cancelled; a finished session cannot be "
-                                                "resumed"):
+    assert runtime.cancel(worker).status == "cancelled"  # a second cancel changes nothing
+    with pytest.raises(
+        RuntimeLayerError, match="is cancelled; a finished session cannot be resumed"
+    ):
         runtime.resume(worker, answer="small")
 
 
@@ -194,20 +200,24 @@ def test_records_are_listed_and_read_back_by_a_new_runtime(make_runtime, spec_fo
 
     second = make_runtime()
     listed = second.list()
-    assert [r["id"] for r in listed] == [a, b]
-    assert [r["status"] for r in listed] == ["completed", "waiting"]
-    assert listed[0]["files_written"] == ["/idea/survey.md"]
-    assert Progress(**listed[0]["progress"]).model_calls >= 2
+    assert [r.id for r in listed] == [a, b]
+    assert [r.status for r in listed] == ["completed", "waiting"]
+    assert listed[0].files_written == ("/idea/survey.md",)
+    assert listed[0].progress.model_calls >= 2
     with pytest.raises(RuntimeLayerError, match="is completed"):
         second.resume(a, message="again")
-
 
 
 def test_a_supervisor_session_sees_only_its_current_turn(chat_server, chat_model, make_runtime):
     chat_server.play(answer("continue"), answer("done"))
     runtime = make_runtime(chat_model, retries=0)
-    spec = WorkerSpec(message="event 1: the stage started", role="supervisor", file_tools=False,
-                      max_input_messages=True, system_prompt="You supervise.")
+    spec = WorkerSpec(
+        message="event 1: the stage started",
+        role="supervisor",
+        file_tools=False,
+        max_input_messages=True,
+        system_prompt="You supervise.",
+    )
     worker = runtime.start(spec)
     record = finish(runtime, worker)
     assert record["status"] == "background"  # a supervisor idles between events
@@ -217,9 +227,14 @@ def test_a_supervisor_session_sees_only_its_current_turn(chat_server, chat_model
     record = finish(runtime, worker)
     assert record["result"] == {"kind": "reply", "text": "done"}
     second = chat_server.requests[1]
-    assert second["messages"] == [{"role": "system", "content": "You supervise."},
-                                  {"role": "user", "content": "event 2: a worker finished"}]
+    assert second["messages"] == [
+        {"role": "system", "content": "You supervise."},
+        {"role": "user", "content": "event 2: a worker finished"},
+    ]
     assert "tools" not in second  # no file tools, no shell
-    humans = [m.content for m in checkpoint_messages(runtime, record["thread_id"])
-              if isinstance(m, HumanMessage)]
+    humans = [
+        m.content
+        for m in checkpoint_messages(runtime, record["thread_id"])
+        if isinstance(m, HumanMessage)
+    ]
     assert humans == ["event 1: the stage started", "event 2: a worker finished"]

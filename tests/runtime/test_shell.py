@@ -46,8 +46,13 @@ def groups():
 
 def run(root: Path, command: str, **options) -> shell.CommandResult:
     options.setdefault("timeout", 20)
-    return run_command(command, cwd=root, env=shell.worker_env(root, root / "home"),
-                       log_path=root / "logs" / "cmd.log", **options)
+    return run_command(
+        command,
+        cwd=root,
+        env=shell.worker_env(root, root / "home"),
+        log_path=root / "logs" / "cmd.log",
+        **options,
+    )
 
 
 def first_line_pgid(result: shell.CommandResult) -> int:
@@ -55,6 +60,7 @@ def first_line_pgid(result: shell.CommandResult) -> int:
 
 
 # ----------------------------------------------------------------------------- run_command
+
 
 def test_a_command_runs_in_the_workspace_and_its_output_is_logged(root):
     result = run(root, "pwd; echo out; echo err >&2; exit 3")
@@ -104,8 +110,9 @@ def test_a_group_that_ignores_sigterm_gets_sigkill(root):
 
 def test_a_command_waiting_for_input_returns_at_once(root):
     started = time.monotonic()
-    result = run(root, "read x; echo got:$x; cat; "
-                       "python -c 'import sys; print(len(sys.stdin.read()))'")
+    result = run(
+        root, "read x; echo got:$x; cat; python -c 'import sys; print(len(sys.stdin.read()))'"
+    )
     assert time.monotonic() - started < 5
     assert result.output.splitlines() == ["got:", "0"]
 
@@ -143,12 +150,15 @@ def test_kill_owner_stops_only_that_workers_groups(root, groups):
 
 # ----------------------------------------------------------------------------- the environment
 
-def test_the_worker_environment_has_no_keys_and_the_project_python_first(root, groups,
-                                                                         monkeypatch):
-    secrets = {"OPENAI_API_KEY": "sk-test-abcdefghijklmnop1234",
-               "ANTHROPIC_API_KEY": "sk-ant-test-abcdefghijklmn",
-               "GITHUB_TOKEN": "ghp_testtesttesttesttesttest", "HTTPS_PROXY": "http://proxy:3128",
-               "LIGHTSCIENTIST_MODEL": "openai:gpt-4.1-mini"}
+
+def test_the_worker_environment_has_no_keys_and_the_project_python_first(root, groups, monkeypatch):
+    secrets = {
+        "OPENAI_API_KEY": "sk-test-abcdefghijklmnop1234",
+        "ANTHROPIC_API_KEY": "sk-ant-test-abcdefghijklmn",
+        "GITHUB_TOKEN": "ghp_testtesttesttesttesttest",
+        "HTTPS_PROXY": "http://proxy:3128",
+        "LIGHTSCIENTIST_MODEL": "openai:gpt-4.1-mini",
+    }
     for key, value in secrets.items():
         monkeypatch.setenv(key, value)
     backend = WorkspaceBackend(root, worker_id="w7", cancel=threading.Event(), groups=groups)
@@ -189,8 +199,9 @@ def test_a_command_that_cannot_start_is_a_tool_error(root, groups):
 
 
 def test_the_backend_timeout_argument_bounds_a_command(root, groups):
-    backend = WorkspaceBackend(root, worker_id="w3", cancel=threading.Event(), groups=groups,
-                               timeout=30)
+    backend = WorkspaceBackend(
+        root, worker_id="w3", cancel=threading.Event(), groups=groups, timeout=30
+    )
     started = time.monotonic()
     response = backend.execute("sleep 1000", timeout=1)
     assert time.monotonic() - started < 5
@@ -199,11 +210,16 @@ def test_the_backend_timeout_argument_bounds_a_command(root, groups):
 
 # ----------------------------------------------------------------------------- cancelling a worker
 
-def test_cancelling_a_worker_during_a_long_command_stops_it(chat_server, chat_model,
-                                                            make_runtime, updates, ws):
-    chat_server.play(tool_call("execute", command="echo $$ > pgid.txt; sleep 30"),
-                     tool_call("finalize_cancel", notes="stopped during the long sleep; "
-                                                        "pgid.txt is worth keeping"))
+
+def test_cancelling_a_worker_during_a_long_command_stops_it(
+    chat_server, chat_model, make_runtime, updates, ws
+):
+    chat_server.play(
+        tool_call("execute", command="echo $$ > pgid.txt; sleep 30"),
+        tool_call(
+            "finalize_cancel", notes="stopped during the long sleep; pgid.txt is worth keeping"
+        ),
+    )
     events = []
     bus = EventBus()
     bus.subscribe(events.append)
@@ -222,27 +238,35 @@ def test_cancelling_a_worker_during_a_long_command_stops_it(chat_server, chat_mo
     assert time.monotonic() - started < 5
     assert gone(pgid, within=2)
 
-    assert record["status"] == "cancelled"
-    assert record["result"] == {"kind": "finalize_cancel",
-                                "notes": "stopped during the long sleep; pgid.txt is worth keeping"}
+    assert record.status == "cancelled"
+    assert record.result == {
+        "kind": "finalize_cancel",
+        "notes": "stopped during the long sleep; pgid.txt is worth keeping",
+    }
     assert updates.of(worker)[-1].status == "cancelled"
-    assert updates.of(worker)[-1].result == record["result"]
+    assert updates.of(worker)[-1].result == record.result
     assert [e.type for e in events if e.worker_id == worker].count("worker.cancelled") == 1
     second = chat_server.requests[1]["messages"]
-    assert any(m["role"] == "tool" and "the worker is being cancelled" in (m["content"] or "")
-               for m in second)
+    assert any(
+        m["role"] == "tool" and "the worker is being cancelled" in (m["content"] or "")
+        for m in second
+    )
     assert second[-1] == {"role": "user", "content": CANCEL_NOTICE}
     delivery = (ws.workers_dir / worker / "agent-run.md").read_text()
     assert "**cancelled**" in delivery and "pgid.txt is worth keeping" in delivery
-    with pytest.raises(RuntimeLayerError, match="is cancelled; a finished session cannot be "
-                                                "resumed"):
+    with pytest.raises(
+        RuntimeLayerError, match="is cancelled; a finished session cannot be resumed"
+    ):
         runtime.resume(worker, message="go on")
 
 
-def test_a_worker_that_ignores_the_cancel_notice_gets_a_fallback_result(chat_server, chat_model,
-                                                                       make_runtime, ws):
-    chat_server.play(tool_call("execute", command="echo $$ > pgid.txt; sleep 30"),
-                     tool_call("execute", command="sleep 30"))
+def test_a_worker_that_ignores_the_cancel_notice_gets_a_fallback_result(
+    chat_server, chat_model, make_runtime, ws
+):
+    chat_server.play(
+        tool_call("execute", command="echo $$ > pgid.txt; sleep 30"),
+        tool_call("execute", command="sleep 30"),
+    )
     runtime = make_runtime(chat_model, retries=0)
     worker = runtime.start(plain_spec("Run long commands."))
     deadline = time.monotonic() + 20
@@ -253,7 +277,7 @@ def test_a_worker_that_ignores_the_cancel_notice_gets_a_fallback_result(chat_ser
     started = time.monotonic()
     record = runtime.cancel(worker, timeout=1)
     assert time.monotonic() - started < 5
-    assert record["status"] == "cancelled"
-    assert record["result"]["kind"] == "cancel_fallback"
-    assert "did not finalize within 1 s" in record["result"]["notes"]
+    assert record.status == "cancelled"
+    assert record.result["kind"] == "cancel_fallback"
+    assert "did not finalize within 1 s" in record.result["notes"]
     assert runtime.wait(worker, 5), "the worker's turn kept running after the cancel"

@@ -1,0 +1,84 @@
+"""Each worker's two files: `worker.json` (its `WorkerRecord`, read back after a restart) and
+`agent-run.md` (the delivery record a person or a later stage reads)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter._fs import write_json_atomic, write_text_atomic
+from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.vocab import WorkerStatus
+
+
+def load_record(folder: Path) -> WorkerRecord | None:
+    """The record in `folder/worker.json`, or None when there is none (or it is unreadable)."""
+    try:
+        raw = json.loads((folder / "worker.json").read_text(encoding="utf-8"))
+        return WorkerRecord.from_dict(raw)
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_record(folder: Path, record: WorkerRecord) -> None:
+    """Write both files; anything that looks like a key or token is redacted first."""
+    shown = dataclasses.replace(
+        record,
+        result=_redacted(record.result),
+        error=redact(record.error) if record.error else None,
+        question=redact(record.question) if record.question else None,
+    )
+    write_json_atomic(folder / "worker.json", shown.to_dict())
+    write_text_atomic(folder / "agent-run.md", render_delivery(shown))
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
+def render_delivery(r: WorkerRecord) -> str:
+    """The human-readable delivery record of one worker."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(r.updated_at))
+    p = r.progress
+    lines = [
+        f"# Worker {r.id} · {r.role}",
+        "",
+        f"- stage: `{r.stage or '-'}` (task `{r.task_id or '-'}`)",
+        f"- status: **{r.status}** (updated {when})",
+        f"- model calls {p.model_calls}, tool calls {p.tool_calls}, steps {p.steps}",
+        "",
+    ]
+    if r.goal:
+        lines += ["## Goal", "", r.goal, ""]
+    lines += ["## Files written", ""] + ([f"- `{f}`" for f in r.files_written] or ["(none)"])
+    lines += ["", "## Commands run", ""] + ([f"- `{c}`" for c in r.commands] or ["(none)"])
+    lines += ["", "## How it ended", ""]
+    result = r.result or {}
+    if r.status == WorkerStatus.WAITING:
+        lines.append(f"Waiting for an answer: {r.question}")
+    elif r.status == WorkerStatus.BACKGROUND:
+        lines.append(f"Suspended in the background: {result.get('reason', '')}")
+    elif result.get("kind") == "complete_stage":
+        lines += [
+            result.get("summary", ""),
+            "",
+            "Outputs: " + ", ".join(f"`{o}`" for o in result.get("outputs") or []),
+            f"Suggested next stage: `{result.get('next_stage')}`",
+        ]
+    elif result:
+        lines.append(result.get("notes") or result.get("text") or json.dumps(result))
+    if r.error:
+        lines += ["", f"Error: {r.error}"]
+    if r.status == WorkerStatus.RUNNING:
+        lines.append("Still running.")
+    return "\n".join(lines).rstrip() + "\n"

@@ -30,13 +30,10 @@ import _common as C  # noqa: E402
 
 from lightscientist_jupyter.events import EventBus, JsonlWriter, make_filter, read_tail  # noqa: E402
 from lightscientist_jupyter.events.jsonl import _encode  # noqa: E402
-from lightscientist_jupyter.events.record import Event  # noqa: E402
+from lightscientist_jupyter.events.event import Event  # noqa: E402
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate  # noqa: E402
-from lightscientist_jupyter.supervisor.records import (  # noqa: E402
-    WorkerRecord,
-    apply_update,
-    filter_update,
-)
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord  # noqa: E402
+from lightscientist_jupyter.supervisor.updates import apply_update, filter_update  # noqa: E402
 
 ARGS = ('{"file_path": "/experiment/run_experiment.py", "content": "import argparse, csv, json\\n'
         'import numpy as np\\n\\ndef train(seed, warmup, lr):\\n    rng = np.random.default_rng('
@@ -166,7 +163,7 @@ def bench_updates(n: int) -> tuple[float, int]:
 
     Nine in ten updates are running → running progress; the rest cycle through background,
     running, waiting, running, completed, as a worker's life does."""
-    record = WorkerRecord(worker_id="w12", task_id=TASK, stage=STAGE, last_update=time.time())
+    record = WorkerRecord(id="w12", task_id=TASK, stage=STAGE, updated_at=time.time())
     cycle = ("background", "running", "waiting", "running", "completed", "running")
     updates, now = [], time.time()
     for i in range(n):

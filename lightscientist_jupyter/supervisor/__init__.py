@@ -1,4 +1,5 @@
-"""Layer 2: the runtime supervisor (worker records, the event filter, the scheduling agent)."""
+"""Layer 2: the stage supervisor (the update function and event filter, the scheduling agent,
+the loop around it; `loop.StageSupervisor` is its entry point)."""
 
 from lightscientist_jupyter.supervisor.task import StageHost, StageResult, StageTask
 

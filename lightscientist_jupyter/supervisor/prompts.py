@@ -12,8 +12,8 @@ from typing import Any
 
 from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, render_header
 from lightscientist_jupyter.runtime.redact import clip
-from lightscientist_jupyter.supervisor.records import SchedulingEvent
 from lightscientist_jupyter.supervisor.task import StageTask
+from lightscientist_jupyter.supervisor.updates import SchedulingEvent
 
 PROCESS_DIGEST_CHARS = 6000
 EVENT_FIELD_CHARS = 1500
@@ -21,9 +21,10 @@ EVENT_FIELD_CHARS = 1500
 SUPERVISOR_PROMPT = """You are the LightScientist supervisor. You run the workers of one research
 stage at a time. Each message you get is ONE scheduling event (a worker finished, failed, is
 waiting for an answer, went to the background, stalled; the stage started; a finish was
-refused; the user answered; the stage is idle because nothing is running or scheduled). Decide what to do with your tools, then reply with exactly one
-line: `done` (you finished the stage with finish_stage and it was accepted), `failed` (the
-stage cannot be completed), or `continue` (more events are expected).
+refused; the user answered; the stage is idle because nothing is running or scheduled).
+Decide what to do with your tools, then reply with exactly one line: `done` (you finished
+the stage with finish_stage and it was accepted), `failed` (the stage cannot be completed),
+or `continue` (more events are expected).
 
 Rules:
 - A worker suggests the next stage with complete_stage; you decide. Call finish_stage with a
@@ -40,8 +41,12 @@ Rules:
 def event_message(event: SchedulingEvent, task: StageTask, attempts: int) -> str:
     """The supervisor's whole input for one decision: a fixed header and the event."""
     fields: dict[str, Any] = {
-        "event": event.kind, "task_id": task.task_id, "stage": task.stage,
-        "visit": task.visit, "goal": clip(task.goal, 200), "worker": event.worker_id,
+        "event": str(event.kind),
+        "task_id": task.task_id,
+        "stage": task.stage,
+        "visit": task.visit,
+        "goal": clip(task.goal, 200),
+        "worker": event.worker_id,
         "attempts": attempts,
     }
     for key, value in event.data.items():
@@ -50,12 +55,15 @@ def event_message(event: SchedulingEvent, task: StageTask, attempts: int) -> str
         if isinstance(value, str):
             value = clip(value, EVENT_FIELD_CHARS)
         elif isinstance(value, dict):
-            value = {k: clip(v, EVENT_FIELD_CHARS) if isinstance(v, str) else v
-                     for k, v in value.items()}
+            value = {
+                k: clip(v, EVENT_FIELD_CHARS) if isinstance(v, str) else v for k, v in value.items()
+            }
         fields[key] = value
-    return render_header(EVENT_TITLE, fields,
-                         "Decide with your tools, then reply with one line: done, failed or "
-                         "continue.")
+    return render_header(
+        EVENT_TITLE,
+        fields,
+        "Decide with your tools, then reply with one line: done, failed or continue.",
+    )
 
 
 def compact_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -100,18 +108,29 @@ def _index_line(entry: str) -> str:
     return f"- {title}: {first}"[:150]
 
 
-def worker_message(task: StageTask, *, skill: str, digest: str, label: str = "",
-                   instructions: str = "") -> str:
+def worker_message(
+    task: StageTask, *, skill: str, digest: str, label: str = "", instructions: str = ""
+) -> str:
     """A worker's first message: its task header, how to work, and the PROCESS.md digest."""
     fields = {
-        "role": "worker", "goal": task.goal, "stage": task.stage, "visit": task.visit,
-        "task_id": task.task_id, "skill": skill, "outputs": list(task.outputs),
-        "default_next": task.default_next, "allowed_next": list(task.allowed_next),
-        "process_md": "/PROCESS.md", "label": label, "instructions": instructions,
+        "role": "worker",
+        "goal": task.goal,
+        "stage": task.stage,
+        "visit": task.visit,
+        "task_id": task.task_id,
+        "skill": skill,
+        "outputs": list(task.outputs),
+        "default_next": task.default_next,
+        "allowed_next": list(task.allowed_next),
+        "process_md": "/PROCESS.md",
+        "label": label,
+        "instructions": instructions,
         "feedback": task.feedback or "",
     }
-    body = (f"Read your skill file {skill} first. Write the outputs listed above (paths relative "
-            "to the workspace root '/'), then call complete_stage with a 5-10 line summary, the "
-            "files you wrote and one of the allowed next stages.\n\n"
-            "## PROCESS.md (the project so far)\n\n" + digest)
+    body = (
+        f"Read your skill file {skill} first. Write the outputs listed above (paths relative "
+        "to the workspace root '/'), then call complete_stage with a 5-10 line summary, the "
+        "files you wrote and one of the allowed next stages.\n\n"
+        "## PROCESS.md (the project so far)\n\n" + digest
+    )
     return render_header(TASK_TITLE, fields, body)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
+
+from lightscientist_jupyter.vocab import StageOutcome
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,14 +39,11 @@ class StageTask:
         return dataclasses.asdict(self)
 
 
-StageStatus = Literal["completed", "failed", "waiting_user", "stopped"]
-
-
 @dataclasses.dataclass(frozen=True)
 class StageResult:
     """What layer 2 reports when it stops working on a stage."""
 
-    status: StageStatus
+    status: StageOutcome
     summary: str
     """Five to ten lines (or the reason of a failure)."""
     outputs: tuple[str, ...] = ()
@@ -60,8 +59,9 @@ class FinishReply(Protocol):
 class StageHost(Protocol):
     """Layer 1 as layer 2 sees it: two tools and where the project stands."""
 
-    def finish_stage(self, summary: str, outputs: Sequence[str] = (),
-                     next_stage: str | None = None) -> FinishReply: ...
+    def finish_stage(
+        self, summary: str, outputs: Sequence[str] = (), next_stage: str | None = None
+    ) -> FinishReply: ...
 
     def request_user_decision(self, question: str, options: Sequence[str] = ()) -> str: ...
 
@@ -69,8 +69,9 @@ class StageHost(Protocol):
     def task_id(self) -> str: ...
 
     @property
-    def status(self) -> str: ...
+    def status(self) -> str:
+        """The project's `ProjectStatus`."""
 
     @property
     def pending_kind(self) -> str | None:
-        """'gate' or 'question' while a human decision is pending, else None."""
+        """The `DecisionKind` of a pending human decision, else None."""

@@ -1,7 +1,7 @@
 """The supervisor agent's tools: queries, worker control, and layer 1's two tools.
 
-Each tool is a thin wrapper over a `RuntimeSupervisor` method, answering in short text or
-JSON a model can read. Starting a worker never blocks.
+Each tool is a thin wrapper over a `WorkerControl` method (`backends.py`), answering in short
+text or JSON a model can read. Starting a worker never blocks.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from lightscientist_jupyter.errors import LightScientistError
 
 if TYPE_CHECKING:
-    from lightscientist_jupyter.supervisor.supervisor import RuntimeSupervisor
+    from lightscientist_jupyter.supervisor.backends import WorkerControl
 
 
-def supervisor_tools(sup: RuntimeSupervisor) -> list[BaseTool]:
+def supervisor_tools(sup: WorkerControl) -> list[BaseTool]:
 
     def guard(fn):
         def run(*args, **kwargs):
@@ -25,6 +25,7 @@ def supervisor_tools(sup: RuntimeSupervisor) -> list[BaseTool]:
                 return fn(*args, **kwargs)
             except LightScientistError as exc:
                 return f"error: {exc}"
+
         return run
 
     @tool
@@ -43,8 +44,9 @@ def supervisor_tools(sup: RuntimeSupervisor) -> list[BaseTool]:
         return guard(lambda: json.dumps(sup.worker_record(worker_id), ensure_ascii=False))()
 
     @tool
-    def start_worker(tool_call_id: Annotated[str, InjectedToolCallId], instructions: str = "",
-                     label: str = "") -> str:
+    def start_worker(
+        tool_call_id: Annotated[str, InjectedToolCallId], instructions: str = "", label: str = ""
+    ) -> str:
         """Start a new worker on the current stage (returns at once with its id). `label`
         names a sub-task (e.g. 'probe c1'); `instructions` are added to its task."""
         return guard(lambda: f"started {sup.start_worker(instructions, label, tool_call_id)}")()
@@ -78,5 +80,14 @@ def supervisor_tools(sup: RuntimeSupervisor) -> list[BaseTool]:
         event."""
         return guard(lambda: sup.request_user_decision(question, options or []))()
 
-    return [get_task_info, list_workers, get_worker, start_worker, resume_worker,
-            cancel_worker, schedule_resume, finish_stage, request_user_decision]
+    return [
+        get_task_info,
+        list_workers,
+        get_worker,
+        start_worker,
+        resume_worker,
+        cancel_worker,
+        schedule_resume,
+        finish_stage,
+        request_user_decision,
+    ]

@@ -8,21 +8,32 @@ from lightscientist_jupyter.supervisor.prompts import (
     process_digest,
     worker_message,
 )
-from lightscientist_jupyter.supervisor.records import SchedulingEvent
 from lightscientist_jupyter.supervisor.task import StageTask
+from lightscientist_jupyter.supervisor.updates import SchedulingEvent
 
-TASK = StageTask(goal="Does warmup help?", stage="experiment.loop", skill_path="/x/skill.md",
-                 outputs=("experiment/results.csv",), default_next="experiment.analyze",
-                 allowed_next=("experiment.loop", "experiment.analyze"), workspace="/ws",
-                 process_md="/ws/PROCESS.md", visit=3, feedback="more seeds",
-                 task_id="experiment.loop#3")
+TASK = StageTask(
+    goal="Does warmup help?",
+    stage="experiment.loop",
+    skill_path="/x/skill.md",
+    outputs=("experiment/results.csv",),
+    default_next="experiment.analyze",
+    allowed_next=("experiment.loop", "experiment.analyze"),
+    workspace="/ws",
+    process_md="/ws/PROCESS.md",
+    visit=3,
+    feedback="more seeds",
+    task_id="experiment.loop#3",
+)
 
 
 def process_md(entries: int) -> str:
     head = "# Research process\n\n**Goal:** g\n\n"
-    body = "".join(f"\n## stage.{i} · 2026-11-30 01:00:{i % 60:02d} UTC\n<!-- entry: s#{i} -->\n"
-                   + "".join(f"summary line {j} of entry {i}\n" for j in range(8))
-                   + f"\nOutputs: `out/{i}.md`\n" for i in range(entries))
+    body = "".join(
+        f"\n## stage.{i} · 2026-11-30 01:00:{i % 60:02d} UTC\n<!-- entry: s#{i} -->\n"
+        + "".join(f"summary line {j} of entry {i}\n" for j in range(8))
+        + f"\nOutputs: `out/{i}.md`\n"
+        for i in range(entries)
+    )
     return head + body
 
 
@@ -35,8 +46,8 @@ def test_digest_keeps_newest_entries_whole_and_indexes_the_older():
     text = process_md(200)
     digest = process_digest(text, max_chars=6000)
     assert len(digest) <= 6000
-    assert "summary line 7 of entry 199" in digest          # newest, in full
-    assert "summary line 7 of entry 0\n" not in digest      # oldest, not in full
+    assert "summary line 7 of entry 199" in digest  # newest, in full
+    assert "summary line 7 of entry 0\n" not in digest  # oldest, not in full
     assert "Earlier entries" in digest
     assert "**Goal:** g" in digest
 
@@ -49,10 +60,20 @@ def test_digest_size_stays_flat_as_the_project_grows():
 
 def test_event_message_is_one_event_under_a_fixed_header():
     long_summary = "\n".join(f"line {i} " + "x" * 200 for i in range(10))
-    event = SchedulingEvent("worker_finished", TASK.task_id, "w7",
-                            {"result": {"kind": "complete_stage", "summary": long_summary,
-                                        "outputs": ["experiment/results.csv"],
-                                        "next_stage": "experiment.loop"}, "label": ""})
+    event = SchedulingEvent(
+        "worker_finished",
+        TASK.task_id,
+        "w7",
+        {
+            "result": {
+                "kind": "complete_stage",
+                "summary": long_summary,
+                "outputs": ["experiment/results.csv"],
+                "next_stage": "experiment.loop",
+            },
+            "label": "",
+        },
+    )
     text = event_message(event, TASK, attempts=1)
     title, fields = parse_header(text)
     assert title == EVENT_TITLE
@@ -63,9 +84,13 @@ def test_event_message_is_one_event_under_a_fixed_header():
 
 
 def test_worker_message_carries_task_skill_feedback_and_digest():
-    text = worker_message(TASK, skill="/.lightscientist/skills/experiment.loop.md",
-                          digest="# Research process\n...", label="probe c1",
-                          instructions="run only c1")
+    text = worker_message(
+        TASK,
+        skill="/.lightscientist/skills/experiment.loop.md",
+        digest="# Research process\n...",
+        label="probe c1",
+        instructions="run only c1",
+    )
     title, fields = parse_header(text)
     assert title == TASK_TITLE
     assert fields["stage"] == "experiment.loop" and fields["visit"] == "3"

@@ -41,7 +41,7 @@ from lightscientist_jupyter.runtime.offline.model import OfflineScientistModel  
 
 
 def run_layers(ws: Path, start: str | None) -> dict[str, Any]:
-    from lightscientist_jupyter.controller.project import Project
+    from lightscientist_jupyter.app.project import Project
 
     os.environ["LIGHTSCIENTIST_MODEL"] = ""
     began = time.perf_counter()

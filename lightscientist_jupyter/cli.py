@@ -16,14 +16,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lightscientist_jupyter import __version__, options
-from lightscientist_jupyter.api import BadInput, status_dict, worker_records
-from lightscientist_jupyter.controller import DONE, ResearchController, StageTable, load_table
-from lightscientist_jupyter.controller.inbox import write_reply
-from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.commands import Route
+from lightscientist_jupyter.app.text import table_text
+from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.errors import LightScientistError, StageTableError, WorkspaceLocked
-from lightscientist_jupyter.events import EventBus, JsonlWriter, follow, format_line, make_filter
-from lightscientist_jupyter.events import read_tail
+from lightscientist_jupyter.errors import (
+    BadInput,
+    LightScientistError,
+    StageTableError,
+    WorkspaceLocked,
+)
+from lightscientist_jupyter.events import follow, format_line, make_filter, read_tail
+from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -36,28 +42,15 @@ def _workspace(args: argparse.Namespace) -> Workspace:
 
 # ------------------------------------------------------------------------- stages
 
-def format_table(table: StageTable) -> str:
-    rows = [("stage", "gate", "next", "allowed", "outputs")]
-    for s in table:
-        rows.append((s.id, "gate" if s.approval else "", s.next, ", ".join(s.allowed),
-                     ", ".join(s.outputs)))
-    rows.append((DONE, "", "", "", "(end of the project)"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"stage table {table.path} · {len(table)} stages + {DONE} · start: {table.start}", ""]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
-    return "\n".join(line.rstrip() for line in lines)
-
-
 def cmd_stages(args: argparse.Namespace) -> int:
-    print(format_table(load_table(args.stages)))
+    print(table_text(load_table(args.stages)))
     return EXIT_OK
 
 
 # ------------------------------------------------------------------------- status
 
 def cmd_status(args: argparse.Namespace) -> int:
-    info = status_dict(_workspace(args))
+    info = commands.status(_workspace(args))
     if args.json:
         print(json.dumps(info, ensure_ascii=False))
         return EXIT_OK
@@ -82,26 +75,19 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_reply(args: argparse.Namespace) -> int:
     ws = _workspace(args)
-    approve = args.answer in ("y", "yes")
-    state = load_state(ws.state_file)
-    if state.pending is None:
-        raise BadInput(f"nothing is waiting for a reply in {ws.root}: the project is "
-                       f"{state.status} at stage '{state.stage}'")
-    if args.to:
-        if approve:
-            raise BadInput("--to names where a rejection sends the project; use it with `n`")
-        table = load_table(state.stages_file)
-        if args.to not in table:
-            raise BadInput(f"--to '{args.to}' is not a stage of {table.path}; choose one of "
-                           f"{', '.join(table.ids())}")
-    path = write_reply(ws, approve=approve, comment=args.comment, to_stage=args.to,
-                       decision_id=state.pending.id, source="cli")
-    from lightscientist_jupyter.controller.project import Project
+    sent = commands.submit_reply(ws, args.answer in ("y", "yes"), args.comment, args.to,
+                                 source="cli", option="--to")
+    if sent.route is Route.UNCHANGED:
+        print(sent.message)
+        return _finish_line(load_state(ws.state_file).status)
+    from lightscientist_jupyter.app.project import Project
 
     try:
         project = Project.open(ws.root, subscribers=_subscribers(args))
     except WorkspaceLocked:
-        return _await_runner(ws, path)
+        if sent.path is None:  # not queued: nothing to wait for
+            return _finish_line(load_state(ws.state_file).status)
+        return _await_runner(ws, sent.path)
     for outcome in project.controller.poll_inbox():
         print(outcome.message)
     return _run_project(project, args)
@@ -122,27 +108,7 @@ def _await_runner(ws: Workspace, path: Path) -> int:
 
 def _finish_line(status: str) -> int:
     print(status)
-    return EXIT_FAILED if status == "failed" else EXIT_OK
-
-
-class _event_sinks:
-    """An `EventBus` writing to the workspace's log (and the terminal with --watch)."""
-
-    def __init__(self, ws: Workspace, *, watch: bool):
-        self.ws, self.watch = ws, watch
-
-    def __enter__(self) -> EventBus:
-        from lightscientist_jupyter.events import TerminalPrinter
-
-        self.writer = JsonlWriter(self.ws.events_file)
-        bus = EventBus(next_seq=self.writer.next_seq)
-        bus.subscribe(self.writer)
-        if self.watch:
-            bus.subscribe(TerminalPrinter(sys.stdout))
-        return bus
-
-    def __exit__(self, *exc: object) -> None:
-        self.writer.close()
+    return EXIT_FAILED if status == ProjectStatus.FAILED else EXIT_OK
 
 
 # ------------------------------------------------------------------------- research, resume
@@ -181,16 +147,16 @@ def _run_project(project, args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
         project.close()
     reason = project.controller.state.reason
-    if status == "failed" and reason:
+    if status == ProjectStatus.FAILED and reason:
         print(f"reason: {reason}")
     pending = project.controller.state.pending
-    if status == "waiting_user" and pending:
+    if status == ProjectStatus.WAITING_USER and pending:
         print(f"waiting: {pending.question} — reply with `lightscientist reply y` or `n`")
     return _finish_line(status)
 
 
 def cmd_research(args: argparse.Namespace) -> int:
-    from lightscientist_jupyter.controller.project import Project
+    from lightscientist_jupyter.app.project import Project
 
     project = Project.create(args.workspace or ".", args.goal, mode=args.mode, stage=args.stage,
                              stages=args.stages, model=args.model, base_url=args.base_url,
@@ -199,7 +165,7 @@ def cmd_research(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from lightscientist_jupyter.controller.project import Project
+    from lightscientist_jupyter.app.project import Project
 
     project = Project.open(args.workspace or ".", model=args.model, base_url=args.base_url,
                            subscribers=_subscribers(args))
@@ -210,9 +176,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_workers(args: argparse.Namespace) -> int:
     ws = _workspace(args)
-    if not ws.exists():
-        raise BadInput(f"no LightScientist project in {ws.root}")
-    records = worker_records(ws)
+    commands.require_project(ws)
+    records = commands.worker_records(ws)
     if args.json:
         print(json.dumps(records, ensure_ascii=False))
         return EXIT_OK
@@ -227,37 +192,20 @@ def cmd_workers(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from lightscientist_jupyter.controller.inbox import write_command
-
-    ws = _workspace(args)
-    state = load_state(ws.state_file)
-    if args.worker_id and not (ws.workers_dir / args.worker_id / "worker.json").exists():
-        raise BadInput(f"no worker '{args.worker_id}' in {ws.workers_dir}")
-    holder = read_holder(ws)
-    if holder is None:
-        if args.worker_id:
-            raise BadInput(f"no run is alive in {ws.root}; worker {args.worker_id} is not "
-                           "running (it stays resumable with `lightscientist resume`)")
-        lock = WorkspaceLock(ws).acquire("cancel")
-        try:
-            with _event_sinks(ws, watch=False) as bus:
-                controller = ResearchController.open(ws, bus=bus)
-                controller.cancel("cancelled from the command line")
-                return _finish_line(controller.status)
-        finally:
-            lock.release()
-    write_command(ws, "cancel", worker_id=args.worker_id)
-    print(f"cancel request sent to the run held by pid {holder.get('pid', '?')}")
-    del state
-    return EXIT_OK
+    sent = commands.cancel(_workspace(args), args.worker_id, source="command line")
+    if sent.status is None:
+        print(sent.message)
+        return EXIT_OK
+    if sent.route is Route.UNCHANGED:
+        print(sent.message)
+    return _finish_line(sent.status)
 
 
 # ------------------------------------------------------------------------- events
 
 def cmd_events(args: argparse.Namespace) -> int:
     ws = _workspace(args)
-    if not ws.exists():
-        raise BadInput(f"no LightScientist project in {ws.root}")
+    commands.require_project(ws)
     if args.tail < 0:
         raise BadInput("--tail must be 0 or more")
     keep = make_filter(layer=args.layer, type=args.type, worker_id=args.worker)

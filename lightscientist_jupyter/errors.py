@@ -44,3 +44,12 @@ class RuntimeLayerError(LightScientistError):
 
 class ModelConfigError(RuntimeLayerError):
     """A model specification cannot be used (unknown provider, missing key…)."""
+
+
+class BadInput(LightScientistError):
+    """A request that cannot be used as given (what to change is in the message)."""
+
+
+class Conflict(BadInput):
+    """A request the project's current state does not allow (nothing is pending, the project
+    has ended); the server answers it with 409."""

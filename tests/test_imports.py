@@ -1,8 +1,10 @@
-"""Imports point one way: shells → controller → supervisor → runtime; leaves import no layer.
+"""Imports point one way: shells → api → app → controller → supervisor → runtime.
 
 Every module of the package is parsed with `ast` (nothing is imported), each import —
 absolute or relative, at the top or inside a function — is resolved to the module it names,
-and an arrow from a lower rank to a higher one fails the test.
+and an arrow from a lower rank to a higher one fails the test. Leaves (`events`, `vocab`,
+`errors`, …) import no layer; the offline scientist (`offline`) is reached only through the
+model resolver, `runtime.models`.
 """
 
 from __future__ import annotations
@@ -15,18 +17,29 @@ import pytest
 PACKAGE = "lightscientist_jupyter"
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
 
-SHELL, CONTROLLER, SUPERVISOR, RUNTIME, LEAF = 4, 3, 2, 1, 0
-RANK_NAMES = {SHELL: "shell", CONTROLLER: "controller (layer 1)",
+SHELL, API, APP, CONTROLLER, SUPERVISOR, RUNTIME, LEAF = 6, 5, 4, 3, 2, 1, 0
+OFFLINE = RUNTIME  # beside layer 3 (it may use the runtime's message protocol), but see below
+RANK_NAMES = {SHELL: "shell", API: "api", APP: "app", CONTROLLER: "controller (layer 1)",
               SUPERVISOR: "supervisor (layer 2)", RUNTIME: "runtime (layer 3)", LEAF: "leaf"}
 LAYERS = {  # first segment under the package -> rank
-    "cli": SHELL, "__main__": SHELL, "jupyter": SHELL, "api": SHELL, "options": SHELL,
+    "cli": SHELL, "__main__": SHELL, "jupyter": SHELL, "options": SHELL,
+    "api": API,
+    "app": APP,
     "controller": CONTROLLER,
     "supervisor": SUPERVISOR,
     "runtime": RUNTIME,
-    "events": LEAF, "errors": LEAF, "vocab": LEAF, "_fs": LEAF, "workspace": LEAF,
+    "offline": OFFLINE,
+    "events": LEAF, "errors": LEAF, "_fs": LEAF, "workspace": LEAF, "vocab": LEAF,
 }
+MODEL_RESOLVER = f"{PACKAGE}.runtime.models"
+"""The one module that may import the offline scientist (lazily, when `offline` is asked)."""
 MODEL_LIBRARIES = ("langchain", "langchain_core", "langchain_openai", "langgraph", "deepagents",
                    "openai", "anthropic")
+
+
+def _segment(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
 
 
 def rank_of(module: str) -> int | None:
@@ -95,6 +108,10 @@ def violations(modules: dict[str, tuple[str, bool, str]]) -> list[str]:
             if wrong:
                 problems.append(f"{file}:{line}: {module} ({RANK_NAMES[source_rank]}) imports "
                                 f"{target} ({RANK_NAMES[target_rank]})")
+            elif (_segment(target) == "offline" and _segment(module) != "offline"
+                  and module != MODEL_RESOLVER):
+                problems.append(f"{file}:{line}: {module} imports {target}: the offline "
+                                f"scientist is reached only through {MODEL_RESOLVER}")
     return problems
 
 
@@ -132,6 +149,13 @@ def synthetic(**sources: str) -> dict[str, tuple[str, bool, str]]:
 
 
 @pytest.mark.parametrize(("sources", "expected"), [
+    ({"api__views": f"from {PACKAGE}.jupyter.dashboard import Dashboard\n",
+      "jupyter__dashboard": ""},
+     "api.views (api) imports lightscientist_jupyter.jupyter.dashboard (shell)"),
+    ({"app__commands": f"from {PACKAGE}.api import ProjectView\n", "api__init": ""},
+     "app.commands (app) imports lightscientist_jupyter.api (api)"),
+    ({"controller__controller": "from ..app.project import Project\n", "app__project": ""},
+     "controller.controller (controller (layer 1)) imports lightscientist_jupyter.app.project"),
     ({"supervisor__loop": f"from {PACKAGE}.controller import ResearchController\n",
       "controller__init": ""},
      "supervisor.loop (supervisor (layer 2)) imports lightscientist_jupyter.controller "),
@@ -142,11 +166,23 @@ def synthetic(**sources: str) -> dict[str, tuple[str, bool, str]]:
      "<lightscientist_jupyter.controller.rules>:2:"),
     ({"events__bus": f"from {PACKAGE} import supervisor\n", "supervisor__init": ""},
      "events.bus (leaf) imports lightscientist_jupyter.supervisor"),
+    ({"events__log": "from ..runtime.types import WorkerUpdate\n", "runtime__types": ""},
+     "events.log (leaf) imports lightscientist_jupyter.runtime.types"),
     ({"controller__init": "from . import something\nfrom .. import jupyter\n",
       "jupyter__init": ""},
      "controller (controller (layer 1)) imports lightscientist_jupyter.jupyter"),
     ({"errors": "from .runtime import thing\n", "runtime__init": ""},
      "errors (leaf) imports lightscientist_jupyter.runtime"),
+    ({"app__project": f"from {PACKAGE}.offline.model import OfflineScientistModel\n",
+      "offline__model": ""},
+     "app.project imports lightscientist_jupyter.offline.model: the offline scientist is "
+     "reached only through"),
+    ({"runtime__session": "def f():\n    from ..offline import model\n",
+      "offline__model": ""},
+     "runtime.session imports lightscientist_jupyter.offline.model"),
+    ({"offline__worker": f"from {PACKAGE}.supervisor.tools import TOOL_NAMES\n",
+      "supervisor__tools": ""},
+     "offline.worker (runtime (layer 3)) imports lightscientist_jupyter.supervisor.tools"),
 ])
 def test_checker_flags_a_wrong_way_import(sources, expected):
     found = violations(synthetic(**sources))
@@ -163,6 +199,15 @@ def test_checker_accepts_the_right_way():
                                "from ..events import EventBus\nimport json\n",
         supervisor__task="from lightscientist_jupyter.runtime import thing\n",
         runtime__init="from lightscientist_jupyter.errors import RuntimeLayerError\n",
+        runtime__models="def resolve():\n    from ..offline.model import OfflineScientistModel\n",
+        offline__model="from lightscientist_jupyter.runtime.protocol import parse_header\n"
+                       "from lightscientist_jupyter.vocab import SchedulingKind\n",
+        runtime__protocol="",
+        vocab="",
+        jupyter__magic="from lightscientist_jupyter import api\n",
+        api__init="from lightscientist_jupyter.app import commands\n",
+        app__init="",
+        app__commands="from lightscientist_jupyter.controller import ResearchController\n",
         events__bus="from lightscientist_jupyter.events.record import Event\n"
                     "from ..errors import EventLogError\n",
         errors="",

@@ -1,13 +1,9 @@
 """Getting events from worker threads to the front end without flooding IOPub.
 
-Two small pieces, and the only places where the dashboard meets threads:
-
-- `EventBuffer` is an `EventBus` subscriber. It is called on whichever thread emitted the
-  event, under the bus's lock, so it does nothing but append to a bounded deque under its
-  own lock: O(1), never prints, never touches a widget.
-- `Flusher` is one daemon thread per dashboard that calls a `tick` function every
-  `interval` seconds. The tick drains the buffer and turns the batch into at most one
-  message per widget, so a burst of 5,000 events costs a handful of messages, not 5,000.
+Events reach the dashboard through an `EventBuffer` (`lightscientist_jupyter.events.buffer`),
+an O(1) bus subscriber. `Flusher` is one daemon thread per dashboard that calls a `tick`
+function every `interval` seconds. The tick drains the buffer and turns the batch into at most
+one message per widget, so a burst of 5,000 events costs a handful of messages, not 5,000.
 
 ipykernel routes output from threads to whichever cell runs at that moment, so neither
 piece prints or logs: an error in a tick is kept in `Flusher.errors` for the dashboard to
@@ -20,46 +16,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
-from lightscientist_jupyter.events import Event
-
-BUFFER_MAX = 20_000
-"""Events held between two flushes; older ones are dropped (and counted) past this."""
 FLUSH_INTERVAL_S = 0.1
-
-
-class EventBuffer:
-    """A bounded, thread-safe hand-off of events from the bus to the flusher."""
-
-    def __init__(self, maxlen: int = BUFFER_MAX):
-        self._lock = threading.Lock()
-        self._items: deque[Event | dict[str, Any]] = deque(maxlen=maxlen)
-        self.received = 0
-        """Events pushed since the buffer was made."""
-        self._dropped = 0
-
-    def __call__(self, event: Event) -> None:
-        """The `EventBus` subscriber: keep the event for the next drain."""
-        self.push(event)
-
-    def push(self, event: Event | dict[str, Any]) -> None:
-        with self._lock:
-            if len(self._items) == self._items.maxlen:
-                self._dropped += 1
-            self._items.append(event)
-            self.received += 1
-
-    def drain(self) -> tuple[list[dict[str, Any]], int]:
-        """Everything pushed since the last drain (as raw dicts), and how many were dropped."""
-        with self._lock:
-            items = list(self._items)
-            self._items.clear()
-            dropped, self._dropped = self._dropped, 0
-        return [e.to_dict() if isinstance(e, Event) else e for e in items], dropped
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 class Flusher:

@@ -26,12 +26,13 @@ from typing import Any, Protocol
 import ipywidgets as w
 
 from lightscientist_jupyter.controller import ProjectState, StageTable
-from lightscientist_jupyter.controller.state import FINAL_STATUSES
 from lightscientist_jupyter.events import format_line, read_tail
+from lightscientist_jupyter.events.buffer import EventBuffer
 from lightscientist_jupyter.jupyter import graph, workers
-from lightscientist_jupyter.jupyter.batching import FLUSH_INTERVAL_S, EventBuffer, Flusher
+from lightscientist_jupyter.jupyter.batching import FLUSH_INTERVAL_S, Flusher
 from lightscientist_jupyter.jupyter.gate import GatePanel
 from lightscientist_jupyter.jupyter.widgets import EventStream
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
 from lightscientist_jupyter.workspace import Workspace
 
 BACKFILL_MAX = 50_000
@@ -155,7 +156,7 @@ class Dashboard:
             self._running = self.source.running()
         self._was_live = live
         state = self.state
-        ended = state is not None and state.status in FINAL_STATUSES and not self._running
+        ended = state is not None and state.status in FINAL_PROJECT_STATUSES and not self._running
         if ended and not had_events and not len(self.buffer):
             self.events.sync_tail(quiet=True, force=True)
             self._update(force_workers=True)
@@ -217,7 +218,7 @@ class Dashboard:
             return f"<div>no project in <code>{html.escape(str(self.workspace.root))}</code></div>"
         color = _STATUS_COLORS.get(state.status, "#3b4550")
         start = self.source.started_at() or state.created_at
-        end = state.updated_at if state.status in FINAL_STATUSES else time.time()
+        end = state.updated_at if state.status in FINAL_PROJECT_STATUSES else time.time()
         runner = "running in this kernel" if self.source.live and self._running else (
             "run by another process" if self._running else "not running")
         parts = [f'<b style="color:{color}">● {html.escape(state.status)}</b>',

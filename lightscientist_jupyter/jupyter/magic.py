@@ -32,7 +32,9 @@ from IPython.display import Markdown, display
 from traitlets import Enum, Unicode
 
 from lightscientist_jupyter import api, options
+from lightscientist_jupyter.app.commands import Route, Sent
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter import display as boards
 from lightscientist_jupyter.jupyter import show as show_files
 from lightscientist_jupyter.jupyter.graph import TableDiagram
 
@@ -78,37 +80,33 @@ def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
     run = api.start(args.goal, m.workspace_of(args), mode=args.mode or m.mode, stage=args.stage,
                     stages=args.stages, model=args.model or m.model or None,
                     base_url=args.base_url or m.base_url or None)
-    display(run.dashboard)
+    display(boards.dashboard_of(run))
 
 
 def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
     approve = args.answer in ("y", "yes")
-    run = api.current(workspace)
-    if run is not None:
-        sent = run.reply(approve, args.comment, args.to, source="magic")
-    else:
-        view = api.open_project(workspace)
-        sent = view.reply(approve, args.comment, args.to, source="magic")
-        if sent.applied is None and not view.running():
-            run = api.resume(workspace, model=m.model or None, base_url=m.base_url or None)
-            sent = api.ReplySent("reply queued; the project resumes in this kernel and applies "
-                                 "it", None, sent.decision_id, sent.path)
+    view = api.open_project(workspace)
+    sent = view.reply(approve, args.comment, args.to, source="magic")
+    if sent.route is Route.QUEUED:  # nobody runs the project: run it here
+        view = api.resume(workspace, model=m.model or None, base_url=m.base_url or None)
+        sent = Sent(sent.route, "reply queued; the project resumes in this kernel and "
+                         "applies it", sent.decision_id, sent.path)
     print(sent.message)
-    display((run or api.open_project(workspace)).dashboard)
+    display(boards.dashboard_of(view))
 
 
 def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
     run = api.resume(m.workspace_of(args), model=args.model or m.model or None,
                      base_url=args.base_url or m.base_url or None)
-    display(run.dashboard)
+    display(boards.dashboard_of(run))
 
 
 def _status(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, Any] | None:
     view = api.open_project(m.workspace_of(args))
     if args.json:
         return view.status()
-    display(view.dashboard)
+    display(boards.dashboard_of(view))
     return None
 
 
@@ -147,7 +145,7 @@ def _show(m: LightScientistMagics, args: argparse.Namespace) -> Any:
 def _events(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     view = api.open_project(m.workspace_of(args))
     if args.follow:  # another view of the dashboard's live list (its filter is shared)
-        stream = view.dashboard.events
+        stream = boards.dashboard_of(view).events
         for trait, value in (("layer", args.layer), ("type_filter", args.type),
                              ("worker", args.worker)):
             if value is not None:
@@ -266,9 +264,11 @@ class LightScientistMagics(Magics):
 def load_ipython_extension(ipython: Any) -> None:
     """Register `%lightscientist` (its `Magics.__init__` also makes it `%config`-urable)."""
     ipython.register_magics(LightScientistMagics(shell=ipython))
+    boards.register(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
+    boards.unregister(ipython)
     ipython.configurables[:] = [c for c in ipython.configurables
                                 if not isinstance(c, LightScientistMagics)]
     ipython.magics_manager.magics["line"].pop("lightscientist", None)

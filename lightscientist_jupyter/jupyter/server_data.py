@@ -20,12 +20,14 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
-from lightscientist_jupyter.controller.inbox import write_reply
-from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.commands import Route
+from lightscientist_jupyter.controller import StageTable, load_table
+from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
-from lightscientist_jupyter.errors import LightScientistError, WorkspaceLocked
-from lightscientist_jupyter.events import EventBus, JsonlWriter, read_tail
+from lightscientist_jupyter.errors import BadInput, Conflict, LightScientistError
+from lightscientist_jupyter.events import read_tail
+from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.workspace import STATE_DIR, Workspace
 
 SCAN_DEPTH = 4
@@ -179,14 +181,14 @@ def _table_view(table: StageTable) -> dict[str, Any]:
 
 
 def project_detail(root: Path, rel: str) -> dict[str, Any]:
-    """Status, history, the stage table (for the graph), outputs and the last event's seq."""
+    """Status, history, the stage table and its graph layout, outputs and the last event's seq."""
     ws, rel = open_project(root, rel)
     state = _state(ws)
     detail = summary(root, ws.root, state)
     detail.update(visits=state.visits, history=state.history[-HISTORY_MAX:],
                   decisions=state.decisions, reason=state.reason, feedback=state.feedback,
                   last_summary=state.last_summary, runner=read_holder(ws),
-                  table=None, table_error=None, outputs=[],
+                  table=None, layout=None, table_error=None, outputs=[],
                   process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()})
     try:
         table = _table(state.stages_file)
@@ -194,6 +196,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         detail["table_error"] = str(exc)
     else:
         detail["table"] = _table_view(table)
+        detail["layout"] = graph_layout(table)  # the dashboard's layout: the panel only draws it
         detail["outputs"] = [{"stage": s.id, "name": out, "path": join(rel, out),
                               "exists": (ws.root / out).is_file()}
                              for s in table for out in s.outputs]
@@ -288,52 +291,26 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
     """
     rel, approve, comment, to_stage, decision_id = _reply_fields(body)
     ws, rel = open_project(root, rel)
-    state = _state(ws)
-    pending = state.pending
-    if pending is None:
-        raise Refused(409, f"nothing is waiting for a reply in '{_shown(rel)}': the project "
-                           f"is {state.status} at stage '{state.stage}'")
-    if decision_id and decision_id != pending.id:
-        raise Refused(409, f"decision {decision_id} is no longer pending (the pending one is "
-                           f"{pending.id}, at '{pending.stage}'); reload and decide again")
-    if to_stage:
-        if approve:
-            raise Refused(400, "to_stage names where a rejection sends the project; "
-                               "leave it empty to approve")
-        try:
-            table = _table(state.stages_file)
-        except (OSError, LightScientistError) as exc:
-            raise Refused(409, str(exc)) from None
-        if to_stage not in table:
-            raise Refused(400, f"to_stage '{to_stage}' is not a stage of {table.path.name}; "
-                               f"choose one of {', '.join(table.ids())}")
-    queued = write_reply(ws, approve=approve, comment=comment, to_stage=to_stage,
-                         decision_id=pending.id, source="panel")
-    answer: dict[str, Any] = {"path": rel, "decision_id": pending.id, "queued": queued.name}
-    lock = WorkspaceLock(ws)
+    _state(ws)  # a project whose state cannot be read is refused with its reason
     try:
-        lock.acquire("reply from the side panel")
-    except WorkspaceLocked:
+        sent = commands.submit_reply(ws, approve, comment, to_stage, decision_id=decision_id,
+                                     source="panel", option="to_stage")
+    except Conflict as exc:
+        raise Refused(409, str(exc)) from None
+    except BadInput as exc:
+        raise Refused(400, str(exc)) from None
+    except (OSError, LightScientistError) as exc:  # e.g. the project's stage table is gone
+        raise Refused(409, str(exc)) from None
+    if sent.route is Route.UNCHANGED:
+        raise Refused(409, f"{sent.message}; reload and decide again")
+    answer: dict[str, Any] = {"path": rel, "decision_id": sent.decision_id,
+                              "queued": sent.path.name if sent.path else None}
+    try:
+        applied = commands.apply_queued(ws, holder="reply from the side panel")
+    except LightScientistError as exc:
+        raise Refused(409, f"the reply is queued but cannot be applied: {exc}") from None
+    if applied is None:
         return {**answer, "applied_by": "runner", "runner": read_holder(ws), "messages": []}
-    try:
-        messages, after = _apply_inbox(ws)
-    finally:
-        lock.release()
+    messages, after = applied
     return {**answer, "applied_by": "server", "runner": None, "messages": messages,
             "status": after.status, "stage": after.stage}
-
-
-def _apply_inbox(ws: Workspace) -> tuple[list[str], ProjectState]:
-    """Apply queued replies (the caller holds the workspace lock), logging their events."""
-    writer = JsonlWriter(ws.events_file)
-    try:
-        bus = EventBus(next_seq=writer.next_seq)
-        bus.subscribe(writer)
-        try:
-            controller = ResearchController.open(ws, bus=bus)
-        except LightScientistError as exc:
-            raise Refused(409, f"the reply is queued but cannot be applied: {exc}") from None
-        outcomes = controller.poll_inbox()
-        return [o.message for o in outcomes], controller.state
-    finally:
-        writer.close()

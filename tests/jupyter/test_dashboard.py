@@ -16,10 +16,12 @@ import pytest
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
+from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.events import EventBus, JsonlWriter
+from lightscientist_jupyter.events.buffer import EventBuffer
 from lightscientist_jupyter.jupyter import workers
-from lightscientist_jupyter.jupyter.batching import EventBuffer, Flusher
+from lightscientist_jupyter.jupyter.batching import Flusher
 from lightscientist_jupyter.jupyter.dashboard import Dashboard
 from lightscientist_jupyter.jupyter.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
 
@@ -53,9 +55,9 @@ class ControllerSource:
     def reply(self, approve, comment="", to=None, *, decision_id=None, source="widget",
               resume_if_idle=False):
         self.replies.append((approve, comment, to, decision_id))
-        outcome = self.controller.reply(approve, comment, to, decision_id=decision_id,
-                                        source=source)
-        return api.ReplySent(outcome.message, outcome.applied, outcome.decision_id)
+        return commands.submit_reply(self.workspace, approve, comment, to,
+                                     decision_id=decision_id, source=source,
+                                     live=self.controller)
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from support.waiting import wait_for
 from lightscientist_jupyter import api
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.jupyter.display import dashboard_of
 from lightscientist_jupyter.jupyter.graph import TableDiagram
 from lightscientist_jupyter.jupyter.magic import COMMANDS, LightScientistMagics
 from lightscientist_jupyter.workspace import Workspace
@@ -152,7 +153,7 @@ def test_events_and_workers_return_dataframes(ip, done):
     with capture_output() as cap:
         ls(ip, f'events --follow --layer 2 -w "{ws}"')
     assert WIDGET in cap.outputs[0].data
-    stream = api.open_project(ws).dashboard.events
+    stream = dashboard_of(api.open_project(ws)).events
     assert stream.layer == 2 and {e["layer"] for e in stream.visible()} == {2}
 
 

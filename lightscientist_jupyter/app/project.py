@@ -19,10 +19,15 @@ from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
-from lightscientist_jupyter.controller.state import FINAL_STATUSES
-from lightscientist_jupyter.events import EventBus, JsonlWriter, Subscriber
+from lightscientist_jupyter.events import EventLog, Subscriber
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
-from lightscientist_jupyter.supervisor.supervisor import RuntimeSupervisor
+from lightscientist_jupyter.supervisor.loop import StageSupervisor
+from lightscientist_jupyter.vocab import (
+    FINAL_PROJECT_STATUSES,
+    DecisionKind,
+    ProjectStatus,
+    StageOutcome,
+)
 from lightscientist_jupyter.workspace import Workspace
 
 INBOX_POLL_S = 0.25
@@ -31,21 +36,21 @@ INBOX_POLL_S = 0.25
 class Project:
     """One workspace's project, opened for running (holds the run lock until `close`)."""
 
-    def __init__(self, workspace: Workspace, controller: ResearchController, bus: EventBus,
-                 writer: JsonlWriter, lock: WorkspaceLock, *, model: str | None = None,
+    def __init__(self, workspace: Workspace, controller: ResearchController, log: EventLog,
+                 lock: WorkspaceLock, *, model: str | None = None,
                  base_url: str | None = None, checkpointer: Any = "sqlite",
                  stall_after_s: float = 300.0, retries: int | None = None,
                  retry_initial_delay: float = 1.0):
         self.workspace = workspace
         self.controller = controller
-        self.bus = bus
-        self.writer = writer
+        self.log = log
+        self.bus = bus = log.bus
         self.lock = lock
         settings = controller.state.settings
         self.model_spec = model or settings.get("model") or default_spec()
         self.base_url = base_url or settings.get("base_url")
         self.model = resolve_model(self.model_spec, base_url=self.base_url)
-        self.supervisor = RuntimeSupervisor(workspace, self.model, controller, bus=bus,
+        self.supervisor = StageSupervisor(workspace, self.model, controller, bus=bus,
                                             checkpointer=checkpointer,
                                             stall_after_s=stall_after_s, retries=retries,
                                             retry_initial_delay=retry_initial_delay)
@@ -69,12 +74,12 @@ class Project:
         resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
         lock = WorkspaceLock(workspace).acquire("research")
         try:
-            bus, writer = _sinks(workspace, subscribers)
+            log = EventLog(workspace.events_file, subscribers)
             controller = ResearchController.create(workspace, goal, mode=mode, table=table,
-                                                   start_stage=stage, bus=bus,
+                                                   start_stage=stage, bus=log.bus,
                                                    settings={"model": model or default_spec(),
                                                              "base_url": base_url})
-            return cls(workspace, controller, bus, writer, lock, model=model,
+            return cls(workspace, controller, log, lock, model=model,
                        base_url=base_url, **options)
         except BaseException:
             lock.release()
@@ -87,9 +92,9 @@ class Project:
         workspace = Workspace.at(root)
         lock = WorkspaceLock(workspace).acquire("run")
         try:
-            bus, writer = _sinks(workspace, subscribers)
-            controller = ResearchController.open(workspace, bus=bus)
-            return cls(workspace, controller, bus, writer, lock, model=model,
+            log = EventLog(workspace.events_file, subscribers)
+            controller = ResearchController.open(workspace, bus=log.bus)
+            return cls(workspace, controller, log, lock, model=model,
                        base_url=base_url, **options)
         except BaseException:
             lock.release()
@@ -109,9 +114,10 @@ class Project:
         try:
             while not self.stop_event.is_set():
                 status = controller.status
-                if status in FINAL_STATUSES:
+                if status in FINAL_PROJECT_STATUSES:
                     break
-                if status == "waiting_user" and controller.pending_kind == "gate":
+                if (status == ProjectStatus.WAITING_USER
+                        and controller.pending_kind == DecisionKind.GATE):
                     if not wait_for_replies:
                         break
                     if on_idle:
@@ -119,7 +125,7 @@ class Project:
                     controller.wait_change(INBOX_POLL_S)
                     continue
                 result = self.supervisor.run_stage(controller.task(), self.stop_event)
-                if result.status == "failed":
+                if result.status == StageOutcome.FAILED:
                     controller.fail(result.summary)
         finally:
             self._poll_stop = True
@@ -168,8 +174,7 @@ class Project:
         if self._cancelling is not None:  # let the workers finalize before the process ends
             self._cancelling.join(timeout=30)
         self.supervisor.close()
-        self.bus.unsubscribe(self.writer)  # late events of stopping threads are not logged
-        self.writer.close()
+        self.log.close()  # late events of stopping threads are not logged
         self.lock.release()
 
     def __enter__(self) -> Project:
@@ -178,12 +183,3 @@ class Project:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _sinks(workspace: Workspace, subscribers: tuple[Subscriber, ...]) -> tuple[EventBus, JsonlWriter]:
-    workspace.state_dir.mkdir(parents=True, exist_ok=True)
-    writer = JsonlWriter(workspace.events_file)
-    bus = EventBus(next_seq=writer.next_seq)
-    bus.subscribe(writer)
-    for subscriber in subscribers:
-        bus.subscribe(subscriber)
-    return bus, writer

@@ -1,0 +1,108 @@
+"""The Python API under the `%lightscientist` magic and beside the command line.
+
+Two kinds of handle:
+
+- `ProjectView` reads a project from its workspace on disk: status, events and workers as
+  DataFrames, files. It works whoever runs the project (this kernel, `lightscientist` in a
+  terminal, nobody), and its replies go to the inbox exactly as `lightscientist reply`
+  writes them.
+- `Run` is a project run by *this* process on a daemon thread: `start` and `resume` return
+  one at once; `wait` blocks until a status is reached.
+
+    >>> from lightscientist_jupyter import api
+    >>> run = api.start("Does warmup help a small MLP?", workspace="study", mode="auto")
+    >>> run.wait()
+    'done'
+    >>> api.events("study", tail=5, layer=1)       # a pandas DataFrame
+
+With the extension loaded (`%load_ext lightscientist_jupyter`, or the LightScientist
+kernel), a view or a run shown in a cell is its live dashboard.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from lightscientist_jupyter.api.frames import events_frame, workers_frame
+from lightscientist_jupyter.api.running import (
+    Run,
+    current,
+    on_stop_all,
+    open_project,
+    resume,
+    runs,
+    start,
+    stop_all,
+)
+from lightscientist_jupyter.api.views import ProjectView
+from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.commands import Sent, worker_records
+from lightscientist_jupyter.controller import StageTable, load_table
+from lightscientist_jupyter.errors import BadInput, Conflict
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "BadInput",
+    "Conflict",
+    "ProjectView",
+    "Sent",
+    "Run",
+    "cancel",
+    "current",
+    "events",
+    "events_frame",
+    "on_stop_all",
+    "open_project",
+    "reply",
+    "resume",
+    "runs",
+    "stages",
+    "start",
+    "status",
+    "stop_all",
+    "worker_records",
+    "workers",
+    "workers_frame",
+]
+
+Where = str | os.PathLike[str]
+
+
+def status(workspace: Where = ".") -> dict[str, object]:
+    """The project's status, as `lightscientist status --json` prints it."""
+    return open_project(workspace).status()
+
+
+def events(workspace: Where = ".", tail: int = 20, layer: int | None = None,
+           type: str | None = None, worker: str | None = None) -> pd.DataFrame:
+    """The last `tail` events as a DataFrame (see `ProjectView.events`)."""
+    return open_project(workspace).events(tail, layer=layer, type=type, worker=worker)
+
+
+def workers(workspace: Where = ".") -> pd.DataFrame:
+    """The workers as a DataFrame."""
+    return open_project(workspace).workers()
+
+
+def reply(workspace: Where = ".", approve: bool = True, comment: str = "",
+          to: str | None = None, *, source: str = "api", resume_if_idle: bool = False,
+          ) -> Sent:
+    """Answer the pending decision: directly when this kernel runs the project, else through
+    the inbox (and, with `resume_if_idle`, resuming a project nobody runs)."""
+    return open_project(workspace).reply(approve, comment, to, source=source,
+                                         resume_if_idle=resume_if_idle)
+
+
+def cancel(workspace: Where = ".", worker_id: str | None = None) -> str:
+    """Cancel one worker or the whole run, wherever it runs; returns what was done."""
+    view = open_project(workspace)
+    local = view.cancel if isinstance(view, Run) else None
+    return commands.cancel(view.workspace, worker_id, source="notebook", local=local).message
+
+
+def stages(path: Where | None = None) -> StageTable:
+    """Load and validate a stage table (the shipped one by default)."""
+    return load_table(path)

@@ -1,0 +1,274 @@
+"""`Run`: a project run by *this* process, and the kernel's registry of runs.
+
+`Project.run(wait_for_replies=True)` goes on a daemon thread, so a gate waits for its reply
+in-process — from the dashboard's buttons, `run.reply(...)`, the command line or the side
+panel (both through the inbox, which the run polls). `start` and `resume` return a run at
+once; `wait` blocks until a status is reached.
+
+Runs are kept per workspace: asking again for a workspace that a live run of this kernel
+holds returns that run (so `%lightscientist status` re-displays its live dashboard).
+Nothing here prints: a run's thread only talks to its event bus and its state.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lightscientist_jupyter.api.views import ProjectView, _quietly
+from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.commands import Sent
+from lightscientist_jupyter.controller import ProjectState, StageTable
+from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.errors import BadInput, ControllerError
+from lightscientist_jupyter.events import EventBuffer, Subscriber
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
+from lightscientist_jupyter.workspace import Workspace
+
+if TYPE_CHECKING:  # imported when a run starts: reading a project needs no model libraries
+    from lightscientist_jupyter.app.project import Project
+
+STOP_WAIT_S = 30.0
+
+_lock = threading.RLock()
+_runs: dict[Path, Run] = {}
+_views: dict[Path, ProjectView] = {}
+_stop_hooks: list[Callable[[], None]] = []
+
+
+class Run(ProjectView):
+    """A project run by this process on a daemon thread; gates wait for replies in-process."""
+
+    def __init__(self, project: Project, buffer: EventBuffer):
+        super().__init__(project.workspace)
+        self.project = project
+        self.controller = project.controller
+        self.buffer = buffer
+        """The run's events as they happen, for a dashboard of this kernel."""
+        self.error: BaseException | None = None
+        """What ended the run's thread with an exception, if anything did."""
+        self._started = time.time()
+        self._thread = threading.Thread(target=self._main, daemon=True,
+                                        name=f"lightscientist-run:{self.workspace.root.name}")
+
+    def _begin(self) -> Run:
+        self._thread.start()
+        return self
+
+    def _main(self) -> None:
+        try:
+            self.project.run(wait_for_replies=True)
+        except BaseException as exc:  # noqa: BLE001 - kept on the handle; a thread must not print
+            self.error = exc
+            try:
+                self.controller.fail(f"the run stopped on an error: {type(exc).__name__}: {exc}")
+            except Exception:  # noqa: BLE001
+                pass
+        finally:
+            try:
+                self.project.close()
+            finally:
+                with self.controller.changed:
+                    self.controller.changed.notify_all()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the run's thread is still going."""
+        return self._thread.is_alive()
+
+    @property  # type: ignore[override]
+    def live(self) -> bool:
+        """A dashboard takes events from the buffer while the run lives (then from disk)."""
+        return self.alive
+
+    def state(self) -> ProjectState:
+        return self.controller.state if self.alive else super().state()
+
+    def table(self) -> StageTable:
+        return self.controller.table
+
+    def model_spec(self) -> str:
+        return self.project.model_spec
+
+    def started_at(self) -> float | None:
+        return self._started
+
+    def running(self) -> bool:
+        return self.alive or super().running()
+
+    def status(self) -> dict[str, Any]:
+        info = commands.status(self.workspace)
+        info["running_here"] = self.alive
+        info["elapsed_s"] = round(time.time() - self._started, 3)
+        if self.error is not None:
+            info["error"] = f"{type(self.error).__name__}: {self.error}"
+        return info
+
+    def reply(self, approve: bool, comment: str = "", to: str | None = None, *,
+              decision_id: str | None = None, source: str = "api",
+              resume_if_idle: bool = False) -> Sent:
+        """Answer the pending decision now, through the controller (exactly one transition
+        per decision; a second reply to the same `decision_id` changes nothing)."""
+        if not self.alive:
+            return super().reply(approve, comment, to, decision_id=decision_id, source=source,
+                                 resume_if_idle=resume_if_idle)
+        return commands.submit_reply(self.workspace, approve, comment, to,
+                                     decision_id=decision_id, source=source,
+                                     live=self.controller)
+
+    def wait(self, until: str | Iterable[str] = FINAL_PROJECT_STATUSES,
+             timeout: float | None = None) -> str:
+        """Block until the status is one of `until` (or the run's thread ends, or `timeout`
+        seconds pass); returns the status. In a notebook this blocks the cell, and with it
+        the dashboard's buttons: reply first, or wait for `waiting_user` too."""
+        wanted = (until,) if isinstance(until, str) else tuple(until)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self.controller.changed:  # under the controller's lock: saved, not half-set
+                status = self.controller.status
+            if status in wanted:
+                return status
+            if not self.alive:
+                return self.state().status
+            remaining = 0.25 if deadline is None else deadline - time.monotonic()
+            if remaining <= 0:
+                return status
+            self.controller.wait_change(min(0.25, remaining))
+
+    def stop(self, timeout: float | None = STOP_WAIT_S) -> str:
+        """Stop at the next step boundary (workers stay resumable); returns the status."""
+        self.project.stop()
+        with self.controller.changed:
+            self.controller.changed.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        return self.state().status
+
+    def cancel(self, worker_id: str | None = None, *, wait: bool = False) -> str:
+        """Cancel one worker, or every worker and then the project (cooperatively: each
+        worker is asked to finish; this can take seconds, so it runs on its own thread)."""
+        target: Callable[..., Any]
+        if worker_id:
+            target, args = self.project.supervisor.runtime.cancel, (worker_id,)
+            message = f"cancelling worker {worker_id}"
+        else:
+            target, args = self.project.cancel, ("cancelled from the notebook",)
+            message = "cancelling the run"
+        thread = threading.Thread(target=_quietly, args=(target, *args), daemon=True,
+                                  name="lightscientist-cancel")
+        thread.start()
+        if wait:
+            thread.join()
+            return self.state().status
+        return message
+
+
+def _root(workspace: str | os.PathLike[str] | Workspace) -> Path:
+    return workspace.root if isinstance(workspace, Workspace) else Workspace.at(workspace).root
+
+
+def _launch(open_project: Callable[[tuple[Subscriber, ...]], Project],
+            subscribers: Iterable[Subscriber]) -> Run:
+    buffer = EventBuffer()
+    project = open_project((*subscribers, buffer))
+    run = Run(project, buffer)
+    with _lock:
+        _runs[run.workspace.root] = run
+        _views.pop(run.workspace.root, None)
+    return run._begin()
+
+
+# ------------------------------------------------------------------------- module functions
+
+
+def current(workspace: str | os.PathLike[str] = ".") -> Run | None:
+    """The live run of `workspace` in this kernel, or None."""
+    with _lock:
+        run = _runs.get(_root(workspace))
+        return run if run is not None and run.alive else None
+
+
+def runs() -> list[Run]:
+    """The runs of this kernel that are still going."""
+    with _lock:
+        return [r for r in _runs.values() if r.alive]
+
+
+def open_project(workspace: str | os.PathLike[str] = ".") -> ProjectView:
+    """The project in `workspace`, for reading: its live run here if there is one."""
+    root = _root(workspace)
+    run = current(root)
+    if run is not None:
+        return run
+    ws = Workspace(root)
+    load_state(ws.state_file)  # a clear error when there is no project
+    with _lock:
+        view = _views.get(root)
+        if view is None:
+            view = _views[root] = ProjectView(ws)
+        return view
+
+
+def start(goal: str, workspace: str | os.PathLike[str] = ".", *, mode: str = "manual",
+          stage: str | None = None, stages: str | os.PathLike[str] | None = None,
+          model: str | None = None, base_url: str | None = None,
+          subscribers: tuple[Subscriber, ...] = (), **options: Any) -> Run:
+    """Start a new project in `workspace` and run it on a daemon thread; returns at once.
+
+    Bad input (an existing project, an unknown stage, an invalid table or model) raises
+    here, before any thread starts. `options` go to `Project` (e.g. `stall_after_s`).
+    """
+    from lightscientist_jupyter.app.project import Project
+
+    root = _root(workspace)
+    if current(root) is not None:
+        raise BadInput(f"{root} is already being run in this kernel; see it with "
+                       "`%lightscientist status`")
+    return _launch(lambda subs: Project.create(root, goal, mode=mode, stage=stage, stages=stages,
+                                               model=model, base_url=base_url,
+                                               subscribers=subs, **options), subscribers)
+
+
+def resume(workspace: str | os.PathLike[str] = ".", *, model: str | None = None,
+           base_url: str | None = None, subscribers: tuple[Subscriber, ...] = (),
+           **options: Any) -> Run:
+    """Continue the project in `workspace` on a daemon thread (its live run here, if any)."""
+    from lightscientist_jupyter.app.project import Project
+
+    root = _root(workspace)
+    with _lock:
+        run = current(root)
+        if run is not None:
+            return run
+        return _launch(lambda subs: Project.open(root, model=model, base_url=base_url,
+                                                 subscribers=subs, **options), subscribers)
+
+
+def on_stop_all(hook: Callable[[], None]) -> None:
+    """Call `hook` after `stop_all` stopped the runs (the notebook closes its dashboards)."""
+    with _lock:
+        if hook not in _stop_hooks:
+            _stop_hooks.append(hook)
+
+
+def stop_all(timeout: float = 5.0) -> None:
+    """Stop every run of this kernel (at interpreter exit, and between tests)."""
+    for run in list(runs()):
+        try:
+            run.stop(timeout)
+        except ControllerError:
+            pass
+    with _lock:
+        _runs.clear()
+        _views.clear()
+        hooks = list(_stop_hooks)
+    for hook in hooks:
+        _quietly(hook)
+
+
+atexit.register(stop_all, 2.0)

@@ -1,0 +1,128 @@
+"""`ProjectView`: a project read from its workspace on disk, whoever runs it.
+
+A view works when this kernel runs the project, when `lightscientist` runs it in a terminal,
+and when nobody does; its replies go to the inbox exactly as `lightscientist reply` writes
+them (see `app.commands`). Nothing here displays anything: the notebook's dashboard for a view
+is made by `lightscientist_jupyter.jupyter.display`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lightscientist_jupyter.api.frames import events_frame, workers_frame
+from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.commands import Route, Sent
+from lightscientist_jupyter.controller import ProjectState, StageTable, load_table
+from lightscientist_jupyter.controller.lock import read_holder
+from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.errors import BadInput
+from lightscientist_jupyter.events import make_filter, read_tail
+from lightscientist_jupyter.workspace import Workspace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class ProjectView:
+    """A project read from its workspace; replies go to its inbox."""
+
+    live = False
+    """True for a run of this process (its events come from a buffer, not the log)."""
+
+    def __init__(self, workspace: Workspace):
+        self.workspace = workspace
+        self._cached: tuple[int, ProjectState] | None = None
+        self._table: StageTable | None = None
+
+    # ---------------------------------------------------------------- state
+
+    def state(self) -> ProjectState:
+        """The project's state (re-read only when `state.json` changed)."""
+        try:
+            mtime = os.stat(self.workspace.state_file).st_mtime_ns
+        except FileNotFoundError:
+            mtime = -1
+        cached = self._cached
+        if cached is None or cached[0] != mtime:
+            cached = self._cached = (mtime, load_state(self.workspace.state_file))
+        return cached[1]
+
+    def table(self) -> StageTable:
+        if self._table is None:
+            self._table = load_table(self.state().stages_file)
+        return self._table
+
+    def model_spec(self) -> str:
+        return str(self.state().settings.get("model") or "offline")
+
+    def started_at(self) -> float | None:
+        return None
+
+    def running(self) -> bool:
+        """Whether some process holds the workspace's run lock."""
+        return read_holder(self.workspace) is not None
+
+    def status(self) -> dict[str, Any]:
+        info = commands.status(self.workspace)
+        info["running_here"] = False
+        return info
+
+    def events(self, tail: int = 20, layer: int | None = None, type: str | None = None,
+               worker: str | None = None) -> pd.DataFrame:
+        """The last `tail` events (oldest first), optionally only one layer, type (or prefix
+        ending in '.'), or worker."""
+        if tail < 0:
+            raise BadInput("tail must be 0 or more")
+        if layer is not None and layer not in (1, 2, 3):
+            raise BadInput(f"layer must be 1, 2 or 3, not {layer}")
+        keep = make_filter(layer=layer, type=type, worker_id=worker)
+        return events_frame(read_tail(self.workspace.events_file, tail, keep))
+
+    def workers(self) -> pd.DataFrame:
+        return workers_frame(commands.worker_records(self.workspace))
+
+    def path(self, rel: str | os.PathLike[str]) -> Path:
+        """A path of the workspace (`rel` is relative to its root)."""
+        return self.workspace.root / rel
+
+    # ---------------------------------------------------------------- replying
+
+    def reply(self, approve: bool, comment: str = "", to: str | None = None, *,
+              decision_id: str | None = None, source: str = "api",
+              resume_if_idle: bool = False) -> Sent:
+        """Queue a reply in the inbox, as `lightscientist reply` does.
+
+        With `resume_if_idle`, a project nobody runs is resumed in this kernel (in the
+        background; its run applies the reply), as the command line resumes it in its own
+        process.
+        """
+        sent = commands.submit_reply(self.workspace, approve, comment, to,
+                                     decision_id=decision_id, source=source)
+        if sent.route is not Route.QUEUED:
+            return sent
+        if resume_if_idle:  # on its own thread: opening a project is not O(1)
+            from lightscientist_jupyter.api.running import resume
+
+            threading.Thread(target=_quietly, args=(resume, self.workspace.root), daemon=True,
+                             name="lightscientist-resume").start()
+            message = "reply queued; the project resumes in this kernel"
+        else:
+            message = ("reply queued; it is applied when the project is resumed "
+                       "(`%lightscientist resume`)")
+        return Sent(sent.route, message, sent.decision_id, sent.path)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.workspace.root}>"
+
+
+def _quietly(fn: Any, *args: Any) -> None:
+    """Run `fn` on a background thread where an error has nowhere to go (a finished worker,
+    a project that someone else resumed first)."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001
+        pass

@@ -1,0 +1,210 @@
+"""The operations every front door shares: status, the workers, a reply, a cancel.
+
+The command line, the magic, the Python API and the server extension each map the typed
+outcome of these functions to what their user sees — an exit code and a printed line, a
+`UsageError`, a widget message, an HTTP status — and add nothing to the decision itself.
+Input to fix raises `BadInput` (a `Conflict` when the project is not where the request
+applies: nothing pending, a finished project).
+
+A project may be run by this process (a notebook's run), by another process (which holds the
+workspace's run lock and polls its inbox), or by nobody. Replies and cancels reach each case
+the same way: directly through the in-process controller, through the inbox, or by taking the
+lock and acting on the state on disk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
+from lightscientist_jupyter.controller.inbox import write_command, write_reply
+from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.controller.state import ProjectState, load_state
+from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
+from lightscientist_jupyter.events import EventLog
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
+from lightscientist_jupyter.workspace import Workspace
+
+# ------------------------------------------------------------------------- reading
+
+
+def require_project(ws: Workspace) -> ProjectState:
+    """The project's state; `BadInput` naming the folder when there is none."""
+    if not ws.exists():
+        raise BadInput(f"no LightScientist project in {ws.root} (start one with "
+                       "`lightscientist research GOAL --workspace DIR`)")
+    return load_state(ws.state_file)
+
+
+def status(ws: Workspace) -> dict[str, Any]:
+    """What `lightscientist status --json` prints: at least status, stage, mode, goal and
+    pending (the pending decision or None)."""
+    state = require_project(ws)
+    return {"status": state.status, "stage": state.stage, "mode": state.mode,
+            "goal": state.goal, "pending": state.pending.to_dict() if state.pending else None,
+            "visits": state.visits, "reason": state.reason, "workspace": str(ws.root),
+            "stages_file": state.stages_file, "transitions": len(state.history),
+            "decisions": state.decisions, "runner": read_holder(ws),
+            "updated_at": state.updated_at}
+
+
+def worker_records(ws: Workspace) -> list[dict[str, Any]]:
+    """Every `workers/<id>/worker.json` of the workspace, oldest first."""
+    folder = ws.workers_dir
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in folder.glob("*/worker.json"):
+        try:
+            out.append(json.loads(path.read_text(encoding="utf-8")))
+        except ValueError:
+            continue
+    return sorted(out, key=lambda r: r.get("created_at", 0))
+
+
+# ------------------------------------------------------------------------- replying
+
+
+class Route(StrEnum):
+    """Where a reply or a cancel went."""
+
+    APPLIED = "applied"
+    """It took effect at once (or, for a cancel of a run of this process, is under way)."""
+    UNCHANGED = "unchanged"
+    """It changed nothing: the decision was already answered or is no longer pending, or
+    the project had already ended."""
+    RUNNER = "runner"
+    """Handed through the inbox to the live process that runs the project."""
+    QUEUED = "queued"
+    """Queued in the inbox; nobody runs the project now."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Sent:
+    """What became of a reply or a cancel."""
+
+    route: Route
+    message: str
+    decision_id: str | None = None
+    """The decision a reply answered."""
+    path: Path | None = None
+    """The inbox file, for a queued reply."""
+    runner: dict[str, Any] | None = None
+    """The run lock's holder, for `RUNNER`."""
+    status: str | None = None
+    """The project's status afterwards, when it is known at once."""
+
+    @property
+    def applied(self) -> bool | None:
+        """True: it took effect; False: it changed nothing; None: queued in the inbox."""
+        if self.route is Route.APPLIED:
+            return True
+        return False if self.route is Route.UNCHANGED else None
+
+
+def check_target(table: StageTable, approve: bool, to: str | None, *,
+                 option: str = "to") -> None:
+    """`to` (where a rejection sends the project) must be a stage, and only with a reject.
+
+    `option` is what the user typed for it (`--to` on the command line, `to_stage` in the
+    server's JSON), so that the message names it."""
+    if not to:
+        return
+    if approve:
+        raise BadInput(f"{option} names where a rejection sends the project; use it only "
+                       "when rejecting")
+    if to not in table:
+        raise BadInput(f"{option} '{to}' is not a stage of {table.path}; choose one of "
+                       f"{', '.join(table.ids())}")
+
+
+def submit_reply(ws: Workspace, approve: bool, comment: str = "", to: str | None = None, *,
+                 decision_id: str | None = None, source: str = "api",
+                 live: ResearchController | None = None, option: str = "to") -> Sent:
+    """Answer the pending decision of the project in `ws`.
+
+    With `live` (the controller of a run in this process) the reply takes effect at once;
+    otherwise it is queued in the inbox, where the running process (if any) applies it within
+    a second. A reply for a decision that is no longer the pending one changes nothing.
+    `option` names the rejection target as the user gave it (see `check_target`).
+    """
+    if live is not None:
+        check_target(live.table, approve, to, option=option)
+        outcome = live.reply(approve, comment, to, decision_id=decision_id, source=source)
+        route = Route.APPLIED if outcome.applied else Route.UNCHANGED
+        return Sent(route, outcome.message, outcome.decision_id)
+    state = require_project(ws)
+    pending = state.pending
+    if pending is None:
+        raise Conflict(f"nothing is waiting for a reply in {ws.root}: the project is "
+                       f"{state.status} at stage '{state.stage}'")
+    if decision_id and decision_id != pending.id:
+        return Sent(Route.UNCHANGED,
+                         f"decision {decision_id} is no longer pending (the pending one is "
+                         f"{pending.id}, at '{pending.stage}'); nothing changed", decision_id)
+    check_target(load_table(state.stages_file), approve, to, option=option)
+    path = write_reply(ws, approve=approve, comment=comment, to_stage=to,
+                       decision_id=pending.id, source=source)
+    holder = read_holder(ws)
+    if holder is not None:
+        return Sent(Route.RUNNER, f"reply queued; the run held by pid "
+                         f"{holder.get('pid', '?')} will apply it", pending.id, path, holder)
+    return Sent(Route.QUEUED, "reply queued; it is applied when the project is "
+                     "resumed", pending.id, path)
+
+
+def apply_queued(ws: Workspace, *, holder: str) -> tuple[list[str], ProjectState] | None:
+    """Apply the inbox's replies now, when nobody runs the project (None when someone does:
+    then that run applies them). `holder` says who takes the lock meanwhile."""
+    lock = WorkspaceLock(ws)
+    try:
+        lock.acquire(holder)
+    except WorkspaceLocked:
+        return None
+    try:
+        with EventLog(ws.events_file) as bus:
+            controller = ResearchController.open(ws, bus=bus)
+            outcomes = controller.poll_inbox()
+            return [o.message for o in outcomes], controller.state
+    finally:
+        lock.release()
+
+
+# ------------------------------------------------------------------------- cancelling
+
+
+LocalCancel = Callable[[str | None], str]
+"""A run in this process: cancels one worker (or all, given None) and says what it did."""
+
+
+def cancel(ws: Workspace, worker_id: str | None = None, *, source: str = "cli",
+           local: LocalCancel | None = None) -> Sent:
+    """Cancel one worker, or every worker and then the project, wherever it runs."""
+    state = require_project(ws)
+    if worker_id and not (ws.workers_dir / worker_id / "worker.json").exists():
+        raise BadInput(f"no worker '{worker_id}' in {ws.workers_dir}")
+    if state.status in FINAL_PROJECT_STATUSES:
+        if worker_id:
+            raise Conflict(f"the project is {state.status}; worker {worker_id} is not running")
+        return Sent(Route.UNCHANGED, f"the project is {state.status}; nothing to cancel",
+                    status=state.status)
+    if local is not None:
+        return Sent(Route.APPLIED, local(worker_id))
+    holder = read_holder(ws)
+    if holder is not None:
+        write_command(ws, "cancel", worker_id=worker_id)
+        return Sent(Route.RUNNER, "cancel request sent to the run held by pid "
+                    f"{holder.get('pid', '?')}", runner=holder)
+    if worker_id:
+        raise Conflict(f"no run is alive in {ws.root}; worker {worker_id} is not running (it "
+                       "stays resumable with `lightscientist resume`)")
+    with WorkspaceLock(ws).acquire("cancel"), EventLog(ws.events_file) as bus:
+        controller = ResearchController.open(ws, bus=bus)
+        controller.cancel(f"cancelled from the {source}")
+        return Sent(Route.APPLIED, f"the project is {controller.status}",
+                    status=controller.status)

@@ -16,6 +16,7 @@ import html
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from lightscientist_jupyter.app.text import table_text
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.jupyter.layout import EdgeLayout, NodeLayout, graph_layout
 from lightscientist_jupyter.vocab import ProjectStatus
@@ -179,23 +180,6 @@ def render_state(table: StageTable, state: Any | None) -> str:
     if state is not None:
         title = f"stage graph: {state.stage} ({state.status})"
     return render_svg(table, stage_states(table, state), taken_edges(state), title=title)
-
-
-def table_text(table: StageTable) -> str:
-    """The table as aligned text: stage, gate, next, allowed, outputs."""
-    rows = [("stage", "gate", "next", "allowed", "outputs")]
-    rows += [
-        (s.id, "gate" if s.approval else "", s.next, ", ".join(s.allowed), ", ".join(s.outputs))
-        for s in table
-    ]
-    rows.append((DONE, "", "", "", "(end of the project)"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"stage table {table.path} · {len(table)} stages + {DONE} · start: {table.start}", ""]
-    lines += [
-        "  ".join(c.ljust(width) for c, width in zip(r[:4], widths, strict=True)) + "  " + r[4]
-        for r in rows
-    ]
-    return "\n".join(line.rstrip() for line in lines)
 
 
 class TableDiagram:

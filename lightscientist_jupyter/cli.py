@@ -232,14 +232,25 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
+def _waiting(setup: Callable[[argparse.ArgumentParser], None],
+             ) -> Callable[[argparse.ArgumentParser], None]:
+    """A subcommand's options plus `--wait` (stay at a gate for its reply)."""
+
+    def both(parser: argparse.ArgumentParser) -> None:
+        setup(parser)
+        options.wait(parser)
+
+    return both
+
+
 COMMANDS: dict[str, Command] = {
-    "research": (lambda p: (options.research(p), options.wait(p)), cmd_research,
+    "research": (_waiting(options.research), cmd_research,
                  "start a research project and run it"),
-    "resume": (lambda p: (options.resume(p), options.wait(p)), cmd_resume,
+    "resume": (_waiting(options.resume), cmd_resume,
                "continue a project that stopped (crash, restart)"),
     "workers": (options.workers, cmd_workers, "list the workers and their state"),
     "cancel": (options.cancel, cmd_cancel, "cancel one worker, or the whole run"),
-    "reply": (lambda p: (options.reply(p), options.wait(p)), cmd_reply,
+    "reply": (_waiting(options.reply), cmd_reply,
               "approve or reject the pending gate or question"),
     "status": (options.status, cmd_status, "show the project's stage, status and pending decision"),
     "events": (options.events, cmd_events, "print the event stream"),

@@ -81,7 +81,7 @@ class Run(ProjectView):
         """Whether the run's thread is still going."""
         return self._thread.is_alive()
 
-    @property  # type: ignore[override]
+    @property
     def live(self) -> bool:
         """A dashboard takes events from the buffer while the run lives (then from disk)."""
         return self.alive

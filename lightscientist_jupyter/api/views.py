@@ -30,8 +30,10 @@ if TYPE_CHECKING:
 class ProjectView:
     """A project read from its workspace; replies go to its inbox."""
 
-    live = False
-    """True for a run of this process (its events come from a buffer, not the log)."""
+    @property
+    def live(self) -> bool:
+        """True for a live run of this process (its events come from a buffer, not the log)."""
+        return False
 
     def __init__(self, workspace: Workspace):
         self.workspace = workspace

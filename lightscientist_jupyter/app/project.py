@@ -10,6 +10,7 @@ process are applied while it runs.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -64,7 +65,7 @@ class Project:
 
     @classmethod
     def create(cls, root: str | Path, goal: str, *, mode: str = "manual",
-               stage: str | None = None, stages: str | Path | None = None,
+               stage: str | None = None, stages: str | os.PathLike[str] | None = None,
                model: str | None = None, base_url: str | None = None,
                subscribers: tuple[Subscriber, ...] = (), **options: Any) -> Project:
         """Start a new project in `root` (created if missing)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 from lightscientist_jupyter.events.bus import Event
 
@@ -45,7 +45,8 @@ class EventBuffer:
             items = list(self._items)
             self._items.clear()
             dropped, self._dropped = self._dropped, 0
-        return [e.to_dict() if isinstance(e, Event) else e for e in items], dropped
+        return [cast(dict[str, Any], e.to_dict()) if isinstance(e, Event) else e
+                for e in items], dropped
 
     def __len__(self) -> int:
         return len(self._items)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping
 from typing import IO, Any
 
 from lightscientist_jupyter.events.event import Event
@@ -12,7 +13,7 @@ _COLORS = {1: "\033[36m", 2: "\033[33m", 3: "\033[37m"}
 _RESET = "\033[0m"
 
 
-def format_line(raw: dict[str, Any], *, color: bool = False, width: int = 140) -> str:
+def format_line(raw: Mapping[str, Any], *, color: bool = False, width: int = 140) -> str:
     """`HH:MM:SS  L1 stage.start             idea.survey         w-3   message`."""
     clock = time.strftime("%H:%M:%S", time.localtime(raw.get("ts", 0)))
     layer = raw.get("layer", 0)

@@ -48,8 +48,9 @@ class Source(Protocol):
     """What a dashboard needs from its project."""
 
     workspace: Workspace
-    live: bool
-    """True when events arrive through the dashboard's buffer (a run in this kernel)."""
+    @property
+    def live(self) -> bool:
+        """True when events arrive through the dashboard's buffer (a run in this kernel)."""
 
     def state(self) -> ProjectState | None: ...
 
@@ -168,9 +169,9 @@ class Dashboard:
         state = self.source.state()
         self.state = state
         if state is not None:
-            key = (state.stage, state.status, len(state.history))
-            if self._shown.get("graph") != key:
-                self._shown["graph"] = key
+            graph_key = (state.stage, state.status, len(state.history))
+            if self._shown.get("graph") != graph_key:
+                self._shown["graph"] = graph_key
                 self.graph.value = graph.render_state(self.table, state)
             pending = state.pending
             if pending is not None:

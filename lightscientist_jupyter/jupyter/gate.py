@@ -157,7 +157,7 @@ class GatePanel:
             message = self._reply(approve, self.comment.value.strip(), to_stage, pending.id)
         except LightScientistError as exc:
             message = f"not applied: {exc}"
-        self.decided["message"] = message
+        self.decided = {"id": pending.id, "approve": approve, "message": message}
         verdict = "approved" if approve else "rejected"
         self.result.value = (f"<div><b>{verdict}</b> "
                              f"<code>{html.escape(pending.id)}</code> — {html.escape(message)}"

@@ -226,7 +226,7 @@ def project_events(root: Path, rel: str, after: str | None = None,
     """
     ws, rel = open_project(root, rel)
     after_seq = _int(after, "after", None, 0, 2**62)
-    count = _int(limit, "limit", EVENTS_DEFAULT, 1, EVENTS_MAX)
+    count = _int(limit, "limit", EVENTS_DEFAULT, 1, EVENTS_MAX) or EVENTS_DEFAULT
     path = resolve_inside(ws.root, f"{STATE_DIR}/events.jsonl", scope="the project folder")
     reset = False
     if after_seq is None:

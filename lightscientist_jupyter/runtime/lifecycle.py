@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, hook_config
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.types import interrupt
@@ -105,7 +105,7 @@ class LifecycleMiddleware(AgentMiddleware):
         self._notice_sent = False
 
     @hook_config(can_jump_to=["end"])
-    def before_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
+    def before_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         messages = state.get("messages", [])
         if self.hard_stop.is_set():
             return {"jump_to": "end"}

@@ -52,8 +52,13 @@ class StageResult:
 
 
 class FinishReply(Protocol):
-    accepted: bool
-    message: str
+    """Layer 1's answer to a finish: accepted (the project moved) or refused, and why."""
+
+    @property
+    def accepted(self) -> bool: ...
+
+    @property
+    def message(self) -> str: ...
 
 
 class StageHost(Protocol):

@@ -19,6 +19,7 @@ import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from lightscientist_jupyter.errors import ModelConfigError
 
@@ -57,7 +58,7 @@ def resolve_model(spec: str | None = None, *, base_url: str | None = None,
     spec = (spec or "").strip() or default_spec()
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
     if spec == OFFLINE or spec.startswith(OFFLINE + ":"):
-        from lightscientist_jupyter.runtime.offline.model import OfflineScientistModel
+        from lightscientist_jupyter.offline.model import OfflineScientistModel
 
         options = _parse_options(spec.partition(":")[2])
         try:
@@ -72,7 +73,7 @@ def resolve_model(spec: str | None = None, *, base_url: str | None = None,
         from langchain_openai import ChatOpenAI
 
         name = spec.split(":", 1)[1] if spec.startswith("openai:") else spec
-        key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        key = SecretStr(api_key or os.environ.get("OPENAI_API_KEY") or "not-needed")
         return ChatOpenAI(model=name, base_url=base_url, api_key=key, max_retries=0,
                           timeout=timeout, use_responses_api=False)
     provider, sep, name = spec.partition(":")

@@ -12,13 +12,15 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from lightscientist_jupyter.offline.tools import Need
+
 
 @dataclasses.dataclass(frozen=True)
 class Act:
-    """One tool call to make."""
+    """One tool call to make: the bound tool that fits `tool` gets `args`."""
 
     label: str
-    tool: str
+    tool: Need
     args: dict[str, Any]
 
 
@@ -73,18 +75,33 @@ def read_history(messages: list[Any]) -> History:
                 calls[label] = call["name"]
                 by_id[call.get("id") or ""] = label
         elif isinstance(message, ToolMessage):
-            label = by_id.get(message.tool_call_id)
-            if label is not None:
-                results[label] = text_of(message)
+            answered = by_id.get(message.tool_call_id)
+            if answered is not None:
+                results[answered] = text_of(message)
         elif isinstance(message, HumanMessage):
             last_human = text_of(message)
     return History(results=results, calls=calls, n_ai=n_ai, last_human=last_human)
 
 
-def to_message(step: Step, n_ai: int) -> AIMessage:
+def acts_of(step: Step) -> list[Act]:
+    if isinstance(step, Say):
+        return []
+    return step if isinstance(step, list) else [step]
+
+
+def to_message(step: Step, n_ai: int, names: dict[Need, str]) -> AIMessage:
+    """The reply for `step`, each call named by `names` (need -> bound tool name)."""
     if isinstance(step, Say):
         return AIMessage(content=step.text)
-    acts = step if isinstance(step, list) else [step]
-    return AIMessage(content="", tool_calls=[
-        {"name": a.tool, "args": a.args, "id": f"{a.label}__{n_ai + 1}_{i}", "type": "tool_call"}
-        for i, a in enumerate(acts)])
+    return AIMessage(
+        content="",
+        tool_calls=[
+            {
+                "name": names[a.tool],
+                "args": a.args,
+                "id": f"{a.label}__{n_ai + 1}_{i}",
+                "type": "tool_call",
+            }
+            for i, a in enumerate(acts_of(step))
+        ],
+    )

@@ -1,0 +1,331 @@
+"""The offline worker's playbook: what to do for each stage of the default table it knows.
+
+Keyed by the stage id a task names; each plan is a function from the task and the history to
+the steps of the stage. Steps write real files and run real commands (the scripts come from
+`study.files`), so the results, the figure and the paper's numbers are genuine outputs of the
+workspace. Which stage to suggest next comes from the task: its default next stage, or an
+allowed one the plan prefers (the same stage again for one more batch, or an allowed stage
+this playbook plays as the probe stage); never a stage id the task did not offer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lightscientist_jupyter.offline import tools
+from lightscientist_jupyter.offline.history import Act, History, Step
+from lightscientist_jupyter.offline.steps import (
+    Task,
+    complete,
+    last_line,
+    run,
+    shell_words,
+    with_feedback,
+    write,
+    write_all,
+)
+from lightscientist_jupyter.offline.study import briefs, idea, plans, probes
+from lightscientist_jupyter.offline.study.files import (
+    PROBE,
+    probe_path,
+    script_files,
+    shared_files,
+)
+from lightscientist_jupyter.offline.study.scripts.study_design import CANDIDATES, PROBE_CANDIDATES
+
+Plan = Callable[[Task, History], list[Step]]
+
+HELPER_PREFIX = "probe "
+"""Label prefix of the parallel workers the offline supervisor starts (`probe <candidate>`)."""
+BUDGET_QUESTION = (
+    "How much compute may the study use: 'small' (a few seconds per batch on a "
+    "laptop CPU) or 'full' (minutes)?"
+)
+MAX_STATUS_CHECKS = 20
+
+
+def is_helper(label: str) -> bool:
+    """Whether a worker's label marks it as one of a stage's parallel helpers."""
+    return label.startswith(HELPER_PREFIX)
+
+
+def note_stage(
+    task: Task, path: str, text: str, summary: list[str], feedback: bool = True
+) -> list[Step]:
+    """Write one note (with the reviewer's feedback, if any), complete the stage."""
+    return [
+        write("write", path, with_feedback(task, text) if feedback else text),
+        complete(task, summary, [path], task.default_next),
+    ]
+
+
+def plan_survey(task: Task, h: History) -> list[Step]:
+    return note_stage(
+        task,
+        "idea/survey.md",
+        idea.survey_md(task.goal),
+        [
+            "Wrote the background survey (no literature access offline; stated "
+            "plainly in the file).",
+            "Framed the question: does learning-rate warmup help plain gradient "
+            "descent train a small MLP?",
+        ],
+    )
+
+
+def plan_generate(task: Task, h: History) -> list[Step]:
+    answer = h.result("ask").replace("Answer from the supervisor:", "").strip() or "small"
+    return [
+        Act("ask", tools.ASK, {"question": BUDGET_QUESTION}),
+        write(
+            "write",
+            "idea/candidates.md",
+            with_feedback(task, idea.candidates_md(task.goal, answer)),
+        ),
+        complete(
+            task,
+            [
+                "Proposed three candidate studies: " + ", ".join(CANDIDATES) + ".",
+                f"Compute budget agreed with the supervisor: {answer[:80]}.",
+            ],
+            ["idea/candidates.md"],
+            task.default_next,
+        ),
+    ]
+
+
+def probe_stage(task: Task) -> str | None:
+    """The allowed next stage this playbook plays as the probe stage, if the task offers one."""
+    return next((s for s in task.allowed if PLAYBOOK.get(s) is plan_probe_batch), None)
+
+
+def plan_evaluate(task: Task, h: History) -> list[Step]:
+    probe = probe_stage(task) if task.visit == 1 else None
+    return [
+        write("write", "idea/evaluation.md", with_feedback(task, idea.evaluation_md())),
+        complete(
+            task,
+            [
+                "Scored the three candidates for value, cost and risk.",
+                "c1 and c2 are close: "
+                + ("a cheap probe will separate them." if probe else "the probes decided."),
+            ],
+            ["idea/evaluation.md"],
+            task.next_or_default(probe),
+        ),
+    ]
+
+
+def plan_probe_batch(task: Task, h: History) -> list[Step]:
+    if is_helper(task.label):
+        candidate = task.label.removeprefix(HELPER_PREFIX)
+        script, note = probe_path(candidate), f"idea/probes/{candidate}.md"
+        return [
+            write("write", script, script_files(script, PROBE)[script]),
+            run("run", shell_words("python", script, candidate)),
+            complete(
+                task,
+                [f"Ran the probe for {candidate}; result in {note}."],
+                [note],
+                task.default_next,
+            ),
+        ]
+    # The shared modules go in before the parallel probes start, so no probe reads one that
+    # another probe worker is writing.
+    return [
+        [
+            write("write", "idea/probes/plan.md", probes.probe_plan_md(list(PROBE_CANDIDATES))),
+            *write_all("shared", shared_files("idea/probes")),
+        ],
+        complete(
+            task,
+            [
+                "Planned one probe per top candidate: " + ", ".join(PROBE_CANDIDATES) + ".",
+                "The supervisor runs the probes as parallel workers.",
+            ],
+            ["idea/probes/plan.md"],
+            task.default_next,
+        ),
+    ]
+
+
+def helper_labels(stage: str) -> tuple[str, ...]:
+    """The labels of the parallel workers `stage`'s planning worker hands over to, if any."""
+    if PLAYBOOK.get(stage) is plan_probe_batch:
+        return tuple(HELPER_PREFIX + c for c in PROBE_CANDIDATES)
+    return ()
+
+
+def plan_probe_collect(task: Task, h: History) -> list[Step]:
+    return [
+        run("read", "cat idea/probes/*.md"),
+        *note_stage(
+            task,
+            "idea/probes/summary.md",
+            probes.probe_summary_md(h.result("read")),
+            ["Merged the probe results into idea/probes/summary.md."],
+            feedback=False,
+        ),
+    ]
+
+
+def plan_idea_gate(task: Task, h: History) -> list[Step]:
+    return note_stage(
+        task,
+        "idea/brief.md",
+        briefs.idea_brief_md(task.goal),
+        [
+            "Prepared the decision brief for the idea gate: the proposed study, its "
+            "evidence, risks and success criterion."
+        ],
+    )
+
+
+def plan_setup(task: Task, h: History) -> list[Step]:
+    return [
+        write_all("script", script_files("experiment/run_experiment.py")),
+        write("plan", "experiment/plan.md", plans.experiment_plan_md(task.loops)),
+        run("check", "python experiment/run_experiment.py --check"),
+        complete(
+            task,
+            [
+                "Wrote experiment/run_experiment.py (numpy MLP, fixed seeds) and "
+                f"the plan ({task.loops} batch(es)).",
+                "Smoke check: " + last_line(h.result("check")),
+            ],
+            ["experiment/plan.md", "experiment/run_experiment.py"],
+            task.default_next,
+        ),
+    ]
+
+
+def plan_loop(task: Task, h: History) -> list[Step]:
+    k, n = task.visit, task.loops
+    base = f"python experiment/run_experiment.py --batches {n}"
+    outputs = ["experiment/results.csv", "experiment/log.md"]
+    if k == 2:  # the long batch: start it in the background, suspend, check later
+        steps: list[Step] = [
+            run("launch", f"nohup {base} --batch {k} > experiment/batch-{k}.out 2>&1 &")
+        ]
+        i = 1
+        while True:
+            steps += [
+                Act(
+                    f"suspend{i}",
+                    tools.SUSPEND,
+                    {"reason": f"batch {k} is running in the background", "check_after_s": 1},
+                ),
+                run(f"check{i}", f"{base} --status"),
+            ]
+            if (
+                not h.done(f"check{i}")
+                or f"batch {k}: done" in h.result(f"check{i}")
+                or i >= MAX_STATUS_CHECKS
+            ):
+                break
+            i += 1
+        summary = [f"Ran batch {k} of {n} in the background and checked on it after a suspension."]
+    else:
+        steps = [run("batch", f"{base} --batch {k}")]
+        summary = [f"Ran batch {k} of {n}: " + last_line(h.result("batch"))]
+    summary.append("More batches remain." if k < n else "All batches done; ready for analysis.")
+    again = task.stage if k < n else None  # one more visit of this stage for the next batch
+    return [*steps, complete(task, summary, outputs, task.next_or_default(again))]
+
+
+def script_stage(
+    task: Task, target: str, args: tuple[str, ...], summary: str, outputs: list[str]
+) -> list[Step]:
+    """Write the script `target` (and the modules beside it), run it, complete the stage."""
+    return [
+        write_all("script", script_files(target)),
+        run("run", shell_words("python", target, *args)),
+        complete(task, [summary], outputs, task.default_next),
+    ]
+
+
+def plan_analyze(task: Task, h: History) -> list[Step]:
+    return script_stage(
+        task,
+        "experiment/analyze.py",
+        (),
+        "Summarised every condition over seeds (mean, std, 95% CI) in "
+        "experiment/summary.csv and experiment/analysis.md.",
+        ["experiment/analysis.md", "experiment/summary.csv"],
+    )
+
+
+def plan_experiment_gate(task: Task, h: History) -> list[Step]:
+    return [
+        run("read", "cat experiment/summary.csv"),
+        *note_stage(
+            task,
+            "experiment/brief.md",
+            briefs.experiment_brief_md(h.result("read")),
+            ["Prepared the experiment decision brief from experiment/summary.csv."],
+        ),
+    ]
+
+
+def plan_paper_plan(task: Task, h: History) -> list[Step]:
+    return note_stage(
+        task,
+        "paper/outline.md",
+        plans.paper_outline_md(task.goal),
+        ["Outlined the paper: question, method, results, limitations."],
+    )
+
+
+def plan_figure(task: Task, h: History) -> list[Step]:
+    return script_stage(
+        task,
+        "paper/figures/make_figures.py",
+        (),
+        "Drew figure 1 from the results with matplotlib; captions in paper/figures/captions.md.",
+        ["paper/figures/figure1.png", "paper/figures/captions.md"],
+    )
+
+
+def plan_write(task: Task, h: History) -> list[Step]:
+    return script_stage(
+        task,
+        "paper/build_paper.py",
+        (task.goal,),
+        "Wrote paper/paper.md; every number in it is read from "
+        "experiment/summary.csv by paper/build_paper.py.",
+        ["paper/paper.md"],
+    )
+
+
+def plan_review(task: Task, h: History) -> list[Step]:
+    return script_stage(
+        task,
+        "paper/check_paper.py",
+        (),
+        "Checked every number in the paper against experiment/summary.csv "
+        "and wrote the review with the final decision brief.",
+        ["paper/review.md"],
+    )
+
+
+PLAYBOOK: dict[str, Plan] = {
+    "idea.survey": plan_survey,
+    "idea.generate": plan_generate,
+    "idea.evaluate": plan_evaluate,
+    "idea.probe_batch": plan_probe_batch,
+    "idea.probe_collect": plan_probe_collect,
+    "idea.gate": plan_idea_gate,
+    "experiment.setup": plan_setup,
+    "experiment.loop": plan_loop,
+    "experiment.analyze": plan_analyze,
+    "experiment.gate": plan_experiment_gate,
+    "paper.plan": plan_paper_plan,
+    "paper.figure": plan_figure,
+    "paper.write": plan_write,
+    "paper.review": plan_review,
+}
+"""Stage id (as the default table names it) -> the plan the offline worker follows there."""
+
+
+def plan_for(stage: str) -> Plan | None:
+    return PLAYBOOK.get(stage)

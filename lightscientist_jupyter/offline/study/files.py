@@ -1,0 +1,60 @@
+"""The study's scripts as the offline worker writes them: real files shipped with the package.
+
+The scripts live in `scripts/` next to this module (package data, read with
+`importlib.resources`). Each one imports the study's design (`study_design.py`) and shared
+helpers (`study_common.py`), so wherever a script goes in the workspace those two go beside it.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path, PurePosixPath
+
+SHARED = ("study_design.py", "study_common.py")
+"""The modules every script imports, copied next to it."""
+
+PROBE = "probe.py"
+"""The probe script, copied once per candidate as `idea/probes/<candidate>.py`."""
+
+_CANDIDATE_ID = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+def script_text(name: str) -> str:
+    """The text of `scripts/<name>` as shipped."""
+    return (resources.files("lightscientist_jupyter.offline.study") / "scripts" / name).read_text(
+        encoding="utf-8"
+    )
+
+
+def shared_files(folder: str) -> dict[str, str]:
+    """Workspace path -> text of the shared modules, for a script in `folder`."""
+    return {str(PurePosixPath(folder) / name): script_text(name) for name in SHARED}
+
+
+def script_files(target: str, source: str | None = None) -> dict[str, str]:
+    """Workspace path -> text: the script `source` (default: `target`'s file name) at `target`,
+    and the shared modules beside it."""
+    path = PurePosixPath(target)
+    return {target: script_text(source or path.name), **shared_files(str(path.parent))}
+
+
+def probe_path(candidate: str) -> str:
+    """`idea/probes/<candidate>.py`; raises ValueError for an id that is not a safe file name."""
+    if not _CANDIDATE_ID.fullmatch(candidate):
+        raise ValueError(
+            f"candidate id {candidate!r} must use lowercase letters, digits and "
+            "hyphens (it becomes a file name)"
+        )
+    return f"idea/probes/{candidate}.py"
+
+
+def write_into(root: Path, files: dict[str, str]) -> list[Path]:
+    """Write `files` (workspace path -> text) under `root`, as the worker's write_file would."""
+    written = []
+    for rel, text in files.items():
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Summarise the warmup study: experiment/results.csv -> summary.csv and analysis.md.
+
+Written by LightScientist's offline demo model. Run from the workspace root:
+    python experiment/analyze.py
+For every condition and metric it takes the rows with status `ok`, and writes n, mean, sample
+std and a 95% t-interval over seeds (mean +- t(0.975, n-1) * std / sqrt(n), t from a small
+table; no resampling, so nothing random). A diverged run's final_loss is inf, which makes its
+condition's mean inf and its std and interval nan: divergence is counted by the `diverged`
+metric instead. Numbers in analysis.md use fmt() = f"{x:.4g}" on the values in summary.csv.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+# Imported modules beside a script leave no __pycache__ in the workspace.
+sys.dont_write_bytecode = True
+from study_common import (  # noqa: E402
+    SUMMARY_COLUMNS,
+    best_condition,
+    compare_warmup,
+    comparison_line,
+    criterion,
+    describe,
+    fmt,
+    interval,
+    parse_condition,
+    read_summary,
+    summary_index,
+    summary_table_rows,
+    write_atomic,
+)
+from study_design import DISCLAIMER, METRICS, N_RUNS, SUCCESS_CRITERION  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "experiment" / "results.csv"
+SUMMARY = ROOT / "experiment" / "summary.csv"
+ANALYSIS = ROOT / "experiment" / "analysis.md"
+
+
+def condition_order(name):
+    parsed = parse_condition(name)
+    return (0, parsed[0], parsed[1], name) if parsed else (1, 0.0, 0, name)
+
+
+def main():
+    if not RESULTS.exists():
+        print(f"no {RESULTS}: run python experiment/run_experiment.py first", file=sys.stderr)
+        return 1
+    df = pd.read_csv(
+        RESULTS,
+        dtype={"run_id": str, "condition": str, "metric": str, "status": str, "value": str},
+        keep_default_na=False,
+    )
+    df["value"] = pd.to_numeric(df["value"], errors="coerce")
+    conditions = sorted(df["condition"].unique().tolist(), key=condition_order)
+    out_rows, data_lines = [], []
+    for cond in conditions:
+        part = df[df["condition"] == cond]
+        runs = sorted(part["run_id"].unique().tolist())
+        bad = sorted(part.loc[part["status"] != "ok", "run_id"].unique().tolist())
+        data_lines.append(
+            f"| {cond} | {len(runs)} | {len(runs) - len(bad)} | "
+            f"{', '.join(bad) if bad else 'none'} |"
+        )
+        for metric in METRICS:
+            sel = part[(part["metric"] == metric) & (part["status"] == "ok")]
+            n, mean, std, lo, hi = describe(sel["value"].astype(float).tolist())
+            out_rows.append(
+                [
+                    cond,
+                    metric,
+                    str(n),
+                    repr(float(mean)),
+                    repr(float(std)),
+                    repr(float(lo)),
+                    repr(float(hi)),
+                ]
+            )
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(SUMMARY_COLUMNS)
+    writer.writerows(out_rows)
+    write_atomic(SUMMARY, buf.getvalue())
+
+    rows = read_summary(buf.getvalue())
+    index = summary_index(rows)
+    comps = compare_warmup(rows)
+    verdict, why = criterion(comps)
+    best = best_condition(rows)
+    n_runs = int(df["run_id"].nunique())
+    n_failed = int(df.loc[df["status"] != "ok", "run_id"].nunique())
+    table = summary_table_rows(rows)
+    best_text = (
+        f"`{best['condition']}` has the lowest mean final loss, {interval(best)} "
+        f"(mean [95% CI], n={best['n']})."
+        if best
+        else "No condition has a finite mean final loss."
+    )
+    bl_lines = []
+    for c in comps:
+        b = index.get((c["base"], "best_loss"))
+        w = index.get((c["warm"], "best_loss"))
+        if b and w:
+            bl_lines.append(
+                f"- lr={c['lr']:g}: best loss during training {interval(b)} without "
+                f"warmup, {interval(w)} with {c['warmup']}-step warmup."
+            )
+    spread = []
+    for c in comps:
+        b, w = c["base_row"], c["warm_row"]
+        if b and w and all(math.isfinite(v) for v in (b["mean"], w["mean"], b["std"], w["std"])):
+            spread.append(
+                f"- lr={c['lr']:g}: difference of means (warmup - constant) "
+                f"{fmt(w['mean'] - b['mean'])}; seed std {fmt(b['std'])} (constant) "
+                f"and {fmt(w['std'])} (warmup)."
+            )
+        elif b and w:
+            spread.append(f"- lr={c['lr']:g}: no finite spread to compare (diverged runs).")
+    text = f"""# Analysis
+
+> **Offline demo.** {DISCLAIMER}
+
+Numbers below are formatted with `f"{{x:.4g}}"` from experiment/summary.csv, which this script
+(`python experiment/analyze.py`) computes from experiment/results.csv.
+
+## Data used
+
+{n_runs} of {N_RUNS} planned runs are in results.csv; {n_failed} failed (excluded from the
+summary, listed below). Diverged runs are not failures: they are kept, with final_loss inf and
+diverged = 1.
+
+| condition | runs | ok | failed runs |
+|---|---:|---:|---|
+{chr(10).join(data_lines)}
+
+## Main result
+
+{best_text} Warmup against the constant-rate baseline at each learning rate (final_loss mean
+[95% CI]):
+
+{chr(10).join(comparison_line(c) for c in comps) or "- (no comparison possible)"}
+
+**Success criterion** (idea/brief.md): {SUCCESS_CRITERION}
+
+**Met: {verdict}** — {why}.
+
+## Summary table
+
+| condition | metric | n | mean | std | ci95_low | ci95_high |
+|---|---|---:|---:|---:|---:|---:|
+{table}
+
+## Method
+
+For each condition and metric: mean and sample standard deviation over the seeds with status
+`ok`; 95% interval mean +- t(0.975, n-1)·std/√n with t from a table (4.303 for n = 3). "Helps"
+or "hurts" at a learning rate requires non-overlapping intervals, or at least two fewer (more)
+diverged runs. No other test was run, so no p-values are claimed.
+
+## Secondary results
+
+{chr(10).join(bl_lines) or "- (no best_loss rows)"}
+
+## Robustness
+
+{chr(10).join(spread) or "- (nothing to compare)"}
+
+With three seeds, one unusual seed moves a mean a lot; the per-run values are in
+experiment/results.csv.
+
+## Threats to validity
+
+- Small n: three seeds per condition, so intervals are wide.
+- One generated task, one 2-16-1 network, one warmup length (50 steps), training loss only.
+- At stable learning rates warmup takes smaller early steps, so within a fixed budget it can
+  lag for reasons unrelated to stability.
+- The divergence threshold (loss above 1e6 or nan/inf) is a choice; runs that oscillate below it
+  count as not diverged.
+
+## Conclusion
+
+On this tiny task, the success criterion for "warmup helps plain gradient descent" was
+**{verdict}** ({why}). {best_text} The study is small (three seeds, one network, one dataset),
+so it describes this setting only.
+"""
+    write_atomic(ANALYSIS, text)
+    print(
+        f"wrote {SUMMARY} ({len(rows)} rows) and {ANALYSIS}; criterion {verdict}; "
+        + (
+            f"best {best['condition']} (mean final loss {fmt(best['mean'])})"
+            if best
+            else "no finite best"
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""The offline model playing the supervisor: one scheduling event in, tool calls, one line out.
+
+It sees only the current turn (the event header and its own tool results), exactly like a
+real model under the supervisor's bounded input, and follows the supervisor prompt's advice:
+reuse workers, cancel rarely, keep parallel workers few (two probes at most). Which stages fan
+out into parallel helpers is the playbook's knowledge (`playbook.helper_labels`); the stage it
+finishes with is the one the worker suggested.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lightscientist_jupyter.offline import tools
+from lightscientist_jupyter.offline.history import Act, History, Say, Step
+from lightscientist_jupyter.offline.playbook import HELPER_PREFIX, helper_labels, is_helper
+from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus
+
+MAX_ATTEMPTS = 3
+LEGACY_STAGE_REJECTED = "finish_refused"
+"""The kind's old name, still accepted from a supervisor that sends it."""
+
+
+def answer_for(question: str) -> str:
+    q = question.lower()
+    if "budget" in q or "compute" in q:
+        return "small: keep every batch to a few seconds on a laptop CPU"
+    return "Use your best judgement, state the assumption in your outputs, and go on."
+
+
+def _finish(
+    fields: dict[str, Any], h: History, summary: str, outputs: list[str], next_stage: str | None
+) -> Step:
+    if not h.done("finish"):
+        return Act(
+            "finish",
+            tools.COMPLETE,
+            {"summary": summary, "outputs": outputs, "next_stage": next_stage or ""},
+        )
+    return Say("done" if h.result("finish").lower().startswith("accepted") else "continue")
+
+
+def on_finished(fields: dict[str, Any], h: History) -> Step:
+    result = fields.get("result") or {}
+    label = str(fields.get("label") or "")
+    stage = str(fields.get("stage") or "")
+    if result.get("kind") != "complete_stage":
+        return retry(
+            fields,
+            h,
+            "the previous worker ended without calling complete_stage; "
+            "finish the stage's outputs and call complete_stage",
+        )
+    helpers = helper_labels(stage)
+    if helpers and not is_helper(label):
+        if not h.done("probe0"):
+            return [
+                Act(
+                    f"probe{i}",
+                    tools.START,
+                    {
+                        "label": helper,
+                        "instructions": "Run only the probe for candidate "
+                        f"{helper.removeprefix(HELPER_PREFIX)}.",
+                    },
+                )
+                for i, helper in enumerate(helpers)
+            ]
+        return Say("continue")
+    if is_helper(label):
+        if not h.done("list"):
+            return Act("list", tools.LIST, {})
+        try:
+            workers = json.loads(h.result("list"))
+        except ValueError:
+            workers = []
+        mine = [w for w in workers if w.get("task_id") == fields.get("task_id")]
+        probes = [w for w in mine if is_helper(str(w.get("label", "")))]
+        if any(w.get("status") != WorkerStatus.COMPLETED for w in probes):
+            return Say("continue")
+        outputs = ["idea/probes/plan.md"] + [o for w in probes for o in w.get("outputs") or []]
+        summary = "\n".join(
+            [f"Ran {len(probes)} probes in parallel workers:"]
+            + [
+                f"- {str(w.get('label', '')).removeprefix(HELPER_PREFIX)}: "
+                f"{w.get('summary_line', 'done')}"
+                for w in probes
+            ]
+        )
+        return _finish(fields, h, summary, outputs, result.get("next_stage"))
+    if not h.done("record"):
+        return Act("record", tools.GET, {"worker_id": str(fields.get("worker") or "")})
+    try:
+        full = json.loads(h.result("record")).get("result") or {}
+    except ValueError:
+        full = {}
+    return _finish(
+        fields,
+        h,
+        str(full.get("summary") or result.get("summary_head") or ""),
+        list(full.get("outputs") or result.get("outputs") or []),
+        full.get("next_stage") or result.get("next_stage"),
+    )
+
+
+def retry(fields: dict[str, Any], h: History, why: str) -> Step:
+    attempts = int(fields.get("attempts") or 1)
+    if attempts >= MAX_ATTEMPTS:
+        return Say("failed")
+    if not h.done("retry"):
+        return Act("retry", tools.START, {"instructions": why})
+    return Say("continue")
+
+
+def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
+    kind = str(fields.get("event") or "")
+    worker = str(fields.get("worker") or "")
+    if kind == SchedulingKind.STAGE_STARTED:
+        if not h.done("start"):
+            return Act("start", tools.START, {"instructions": ""})
+        return Say("continue")
+    if kind == SchedulingKind.WORKER_FINISHED:
+        return on_finished(fields, h)
+    if kind == SchedulingKind.WORKER_WAITING:
+        if not h.done("answer"):
+            return Act(
+                "answer",
+                tools.ANSWER,
+                {"worker_id": worker, "answer": answer_for(str(fields.get("question") or ""))},
+            )
+        return Say("continue")
+    if kind == SchedulingKind.WORKER_BACKGROUND:
+        if not h.done("schedule"):
+            return Act(
+                "schedule",
+                tools.SCHEDULE,
+                {
+                    "worker_id": worker,
+                    "message": "Time to check on your background job.",
+                    "delay_s": float(fields.get("check_after_s") or 5),
+                },
+            )
+        return Say("continue")
+    if kind == SchedulingKind.WORKER_FAILED:
+        return retry(
+            fields,
+            h,
+            f"the previous worker failed ({fields.get('error', '')}); try again, more simply",
+        )
+    if kind == SchedulingKind.WORKER_STALLED:
+        if not h.done("cancel"):
+            return Act("cancel", tools.CANCEL, {"worker_id": worker})
+        return retry(
+            fields,
+            h,
+            f"the previous worker ({worker}) stalled and was cancelled; "
+            "start the stage's work again",
+        )
+    if kind == SchedulingKind.STAGE_IDLE:
+        return retry(
+            fields,
+            h,
+            "nothing was running on this stage; do the stage's work and call complete_stage",
+        )
+    if kind in (SchedulingKind.STAGE_REJECTED, LEGACY_STAGE_REJECTED):
+        return retry(
+            fields,
+            h,
+            f"the stage finish was refused: {fields.get('reason', '')}; "
+            "fix that, then call complete_stage",
+        )
+    return Say("continue")

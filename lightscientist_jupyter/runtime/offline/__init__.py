@@ -1,1 +1,0 @@
-"""The offline scientist: a deterministic model for demos and tests (no network)."""

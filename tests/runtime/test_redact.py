@@ -15,21 +15,19 @@ from lightscientist_jupyter.runtime.redact import clip, redact, safe
 FAKE_KEY = "sk-abcdefghijklmnopqrstuv"
 
 
-@pytest.mark.parametrize("text", [
-    f"key {FAKE_KEY} here",
-    "anthropic sk-ant-api03-abcdefghijklmnop_QRS",
-    "token ghp_abcdefghijklmnopqrstuvwxyz012345",
-    "github_pat_11ABCDEFG0123456789_abcdefghij",
-    "slack xoxb-1234567890-abcdefghij",
-    "aws AKIAABCDEFGHIJKLMNOP",
-    "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
-    "Authorization: Bearer abcdefghijklmnop1234",
+@pytest.mark.parametrize(("text", "shown"), [
+    (f"key {FAKE_KEY} here", "key [REDACTED] here"),
+    ("anthropic sk-ant-api03-abcdefghijklmnop_QRS", "anthropic [REDACTED]"),
+    ("token ghp_abcdefghijklmnopqrstuvwxyz012345", "token [REDACTED]"),
+    ("github_pat_11ABCDEFG0123456789_abcdefghij", "[REDACTED]"),
+    ("slack xoxb-1234567890-abcdefghij", "slack [REDACTED]"),
+    ("aws AKIAABCDEFGHIJKLMNOP", "aws [REDACTED]"),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+     "jwt [REDACTED]"),
+    ("Authorization: Bearer abcdefghijklmnop1234", "Authorization: [REDACTED]"),
 ])
-def test_key_like_strings_are_redacted(text):
-    out = redact(text)
-    assert "[REDACTED]" in out
-    secret = text.split()[-1] if not text.startswith("key") else FAKE_KEY
-    assert secret not in out
+def test_key_like_strings_are_redacted(text, shown):
+    assert redact(text) == shown  # the whole secret goes, the words around it stay
 
 
 @pytest.mark.parametrize("text, kept", [
@@ -57,10 +55,8 @@ def test_ordinary_text_is_left_alone():
 
 def test_clip_keeps_head_and_tail():
     text = "H" * 5000 + "T" * 5000
-    out = clip(text, 1000)
-    assert len(out) <= 1000 + 10
-    assert out.startswith("H" * 600) and out.endswith("T" * 250)
-    assert "characters cut" in out
+    # two thirds of the limit from the head, the rest less room for the note from the tail
+    assert clip(text, 1000) == "H" * 666 + "\n… [9040 characters cut] …\n" + "T" * 294
     assert clip("short", 1000) == "short"
 
 

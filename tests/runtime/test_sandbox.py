@@ -97,8 +97,11 @@ def test_names_with_double_dots_work_through_the_backend(backend, root):
 
 
 @pytest.mark.parametrize("path", ["../escape.txt", "/../escape.txt", "/data/../../escape.txt",
-                                  "/etc/passwd", "/tmp/escape.txt"])
-def test_paths_outside_are_refused_by_every_file_tool(backend, root, path):
+                                  "/etc/passwd", "{outside}/escape.txt"])
+def test_paths_outside_are_refused_by_every_file_tool(backend, root, tmp_path, path):
+    outside = tmp_path / "outside"  # a real folder beside the workspace, not the shared /tmp
+    outside.mkdir()
+    path = path.format(outside=outside)
     passwd = Path("/etc/passwd").read_bytes()
     assert "workspace" in backend.read(path).error
     assert "workspace" in backend.write(path, "x").error
@@ -108,7 +111,7 @@ def test_paths_outside_are_refused_by_every_file_tool(backend, root, path):
     assert backend.download_files([path])[0].error == "permission_denied"
     assert backend.upload_files([(path, b"x")])[0].error == "permission_denied"
     assert Path("/etc/passwd").read_bytes() == passwd
-    assert not (root.parent / "escape.txt").exists() and not Path("/tmp/escape.txt").exists()
+    assert not (root.parent / "escape.txt").exists() and list(outside.iterdir()) == []
 
 
 def test_a_symlink_made_with_the_shell_does_not_open_a_way_out(backend, root):

@@ -5,6 +5,7 @@ not test material; benchmarks/RESULTS.md holds the real ones (`scripts/bench`)."
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,15 +19,17 @@ SCRIPTS = ("prompt_growth", "overhead", "events", "full_run")
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, dict]:
     out = tmp_path_factory.mktemp("bench")
+    private_tmp = tmp_path_factory.mktemp("bench-tmp")  # their temporary files go here
     found = {}
     for name in SCRIPTS:
         proc = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), "--quick", "--json",
                                str(out / f"{name}.json")], capture_output=True, text=True,
-                              timeout=280)
-        assert proc.returncode == 0, f"{name}.py failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+                              timeout=280, env={**os.environ, "TMPDIR": str(private_tmp)})
+        assert proc.returncode == 0, (f"{name}.py failed:\n{proc.stdout[-2000:]}\n"
+                                      f"{proc.stderr[-3000:]}")
         found[name] = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
         found[name]["stdout"] = proc.stdout
-    found["_dir"] = {"path": str(out)}
+    found["_dir"] = {"path": str(out), "tmp": str(private_tmp)}
     return found
 
 
@@ -59,8 +62,14 @@ def test_overhead_counts_both_runs(reports):
 
 def test_events_reads_the_tail_and_cleans_up(reports):
     tail = reports["events"]["data"]["tail"]
-    assert tail["events"] > 100 and len(tail["warm_ms"]) >= 5
-    assert not list(Path("/tmp").glob("ls-bench-events-*/big.jsonl"))
+    asked = 2 * 1024 * 1024  # --quick: a 2 MB log
+    assert asked <= tail["bytes"] < asked + 4096, tail["bytes"]  # at most one line over
+    stdout = reports["events"]["stdout"]
+    assert f"read_tail on a 2.0 MB log of {tail['events']:,} events" in stdout
+    assert len(tail["warm_ms"]) >= 5
+    private_tmp = Path(reports["_dir"]["tmp"])
+    assert f"writing a 2.0 MB log in {private_tmp}/ls-bench-events-" in stdout
+    assert list(private_tmp.glob("ls-bench-events-*")) == []  # the log and its folder are gone
 
 
 def test_full_run_measures_memory_and_files(reports):

@@ -14,10 +14,20 @@ def test_the_kernelspec_is_installed():
 
 def test_a_kernel_started_from_it_knows_the_magic(tmp_path):
     manager, client = start_new_kernel(kernel_name="lightscientist", cwd=str(tmp_path))
+    shown: list[dict] = []
+
+    def keep(msg: dict) -> None:
+        if msg["msg_type"] in ("display_data", "execute_result"):
+            shown.append(msg["content"]["data"])
+
     try:
         reply = client.execute_interactive("%lightscientist stages", timeout=60,
-                                           output_hook=lambda msg: None)
+                                           output_hook=keep)
         assert reply["content"]["status"] == "ok", reply["content"]
+        # the default table, drawn: the magic ran, it was not merely a cell without error
+        (drawing,) = shown
+        assert 'data-stage="idea.survey"' in drawing["text/html"]
+        assert 'data-stage="paper.review"' in drawing["text/html"]
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)

@@ -237,7 +237,7 @@ def bare_tools(sleep: bool = True) -> list[Any]:
     """
     from langchain_core.tools import tool
 
-    from lightscientist_jupyter.runtime.offline.supervisor import answer_for
+    from lightscientist_jupyter.offline.supervisor import answer_for
 
     @tool
     def request_input(question: str) -> str:

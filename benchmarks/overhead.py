@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from langchain_core.messages import HumanMessage, ToolMessage  # noqa: E402
 
-from lightscientist_jupyter.runtime.offline.model import OfflineScientistModel  # noqa: E402
+from lightscientist_jupyter.offline.model import OfflineScientistModel  # noqa: E402
 
 
 def run_layers(ws: Path, start: str | None) -> dict[str, Any]:

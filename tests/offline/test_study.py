@@ -1,8 +1,8 @@
 """The offline study kit: its scripts run for real, in the order a project runs them.
 
-Nothing is mocked: the scripts from `study` are written into a temporary workspace and run
-with this interpreter, exactly as the offline worker runs them (`python <path>` from the
-workspace root), and the builders are fed the files those scripts wrote.
+Nothing is mocked: the shipped scripts (with the modules they import) are written into a
+temporary workspace and run with this interpreter, exactly as the offline worker runs them
+(`python <path>` from the workspace root), and the builders are fed the files they wrote.
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from lightscientist_jupyter.runtime.offline import study
+from lightscientist_jupyter.offline.study import briefs, idea, plans, probes
+from lightscientist_jupyter.offline.study.files import PROBE, probe_path, script_files, write_into
+from lightscientist_jupyter.offline.study.scripts.study_design import (
+    CANDIDATES,
+    DISCLAIMER,
+    N_RUNS,
+    PROBE_CANDIDATES,
+    STUDY_QUESTION,
+)
 
 GOAL = 'Which cat food do cats prefer? | a "quoted" goal'
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -26,18 +34,26 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def run(ws: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
-    proc = subprocess.run([sys.executable, *args], cwd=ws, env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, *args], cwd=ws, env=env, capture_output=True, text=True, timeout=120
+    )
     if ok:
         assert proc.returncode == 0, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     return proc
 
 
+SCRIPTS = (
+    "experiment/run_experiment.py",
+    "experiment/analyze.py",
+    "paper/figures/make_figures.py",
+    "paper/build_paper.py",
+    "paper/check_paper.py",
+)
+
+
 def write_scripts(ws: Path) -> None:
-    for rel, text in study.SCRIPTS.items():
-        path = ws / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    for target in SCRIPTS:
+        write_into(ws, script_files(target))
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -78,7 +94,7 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
     results = rows(exp / "results.csv")
     assert list(results[0]) == ["run_id", "condition", "seed", "metric", "value", "status"]
     keys = [(r["run_id"], r["metric"]) for r in results]
-    assert len(keys) == study.N_RUNS * 3 == 54 and len(set(keys)) == 54
+    assert len(keys) == N_RUNS * 3 == 54 and len(set(keys)) == 54
     assert [r["run_id"] for r in results] == sorted(r["run_id"] for r in results)
     assert {r["status"] for r in results} == {"ok"}
     by_run: dict[str, dict[str, str]] = {}
@@ -105,14 +121,14 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
     run(ws, "experiment/analyze.py")
     summary_text = (exp / "summary.csv").read_text(encoding="utf-8")
     summary = rows(exp / "summary.csv")
-    assert list(summary[0]) == ["condition", "metric", "n", "mean", "std", "ci95_low",
-                                "ci95_high"]
+    assert list(summary[0]) == ["condition", "metric", "n", "mean", "std", "ci95_low", "ci95_high"]
     assert len(summary) == 6 * 3
     assert {r["condition"] for r in summary} == {
-        f"lr={lr},warmup={w}" for lr in ("0.05", "0.2", "0.8") for w in (0, 50)}
+        f"lr={lr},warmup={w}" for lr in ("0.05", "0.2", "0.8") for w in (0, 50)
+    }
     assert all(r["n"] == "3" for r in summary)
     analysis = (exp / "analysis.md").read_text(encoding="utf-8")
-    assert study.DISCLAIMER in analysis and "## Conclusion" in analysis
+    assert DISCLAIMER in analysis and "## Conclusion" in analysis
 
     # figure
     run(ws, "paper/figures/make_figures.py")
@@ -123,7 +139,7 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
     # paper and review
     run(ws, "paper/build_paper.py", GOAL)
     paper = (ws / "paper/paper.md").read_text(encoding="utf-8")
-    assert study.DISCLAIMER in paper and GOAL in paper
+    assert DISCLAIMER in paper and GOAL in paper
     assert "![Figure 1](figures/figure1.png)" in paper
     finals = {r["condition"]: float(r["mean"]) for r in summary if r["metric"] == "final_loss"}
     best = min((c for c in finals if math.isfinite(finals[c])), key=finals.get)
@@ -134,8 +150,8 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
     assert "## Decision brief" in review
 
     # the experiment gate's brief reports real numbers from the summary
-    brief = study.experiment_brief_md(summary_text)
-    assert study.DISCLAIMER in brief
+    brief = briefs.experiment_brief_md(summary_text)
+    assert DISCLAIMER in brief
     assert f"{finals[best]:.4g}" in brief and best in brief
 
     # a corrupted number in the paper is caught, and the script still exits 0
@@ -153,66 +169,77 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
 
 def test_probe_scripts_run_fast_and_write_their_results(tmp_path: Path):
     ws = tmp_path / "ws"
-    probes = ws / "idea" / "probes"
-    probes.mkdir(parents=True)
-    (probes / "plan.md").write_text(study.probe_plan_md(list(study.PROBE_CANDIDATES)),
-                                    encoding="utf-8")
-    texts = [(probes / "plan.md").read_text(encoding="utf-8")]
-    for cid in study.PROBE_CANDIDATES:
-        (probes / f"{cid}.py").write_text(study.probe_script(cid), encoding="utf-8")
+    probe_dir = ws / "idea" / "probes"
+    probe_dir.mkdir(parents=True)
+    (probe_dir / "plan.md").write_text(
+        probes.probe_plan_md(list(PROBE_CANDIDATES)), encoding="utf-8"
+    )
+    texts = [(probe_dir / "plan.md").read_text(encoding="utf-8")]
+    for cid in PROBE_CANDIDATES:
+        write_into(ws, script_files(probe_path(cid), PROBE))
         t0 = time.perf_counter()
-        out = run(ws, f"idea/probes/{cid}.py").stdout
+        out = run(ws, f"idea/probes/{cid}.py", cid).stdout
         assert time.perf_counter() - t0 < 10
         seconds = float(re.search(r"; (\d+\.\d+) s$", out.splitlines()[-2]).group(1))
         assert seconds < 1.0
-        md = (probes / f"{cid}.md").read_text(encoding="utf-8")
+        md = (probe_dir / f"{cid}.md").read_text(encoding="utf-8")
         assert md.startswith(f"# Probe result: {cid}")
-        assert study.DISCLAIMER in md
+        assert DISCLAIMER in md
         assert re.search(r"^- \*\*Verdict:\*\* (supports|against|inconclusive) — ", md, re.M)
         number = re.search(r"best_loss=([0-9.e+-]+)", out).group(1)
         assert number in md  # the printed, measured number is the one in the file
         texts.insert(0, md)
-    merged = study.probe_summary_md("\n".join(texts))
-    assert study.DISCLAIMER in merged
-    for cid in study.PROBE_CANDIDATES:
+    merged = probes.probe_summary_md("\n".join(texts))
+    assert DISCLAIMER in merged
+    for cid in PROBE_CANDIDATES:
         assert f"- `{cid}`: done" in merged
         assert f"### Probe result: {cid}" in merged
     # summarising again with the summary among the files gives the same text
-    assert study.probe_summary_md("\n".join([*texts, merged])) == merged
-    assert "`c1-linear-warmup`: missing" in study.probe_summary_md("")
+    assert probes.probe_summary_md("\n".join([*texts, merged])) == merged
+    assert "`c1-linear-warmup`: missing" in probes.probe_summary_md("")
     with pytest.raises(ValueError):
-        study.probe_script("../evil")
+        probe_path("../evil")
+    refused = run(ws, "idea/probes/c1-linear-warmup.py", "../evil", ok=False)
+    assert refused.returncode == 2 and "lowercase letters" in refused.stderr
+    # the scripts' own modules leave nothing behind in the workspace
+    assert not list(ws.rglob("__pycache__"))
 
 
 def test_builders_state_the_disclaimer_and_what_they_were_given():
     budget = "small: a few seconds per batch"
     texts = {
-        "survey": study.survey_md(GOAL),
-        "candidates": study.candidates_md(GOAL, budget),
-        "evaluation": study.evaluation_md(),
-        "probe plan": study.probe_plan_md(["c1-linear-warmup", "c2-lr-sweep"]),
-        "probe summary": study.probe_summary_md(""),
-        "idea brief": study.idea_brief_md(GOAL),
-        "plan": study.experiment_plan_md(2),
-        "experiment brief": study.experiment_brief_md(""),
-        "outline": study.paper_outline_md(GOAL),
+        "survey": idea.survey_md(GOAL),
+        "candidates": idea.candidates_md(GOAL, budget),
+        "evaluation": idea.evaluation_md(),
+        "probe plan": probes.probe_plan_md(["c1-linear-warmup", "c2-lr-sweep"]),
+        "probe summary": probes.probe_summary_md(""),
+        "idea brief": briefs.idea_brief_md(GOAL),
+        "plan": plans.experiment_plan_md(2),
+        "experiment brief": briefs.experiment_brief_md(""),
+        "outline": plans.paper_outline_md(GOAL),
     }
     for name, text in texts.items():
         assert isinstance(text, str) and len(text) > 300, name
-        assert study.DISCLAIMER in text, name
+        assert DISCLAIMER in text, name
     for name in ("survey", "candidates", "idea brief", "outline"):
         assert GOAL in texts[name], name
     assert budget in texts["candidates"]
-    for cid in study.CANDIDATES:
+    for cid in CANDIDATES:
         assert f"## {cid} — " in texts["candidates"]
     assert "idea.probe_batch" in texts["evaluation"]
     assert "| c1-linear-warmup |" in texts["evaluation"].split("## Probe request")[1]
     assert "| c2-lr-sweep |" in texts["evaluation"].split("## Probe request")[1]
-    for section in ("## Proposal", "## Evidence", "## Risks", "## What approval commits to",
-                    "## If rejected", "Success criterion"):
+    for section in (
+        "## Proposal",
+        "## Evidence",
+        "## Risks",
+        "## What approval commits to",
+        "## If rejected",
+        "Success criterion",
+    ):
         assert section in texts["idea brief"]
     plan = texts["plan"]
-    assert all(f"| r{i:02d} |" in plan for i in range(1, study.N_RUNS + 1))
+    assert all(f"| r{i:02d} |" in plan for i in range(1, N_RUNS + 1))
     assert "--batch 1 --batches 2" in plan and "--batch 2 --batches 2" in plan
     assert "could not be read" in texts["experiment brief"]
-    assert study.STUDY_QUESTION in study.DISCLAIMER
+    assert STUDY_QUESTION in DISCLAIMER

@@ -1,0 +1,24 @@
+"""Helpers of the offline tests: the tools a worker is bound with, and a model bound to them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepagents.middleware.filesystem import FilesystemMiddleware
+
+from lightscientist_jupyter.offline.model import OfflineScientistModel
+from lightscientist_jupyter.runtime.lifecycle import lifecycle_tools
+
+
+def worker_tools() -> list[Any]:
+    """The tools a LightScientist worker is bound with: deepagents' file and shell tools and
+    the lifecycle tools (only their schemas matter to the offline model)."""
+    return [*FilesystemMiddleware().tools, *lifecycle_tools()]
+
+
+def bound_worker(**options: Any) -> OfflineScientistModel:
+    return OfflineScientistModel(**options).bind_tools(worker_tools())
+
+
+def reply(model: OfflineScientistModel, messages: list[Any]) -> Any:
+    return model._generate(messages).generations[0].message

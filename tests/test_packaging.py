@@ -65,3 +65,17 @@ def test_installed_wheel_finds_its_own_table(unpacked_wheel, tmp_path):
     rows = lines[3:]  # title, blank line, column header
     assert len(rows) == 15
     assert rows[0].split()[0] == "idea.survey" and rows[-1].split()[0] == "done"
+
+
+def test_wheel_ships_the_offline_study_scripts(unpacked_wheel, tmp_path):
+    source = REPO / PACKAGE_NAME / "offline" / "study" / "scripts"
+    shipped = unpacked_wheel / PACKAGE_NAME / "offline" / "study" / "scripts"
+    names = sorted(p.name for p in source.glob("*.py"))
+    assert "study_common.py" in names and "probe.py" in names
+    assert sorted(p.name for p in shipped.glob("*.py")) == names
+    read = run_installed(unpacked_wheel, tmp_path, "-c",
+                         "from lightscientist_jupyter.offline.study.files import script_files\n"
+                         "print(sorted(script_files('experiment/run_experiment.py')))")
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.split() == ["['experiment/run_experiment.py',",
+                                   "'experiment/study_common.py',", "'experiment/study_design.py']"]

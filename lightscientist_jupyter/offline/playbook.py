@@ -133,10 +133,8 @@ def plan_probe_batch(task: Task, h: History) -> list[Step]:
     # The shared modules go in before the parallel probes start, so no probe reads one that
     # another probe worker is writing.
     return [
-        [
-            write("write", "idea/probes/plan.md", probes.probe_plan_md(list(PROBE_CANDIDATES))),
-            *write_all("shared", shared_files("idea/probes")),
-        ],
+        write("write", "idea/probes/plan.md", probes.probe_plan_md(list(PROBE_CANDIDATES))),
+        *write_all("shared", shared_files("idea/probes")),
         complete(
             task,
             [
@@ -183,7 +181,7 @@ def plan_idea_gate(task: Task, h: History) -> list[Step]:
 
 def plan_setup(task: Task, h: History) -> list[Step]:
     return [
-        write_all("script", script_files("experiment/run_experiment.py")),
+        *write_all("script", script_files("experiment/run_experiment.py")),
         write("plan", "experiment/plan.md", plans.experiment_plan_md(task.loops)),
         run("check", "python experiment/run_experiment.py --check"),
         complete(
@@ -238,7 +236,7 @@ def script_stage(
 ) -> list[Step]:
     """Write the script `target` (and the modules beside it), run it, complete the stage."""
     return [
-        write_all("script", script_files(target)),
+        *write_all("script", script_files(target)),
         run("run", shell_words("python", target, *args)),
         complete(task, [summary], outputs, task.default_next),
     ]

@@ -41,7 +41,8 @@ def write(label: str, path: str, content: str) -> Act:
 
 
 def write_all(label: str, files: dict[str, str]) -> list[Act]:
-    """One write per file, made together in one reply (labels `<label>0`, `<label>1`, ...)."""
+    """One write per file, in order (labels `<label>0`, `<label>1`, ...); written one after
+    the other, so a worker's record lists them in the same order every run."""
     return [write(f"{label}{i}", path, text) for i, (path, text) in enumerate(files.items())]
 
 

@@ -18,8 +18,6 @@ from lightscientist_jupyter.offline.playbook import HELPER_PREFIX, helper_labels
 from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus
 
 MAX_ATTEMPTS = 3
-LEGACY_STAGE_REJECTED = "finish_refused"
-"""The kind's old name, still accepted from a supervisor that sends it."""
 
 
 def answer_for(question: str) -> str:
@@ -163,7 +161,7 @@ def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
             h,
             "nothing was running on this stage; do the stage's work and call complete_stage",
         )
-    if kind in (SchedulingKind.STAGE_REJECTED, LEGACY_STAGE_REJECTED):
+    if kind == SchedulingKind.STAGE_REJECTED:
         return retry(
             fields,
             h,

@@ -17,6 +17,8 @@ from lightscientist_jupyter.controller import ResearchController, StageTable, lo
 from lightscientist_jupyter.events import Event, EventBus
 from lightscientist_jupyter.workspace import Workspace
 
+pytest_plugins = ["support.fixtures"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 SMALL_TABLE = """\

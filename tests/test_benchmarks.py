@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 SCRIPTS = ("prompt_growth", "overhead", "events", "full_run")
 

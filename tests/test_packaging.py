@@ -13,6 +13,8 @@ import pytest
 import lightscientist_jupyter
 from lightscientist_jupyter.controller import default_table_path, load_table
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE_NAME = "lightscientist_jupyter"
 

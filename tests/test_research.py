@@ -232,7 +232,7 @@ def test_cancel_from_another_terminal_stops_the_run(tmp_path):
 
 
 def test_a_supervisor_model_that_does_nothing_fails_the_stage_instead_of_hanging(tmp_path):
-    from chat_server import ChatServer, answer
+    from support.chat_server import ChatServer, answer
 
     server = ChatServer().play(answer("continue"))  # never starts a worker, never finishes
     try:

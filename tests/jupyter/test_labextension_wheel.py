@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 BUILT = REPO / "lightscientist_jupyter" / "labextension"
 DATA = "lightscientist_jupyter-{version}.data/data"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_support import execute_notebook
+from support.notebooks import execute_notebook
+
+pytestmark = pytest.mark.slow
 
 NOTEBOOKS = Path(__file__).with_name("notebooks")
 WIDGET = "application/vnd.jupyter.widget-view+json"

@@ -18,7 +18,7 @@ import re
 import sys
 
 import pytest
-from browser_support import (
+from support.browser import (
     OUTPUT,
     launch_chromium,
     require_browser,
@@ -26,6 +26,8 @@ from browser_support import (
     start_lab,
     stop,
 )
+
+pytestmark = pytest.mark.browser
 
 GOAL = "Does learning-rate warmup help a small MLP?"
 

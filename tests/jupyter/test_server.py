@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from pytest_jupyter import jupyter_server as _pytest_jupyter
+from support import waiting_project
 from tornado.httpclient import HTTPClientError
 
 from lightscientist_jupyter import _jupyter_server_extension_points
@@ -36,11 +37,6 @@ globals().update(
 )
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location(
-    "ls_run_project", Path(__file__).with_name("waiting_project.py")
-)
-waiting_project = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(waiting_project)
 
 
 @pytest.fixture

@@ -30,6 +30,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = [pytest.mark.binder, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = "lightscientist-jupyter"
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_support import execute_notebook
+from support.notebooks import execute_notebook
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"

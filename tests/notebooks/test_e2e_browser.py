@@ -9,7 +9,7 @@ command line (`lightscientist reply y`, through the project's inbox) and sees th
 `done`. Screenshots: `test-output/quickstart-*.png`.
 
 Needs the built extension, `/usr/bin/chromium` and Python playwright (see
-`tests/browser_support.py`); without them the test is skipped, except under CI.
+`tests/support/browser.py`); without them the test is skipped, except under CI.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_support import OUTPUT, launch_chromium, require_browser, start_lab
+from support.browser import OUTPUT, launch_chromium, require_browser, start_lab
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "notebooks" / "quickstart.ipynb"

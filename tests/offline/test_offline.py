@@ -10,8 +10,8 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
-from offline_support import bound_worker, reply
-from runtime_support import checkpoint_messages, copy_skill, finish, stage_task
+from support.offline import bound_worker, reply
+from support.runtime import checkpoint_messages, copy_skill, finish, stage_task
 
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.offline.model import OfflineScientistModel

@@ -13,14 +13,14 @@ import threading
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from runtime_support import checkpoint_messages, finish
+from support.runtime import checkpoint_messages, finish
 
 from lightscientist_jupyter.offline.playbook import BUDGET_QUESTION
 
 CHILD = textwrap.dedent("""\
     import json, sys, time
     sys.path[:0] = [sys.argv[2], sys.argv[2] + "/.."]  # tests/runtime and tests/
-    from runtime_support import stage_spec
+    from support.runtime import stage_spec
     from lightscientist_jupyter.controller import load_table
     from lightscientist_jupyter.runtime.models import resolve_model
     from lightscientist_jupyter.runtime.runtime import ExecutionRuntime

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
-from runtime_support import answer, checkpoint_messages, finish, write_study_script
+from support.runtime import answer, checkpoint_messages, finish, write_study_script
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.offline.playbook import BUDGET_QUESTION

@@ -12,7 +12,7 @@ import openai
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_openai import ChatOpenAI
-from runtime_support import (
+from support.runtime import (
     answer,
     checkpoint_messages,
     finish,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from runtime_support import answer, finish, plain_spec, tool_call
+from support.runtime import answer, finish, plain_spec, tool_call
 
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 from lightscientist_jupyter.runtime.observe import EVENT_TEXT_LIMIT

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import ToolMessage
-from runtime_support import answer, checkpoint_messages, finish, plain_spec, tool_call
+from support.runtime import answer, checkpoint_messages, finish, plain_spec, tool_call
 
 from lightscientist_jupyter.runtime.sandbox import PathRefused, WorkspaceBackend, confine
 from lightscientist_jupyter.runtime.shell import ProcessGroups

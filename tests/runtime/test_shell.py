@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runtime_support import plain_spec, tool_call
+from support.runtime import plain_spec, tool_call
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus

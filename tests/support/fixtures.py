@@ -1,5 +1,7 @@
-"""Fixtures of the layer-3 tests: real runtimes on real workspaces, and the one stand-in (the
-model; see `runtime_support`)."""
+"""Fixtures shared by the layer-3 and offline-scientist tests (a pytest plugin, registered in
+tests/conftest.py): real runtimes on real workspaces, and the one stand-in, the model — the
+offline model, or the real `ChatOpenAI` client against the local server of
+`support.chat_server`."""
 
 from __future__ import annotations
 
@@ -8,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runtime_support import ChatServer, Updates, stage_spec
 
 from lightscientist_jupyter.controller import StageTable, load_table
 from lightscientist_jupyter.runtime.models import resolve_model
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
+from support.chat_server import ChatServer
+from support.runtime import Updates, stage_spec
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import shutil
 import threading
 from typing import Any
 
-from chat_server import ChatServer, answer, http_error, tool_call  # noqa: F401 (re-exported)
+from support.chat_server import ChatServer, answer, http_error, tool_call  # noqa: F401 (re-exported)
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from lightscientist_jupyter.controller import StageTable

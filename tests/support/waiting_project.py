@@ -7,7 +7,6 @@ without running any worker. The browser tests run the real `lightscientist resea
 
 from __future__ import annotations
 
-
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.events import EventBus, JsonlWriter

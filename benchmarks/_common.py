@@ -30,6 +30,7 @@ GOAL = "Does learning-rate warmup help a small MLP?"
 
 # ----------------------------------------------------------------------------- the machine
 
+
 def machine() -> dict[str, Any]:
     """CPU model, cores, memory, OS, Python, date: what RESULTS.md records."""
     cpu = platform.processor() or "?"
@@ -51,10 +52,14 @@ def machine() -> dict[str, Any]:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count()
-    return {"cpu": cpu, "cores": cores, "memory_gib": mem_gib,
-            "os": f"{platform.system()} {platform.release()}",
-            "python": platform.python_version(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    return {
+        "cpu": cpu,
+        "cores": cores,
+        "memory_gib": mem_gib,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
 
 
 def versions() -> dict[str, str]:
@@ -70,6 +75,7 @@ def versions() -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------- numbers
+
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
@@ -91,16 +97,24 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, s
     """(plain text table for the terminal, Markdown table for RESULTS.md)."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    right = [bool(cells[1:]) and all(_numeric(r[i]) or r[i] == "median" for r in cells[1:])
-             for i in range(len(headers))]
+    right = [
+        bool(cells[1:]) and all(_numeric(r[i]) or r[i] == "median" for r in cells[1:])
+        for i in range(len(headers))
+    ]
     text = []
     for n, row in enumerate(cells):
-        text.append("  ".join(c.rjust(w) if right[i] and n else c.ljust(w)
-                              for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        text.append(
+            "  ".join(
+                c.rjust(w) if right[i] and n else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=False))
+            ).rstrip()
+        )
         if n == 0:
             text.append("  ".join("-" * w for w in widths))
-    md = ["| " + " | ".join(cells[0]) + " |",
-          "|" + "|".join("---:" if right[i] else "---" for i in range(len(headers))) + "|"]
+    md = [
+        "| " + " | ".join(cells[0]) + " |",
+        "|" + "|".join("---:" if right[i] else "---" for i in range(len(headers))) + "|",
+    ]
     md += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells[1:]]
     return "\n".join(text), "\n".join(md)
 
@@ -116,16 +130,30 @@ def _numeric(text: str) -> bool:
         return False
 
 
-def target(name: str, measured: str, goal: str, *, value: float, limit: float,
-           higher: bool, why: str = "") -> dict[str, Any]:
+def target(
+    name: str, measured: str, goal: str, *, value: float, limit: float, higher: bool, why: str = ""
+) -> dict[str, Any]:
     """One row of the targets table: met when `value` ≥ `limit` (`higher`) or ≤ it.
     `why` explains a miss (RESULTS.md prints it with the shortfall)."""
     met = value >= limit if higher else value <= limit
     short = (limit - value) / limit if higher else (value - limit) / limit
-    return {"name": name, "measured": measured, "target": goal, "met": bool(met), "why": why,
-            "value": value, "limit": limit, "higher": higher,
-            "miss_by": "" if met else (f"{100 * short:.0f}% below the target" if higher
-                                       else f"{100 * short:.0f}% above the target")}
+    return {
+        "name": name,
+        "measured": measured,
+        "target": goal,
+        "met": bool(met),
+        "why": why,
+        "value": value,
+        "limit": limit,
+        "higher": higher,
+        "miss_by": ""
+        if met
+        else (
+            f"{100 * short:.0f}% below the target"
+            if higher
+            else f"{100 * short:.0f}% above the target"
+        ),
+    }
 
 
 class Report:
@@ -149,18 +177,30 @@ class Report:
     def check(self, row: dict[str, Any]) -> None:
         self.targets.append(row)
         mark = "met" if row["met"] else f"MISSED ({row['miss_by']})"
-        print(f"target {row['name']}: {row['measured']} (target {row['target']}) — {mark}",
-              flush=True)
+        print(
+            f"target {row['name']}: {row['measured']} (target {row['target']}) — {mark}", flush=True
+        )
 
     def write(self, path: str | None) -> None:
         if not path:
             return
-        Path(path).write_text(json.dumps({"title": self.title, "markdown": "\n\n".join(
-            p for p in self.parts if p.strip()), "targets": self.targets, "data": self.data},
-            indent=1, default=str), encoding="utf-8")
+        Path(path).write_text(
+            json.dumps(
+                {
+                    "title": self.title,
+                    "markdown": "\n\n".join(p for p in self.parts if p.strip()),
+                    "targets": self.targets,
+                    "data": self.data,
+                },
+                indent=1,
+                default=str,
+            ),
+            encoding="utf-8",
+        )
 
 
 # ----------------------------------------------------------------------------- running
+
 
 def cli_env() -> dict[str, str]:
     """The environment of a `lightscientist` subprocess: the offline model, whatever is set."""
@@ -168,9 +208,13 @@ def cli_env() -> dict[str, str]:
 
 
 def cli(workspace: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lightscientist_jupyter", *args,
-                           "--workspace", str(workspace)], capture_output=True, text=True,
-                          timeout=timeout, env=cli_env())
+    return subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=cli_env(),
+    )
 
 
 def stage_table(folder: Path, loop_visits: int) -> Path:
@@ -206,8 +250,13 @@ def worker_tasks(workspace: Path) -> list[dict[str, Any]]:
         if event["type"] == "worker.created":
             wid = event["worker_id"]
             task = workspace / ".lightscientist" / "workers" / wid / "task.md"
-            out.append({"worker_id": wid, "stage": event["stage"],
-                        "message": task.read_text(encoding="utf-8")})
+            out.append(
+                {
+                    "worker_id": wid,
+                    "stage": event["stage"],
+                    "message": task.read_text(encoding="utf-8"),
+                }
+            )
     return out
 
 
@@ -225,6 +274,7 @@ def copy_skills(source_workspace: Path, target_workspace: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- bare agents
+
 
 def bare_tools(sleep: bool = True) -> list[Any]:
     """The worker's lifecycle tools for an agent with no layers around it: same names, same
@@ -271,11 +321,18 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
     from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
     from lightscientist_jupyter.runtime.shell import ProcessGroups
 
-    backend = WorkspaceBackend(Path(root), worker_id=name, cancel=threading.Event(),
-                               groups=ProcessGroups(), timeout=120.0)
-    return create_deep_agent(model, bare_tools(), system_prompt=WORKER_SYSTEM_PROMPT,
-                             middleware=[TodoListMiddleware()], backend=backend,
-                             checkpointer=checkpointer, name=name)
+    backend = WorkspaceBackend(
+        Path(root), worker_id=name, cancel=threading.Event(), groups=ProcessGroups(), timeout=120.0
+    )
+    return create_deep_agent(
+        model,
+        bare_tools(),
+        system_prompt=WORKER_SYSTEM_PROMPT,
+        middleware=[TodoListMiddleware()],
+        backend=backend,
+        checkpointer=checkpointer,
+        name=name,
+    )
 
 
 def sqlite_saver(path: Path) -> Any:
@@ -295,8 +352,9 @@ def make_callback(on_start: Any) -> Any:
     class _Calls(BaseCallbackHandler):
         raise_error = True
 
-        def on_chat_model_start(self, serialized: Any, messages: list[list[Any]],
-                                **kwargs: Any) -> None:
+        def on_chat_model_start(
+            self, serialized: Any, messages: list[list[Any]], **kwargs: Any
+        ) -> None:
             on_start(messages[0] if messages else [])
 
     return _Calls()

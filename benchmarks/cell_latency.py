@@ -63,8 +63,9 @@ def percentile(values: list[float], q: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--extra-events-per-s", type=int, default=0)
-    parser.add_argument("--interval", type=float, default=0.05,
-                        help="pause between two trivial cells (s)")
+    parser.add_argument(
+        "--interval", type=float, default=0.05, help="pause between two trivial cells (s)"
+    )
     parser.add_argument("--max-samples", type=int, default=2000)
     args = parser.parse_args(argv)
 
@@ -107,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                     break
             time.sleep(args.interval)
         run_s = time.monotonic() - started
-        _, final = execute(kc, "pass", status="__import__('lightscientist_jupyter.api')"
-                                               ".api.status()['status']")
+        _, final = execute(
+            kc, "pass", status="__import__('lightscientist_jupyter.api').api.status()['status']"
+        )
         status = final["user_expressions"]["status"]["data"]["text/plain"]
     finally:
         stop.set()
@@ -118,14 +120,20 @@ def main(argv: list[str] | None = None) -> int:
     rates = list(iopub.values())[1:-1] or list(iopub.values())
     ms = [s * 1000 for s in samples]
     print(f"research magic returned in {research_s * 1000:.0f} ms; the run ended {status}")
-    print(f"trivial cell while the run streamed ({len(ms)} samples over {run_s:.1f} s"
-          + (f", +{args.extra_events_per_s} synthetic events/s" if args.extra_events_per_s
-             else "") + "):")
-    print(f"  p50 {statistics.median(ms):.1f} ms   p95 {percentile(ms, 95):.1f} ms   "
-          f"max {max(ms):.1f} ms")
-    print(f"IOPub messages: mean {statistics.mean(rates):.1f}/s, max {max(rates)}/s, most of "
-          f"them the trivial cells' own; the dashboard's widget messages (comm_msg): "
-          f"{kinds['comm_msg']} in {run_s:.1f} s = {kinds['comm_msg'] / run_s:.1f}/s")
+    print(
+        f"trivial cell while the run streamed ({len(ms)} samples over {run_s:.1f} s"
+        + (f", +{args.extra_events_per_s} synthetic events/s" if args.extra_events_per_s else "")
+        + "):"
+    )
+    print(
+        f"  p50 {statistics.median(ms):.1f} ms   p95 {percentile(ms, 95):.1f} ms   "
+        f"max {max(ms):.1f} ms"
+    )
+    print(
+        f"IOPub messages: mean {statistics.mean(rates):.1f}/s, max {max(rates)}/s, most of "
+        f"them the trivial cells' own; the dashboard's widget messages (comm_msg): "
+        f"{kinds['comm_msg']} in {run_s:.1f} s = {kinds['comm_msg'] / run_s:.1f}/s"
+    )
     verdict = "OK" if percentile(ms, 95) <= 100 else "ABOVE TARGET"
     print(f"target p95 <= 100 ms: {verdict}")
     return 0 if verdict == "OK" else 1

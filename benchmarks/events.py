@@ -29,17 +29,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from lightscientist_jupyter.events import EventBus, JsonlWriter, make_filter, read_tail  # noqa: E402
-from lightscientist_jupyter.events.jsonl import _encode  # noqa: E402
 from lightscientist_jupyter.events.event import Event  # noqa: E402
+from lightscientist_jupyter.events.jsonl import _encode  # noqa: E402
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate  # noqa: E402
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord  # noqa: E402
 from lightscientist_jupyter.supervisor.updates import apply_update, filter_update  # noqa: E402
 
-ARGS = ('{"file_path": "/experiment/run_experiment.py", "content": "import argparse, csv, json\\n'
-        'import numpy as np\\n\\ndef train(seed, warmup, lr):\\n    rng = np.random.default_rng('
-        'seed)\\n    ...\\n"}')
-RESULT = ("batch 3 of 4: 6 runs, 18 epochs each; final loss 0.4121 (warmup) vs 0.4377 "
-          "(constant lr); wrote experiment/results.csv (+6 rows) and experiment/log.md. ")
+ARGS = (
+    '{"file_path": "/experiment/run_experiment.py", "content": "import argparse, csv, json\\n'
+    "import numpy as np\\n\\ndef train(seed, warmup, lr):\\n    rng = np.random.default_rng("
+    'seed)\\n    ...\\n"}'
+)
+RESULT = (
+    "batch 3 of 4: 6 runs, 18 epochs each; final loss 0.4121 (warmup) vs 0.4377 "
+    "(constant lr); wrote experiment/results.csv (+6 rows) and experiment/log.md. "
+)
 STAGE, TASK = "experiment.loop", "experiment.loop#3"
 
 
@@ -50,37 +54,116 @@ def mix() -> list[tuple[str, str, str | None, dict[str, Any]]]:
     def add(n: int, type_: str, message: str, worker: str | None, data: dict[str, Any]) -> None:
         out.extend([(type_, message, worker, data)] * n)
 
-    add(19, "model.call", "model call 4 (9145 chars in 7 messages)", "w12",
-        {"call": 4, "input_chars": 9145, "messages": 7})
-    add(19, "model.output", "→ execute", "w12",
-        {"text": "", "tool_calls": [{"name": "execute", "args": '{"command": "python '
-                                     'experiment/run_experiment.py --batches 4 --batch 3"}'}]})
-    add(15, "tool.call", f"write_file({ARGS[:160]})", "w12",
-        {"tool": "write_file", "args": (ARGS * 3)[:240]})
-    add(15, "tool.result", f"execute → {RESULT[:160]}", "w12",
-        {"tool": "execute", "result": (RESULT * 4)[:330]})
-    add(7, "session.start", "started (worker, stage experiment.loop)", "w12",
-        {"resumed": False, "role": "worker"})
+    add(
+        19,
+        "model.call",
+        "model call 4 (9145 chars in 7 messages)",
+        "w12",
+        {"call": 4, "input_chars": 9145, "messages": 7},
+    )
+    add(
+        19,
+        "model.output",
+        "→ execute",
+        "w12",
+        {
+            "text": "",
+            "tool_calls": [
+                {
+                    "name": "execute",
+                    "args": '{"command": "python '
+                    'experiment/run_experiment.py --batches 4 --batch 3"}',
+                }
+            ],
+        },
+    )
+    add(
+        15,
+        "tool.call",
+        f"write_file({ARGS[:160]})",
+        "w12",
+        {"tool": "write_file", "args": (ARGS * 3)[:240]},
+    )
+    add(
+        15,
+        "tool.result",
+        f"execute → {RESULT[:160]}",
+        "w12",
+        {"tool": "execute", "result": (RESULT * 4)[:330]},
+    )
+    add(
+        7,
+        "session.start",
+        "started (worker, stage experiment.loop)",
+        "w12",
+        {"resumed": False, "role": "worker"},
+    )
     add(7, "session.end", "turn ended: completed", "w12", {"status": "completed"})
-    add(4, "supervisor.event", "worker_finished (w12)", None,
-        {"event": {"kind": "worker_finished", "task_id": TASK, "worker_id": "w12",
-                   "data": {"label": "", "stage": STAGE, "result": {
-                       "kind": "complete_stage", "summary": RESULT[:60], "outputs": [
-                           "experiment/results.csv", "experiment/log.md"],
-                       "next_stage": "experiment.loop"}}, "at": 1796003925.03},
-         "input_chars": 460})
-    add(4, "supervisor.decision", "done — done", None,
-        {"reply": "done", "text": "done", "event": "worker_finished"})
-    add(3, "worker.status", "w12: running → completed", "w12",
-        {"from": "running", "to": "completed"})
-    add(2, "worker.created", "w12 started on experiment.loop", "w12",
-        {"label": "", "instructions": "", "first_prompt_chars": 3339})
+    add(
+        4,
+        "supervisor.event",
+        "worker_finished (w12)",
+        None,
+        {
+            "event": {
+                "kind": "worker_finished",
+                "task_id": TASK,
+                "worker_id": "w12",
+                "data": {
+                    "label": "",
+                    "stage": STAGE,
+                    "result": {
+                        "kind": "complete_stage",
+                        "summary": RESULT[:60],
+                        "outputs": ["experiment/results.csv", "experiment/log.md"],
+                        "next_stage": "experiment.loop",
+                    },
+                },
+                "at": 1796003925.03,
+            },
+            "input_chars": 460,
+        },
+    )
+    add(
+        4,
+        "supervisor.decision",
+        "done — done",
+        None,
+        {"reply": "done", "text": "done", "event": "worker_finished"},
+    )
+    add(
+        3,
+        "worker.status",
+        "w12: running → completed",
+        "w12",
+        {"from": "running", "to": "completed"},
+    )
+    add(
+        2,
+        "worker.created",
+        "w12 started on experiment.loop",
+        "w12",
+        {"label": "", "instructions": "", "first_prompt_chars": 3339},
+    )
     add(2, "stage.start", "experiment.loop (visit 3)", None, {"visit": 3, "skill": "skills/x.md"})
-    add(2, "stage.finish", f"experiment.loop finished: {RESULT[:120]}", None,
-        {"summary": RESULT, "outputs": ["experiment/results.csv", "experiment/log.md"],
-         "next_stage": "experiment.loop"})
-    add(1, "stage.transition", "experiment.loop → experiment.loop", None,
-        {"from": STAGE, "to": STAGE, "by": "finish"})
+    add(
+        2,
+        "stage.finish",
+        f"experiment.loop finished: {RESULT[:120]}",
+        None,
+        {
+            "summary": RESULT,
+            "outputs": ["experiment/results.csv", "experiment/log.md"],
+            "next_stage": "experiment.loop",
+        },
+    )
+    add(
+        1,
+        "stage.transition",
+        "experiment.loop → experiment.loop",
+        None,
+        {"from": STAGE, "to": STAGE, "by": "finish"},
+    )
     return out
 
 
@@ -89,8 +172,17 @@ MIX = mix()
 
 def make_event(seq: int, item: tuple[str, str, str | None, dict[str, Any]]) -> Event:
     type_, message, worker, data = item
-    return Event(seq=seq, ts=round(time.time(), 6), layer=1, type=type_, message=message,
-                 task_id=TASK, worker_id=worker, stage=STAGE, data=data)
+    return Event(
+        seq=seq,
+        ts=round(time.time(), 6),
+        layer=1,
+        type=type_,
+        message=message,
+        task_id=TASK,
+        worker_id=worker,
+        stage=STAGE,
+        data=data,
+    )
 
 
 def rate(n: int, seconds: float) -> float:
@@ -98,6 +190,7 @@ def rate(n: int, seconds: float) -> float:
 
 
 # ----------------------------------------------------------------------------- events/s
+
 
 def bench_bus_writer(folder: Path, n: int) -> tuple[float, float]:
     """Events/s through `EventBus.emit` with a `JsonlWriter` subscribed (the real setup), and
@@ -152,11 +245,16 @@ def bench_parts(folder: Path, n: int) -> dict[str, float]:
     write_us = 1e6 * (time.perf_counter() - began) / n
     os.close(fd)
     os.unlink(folder / "raw.jsonl")
-    return {"emit_us": emit_us, "encode_us": encode_us, "write_us": write_us,
-            "line_bytes": sum(map(len, lines)) / n}
+    return {
+        "emit_us": emit_us,
+        "encode_us": encode_us,
+        "write_us": write_us,
+        "line_bytes": sum(map(len, lines)) / n,
+    }
 
 
 # ----------------------------------------------------------------------------- updates/s
+
 
 def bench_updates(n: int) -> tuple[float, int]:
     """Updates/s through `apply_update` then `filter_update`, and how many became events.
@@ -168,13 +266,21 @@ def bench_updates(n: int) -> tuple[float, int]:
     updates, now = [], time.time()
     for i in range(n):
         status = "running" if i % 10 else cycle[(i // 10) % len(cycle)]
-        updates.append(WorkerUpdate(
-            worker_id="w12", status=status,
-            progress=Progress(model_calls=i, tool_calls=i // 2, steps=2 * i, input_chars=9000),
-            stage=STAGE, task_id=TASK,
-            result={"kind": "complete_stage", "summary": RESULT} if status == "completed" else None,
-            question="budget?" if status == "waiting" else None,
-            check_after_s=1.0 if status == "background" else None, at=now + i))
+        updates.append(
+            WorkerUpdate(
+                worker_id="w12",
+                status=status,
+                progress=Progress(model_calls=i, tool_calls=i // 2, steps=2 * i, input_chars=9000),
+                stage=STAGE,
+                task_id=TASK,
+                result={"kind": "complete_stage", "summary": RESULT}
+                if status == "completed"
+                else None,
+                question="budget?" if status == "waiting" else None,
+                check_after_s=1.0 if status == "background" else None,
+                at=now + i,
+            )
+        )
     events = 0
     began = time.perf_counter()
     for update in updates:
@@ -186,6 +292,7 @@ def bench_updates(n: int) -> tuple[float, int]:
 
 
 # ----------------------------------------------------------------------------- read_tail
+
 
 def parse_size(text: str) -> int:
     text = text.strip().upper().removesuffix("B")
@@ -241,8 +348,10 @@ def drop_cache(path: Path) -> bool:
 def bench_tail(folder: Path, size: int, reps: int) -> dict[str, Any]:
     free = shutil.disk_usage(folder).free
     if free < size * 1.2 + (1 << 30):
-        return {"skipped": f"only {C.fmt_bytes(free)} free in {folder}; the log needs "
-                           f"{C.fmt_bytes(size)} plus room"}
+        return {
+            "skipped": f"only {C.fmt_bytes(free)} free in {folder}; the log needs "
+            f"{C.fmt_bytes(size)} plus room"
+        }
     path = folder / "big.jsonl"
     try:
         began = time.perf_counter()
@@ -268,13 +377,21 @@ def bench_tail(folder: Path, size: int, reps: int) -> dict[str, Any]:
             got = read_tail(path, 100, keep)
             filtered.append(1000 * (time.perf_counter() - began))
         assert got and all(e["type"] == "worker.created" for e in got)
-        return {"bytes": actual, "events": count, "gen_s": gen_s, "cold_ms": cold,
-                "cold_dropped": dropped, "warm_ms": warm, "filtered_ms": filtered}
+        return {
+            "bytes": actual,
+            "events": count,
+            "gen_s": gen_s,
+            "cold_ms": cold,
+            "cold_dropped": dropped,
+            "warm_ms": warm,
+            "filtered_ms": filtered,
+        }
     finally:
         path.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------- main
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -302,8 +419,11 @@ def main(argv: list[str] | None = None) -> int:
             parts.append(bench_parts(folder, min(n, 50_000)))
             r, events = bench_updates(n)
             update_rates.append(r)
-            print(f"  rep {rep + 1}/{args.reps}: bus+writer {bus_rates[-1]:,.0f}/s, writer "
-                  f"{writer_rates[-1]:,.0f}/s, updates {update_rates[-1]:,.0f}/s", flush=True)
+            print(
+                f"  rep {rep + 1}/{args.reps}: bus+writer {bus_rates[-1]:,.0f}/s, writer "
+                f"{writer_rates[-1]:,.0f}/s, updates {update_rates[-1]:,.0f}/s",
+                flush=True,
+            )
         print(f"read_tail: writing a {C.fmt_bytes(size)} log in {folder} …", flush=True)
         tail = bench_tail(folder, size, args.reps)
     finally:
@@ -311,63 +431,120 @@ def main(argv: list[str] | None = None) -> int:
 
     part = {k: C.median([p[k] for p in parts]) for k in parts[0]}
     bus_rate, share = C.median(bus_rates), C.median(shares)
-    per_cpu = C.median([r / max(sh, 1e-9) for r, sh in zip(bus_rates, shares)])
-    report.say(f"{n:,} events per repetition, {args.reps} repetitions, medians; the mix of "
-               f"a real run's log, mean line {part['line_bytes']:.0f} bytes.")
-    report.table(["what", "median", "min", "max"], [
-        ["events/s: EventBus.emit → JsonlWriter (one os.write per event)",
-         f"{bus_rate:,.0f}/s", f"{min(bus_rates):,.0f}/s", f"{max(bus_rates):,.0f}/s"],
-        ["events/s: JsonlWriter.write alone (events prebuilt)",
-         f"{C.median(writer_rates):,.0f}/s", f"{min(writer_rates):,.0f}/s",
-         f"{max(writer_rates):,.0f}/s"],
-        ["updates/s: apply_update + filter_update",
-         f"{C.median(update_rates):,.0f}/s", f"{min(update_rates):,.0f}/s",
-         f"{max(update_rates):,.0f}/s"],
-    ])
-    report.say(f"Per event: building and numbering it in the bus {part['emit_us']:.1f} µs, "
-               f"encoding the line {part['encode_us']:.1f} µs, one os.write "
-               f"{part['write_us']:.1f} µs (sum {sum(part[k] for k in ('emit_us', 'encode_us', 'write_us')):.1f} µs "
-               f"against the {1e6 / bus_rate:.1f} µs measured end to end). Of the updates, "
-               f"{events:,} of {n:,} became scheduling events.")
-    report.say(f"While the bus and writer were measured, this single-threaded process got "
-               f"{100 * share:.0f}% of a CPU (median; load average {load_before:.2f} before); "
-               f"per CPU-second it wrote {per_cpu:,.0f} events. A share well under 100% means "
-               "other processes were running on the 2 cores.")
-    report.check(C.target("events/s through EventBus + JsonlWriter", f"{bus_rate:,.0f}/s",
-                          "≥ 100,000/s", value=bus_rate, limit=100_000, higher=True,
-                          why=(f"the process had only {100 * share:.0f}% of a CPU during the "
-                               f"measurement (per CPU-second: {per_cpu:,.0f} events): the "
-                               "machine was busy with other work; " if share < 0.9 else "")
-                          + f"an event costs {1e6 / bus_rate:.1f} µs: building it "
-                          f"{part['emit_us']:.1f}, encoding {part['encode_us']:.1f} (the C "
-                          f"JSON encoder on a {part['line_bytes']:.0f}-byte line), os.write "
-                          f"{part['write_us']:.1f}; each line is written whole by its own "
-                          "os.write before emit returns, so there is no batching to amortize "
-                          "the syscall"))
-    report.data = {"bus_rates": bus_rates, "cpu_shares": shares, "per_cpu": per_cpu,
-                   "writer_rates": writer_rates,
-                   "update_rates": update_rates, "parts": part, "tail": tail}
+    per_cpu = C.median([r / max(sh, 1e-9) for r, sh in zip(bus_rates, shares, strict=True)])
+    report.say(
+        f"{n:,} events per repetition, {args.reps} repetitions, medians; the mix of "
+        f"a real run's log, mean line {part['line_bytes']:.0f} bytes."
+    )
+    report.table(
+        ["what", "median", "min", "max"],
+        [
+            [
+                "events/s: EventBus.emit → JsonlWriter (one os.write per event)",
+                f"{bus_rate:,.0f}/s",
+                f"{min(bus_rates):,.0f}/s",
+                f"{max(bus_rates):,.0f}/s",
+            ],
+            [
+                "events/s: JsonlWriter.write alone (events prebuilt)",
+                f"{C.median(writer_rates):,.0f}/s",
+                f"{min(writer_rates):,.0f}/s",
+                f"{max(writer_rates):,.0f}/s",
+            ],
+            [
+                "updates/s: apply_update + filter_update",
+                f"{C.median(update_rates):,.0f}/s",
+                f"{min(update_rates):,.0f}/s",
+                f"{max(update_rates):,.0f}/s",
+            ],
+        ],
+    )
+    part_sum = sum(part[k] for k in ("emit_us", "encode_us", "write_us"))
+    report.say(
+        f"Per event: building and numbering it in the bus {part['emit_us']:.1f} µs, "
+        f"encoding the line {part['encode_us']:.1f} µs, one os.write "
+        f"{part['write_us']:.1f} µs (sum {part_sum:.1f} µs "
+        f"against the {1e6 / bus_rate:.1f} µs measured end to end). Of the updates, "
+        f"{events:,} of {n:,} became scheduling events."
+    )
+    report.say(
+        f"While the bus and writer were measured, this single-threaded process got "
+        f"{100 * share:.0f}% of a CPU (median; load average {load_before:.2f} before); "
+        f"per CPU-second it wrote {per_cpu:,.0f} events. A share well under 100% means "
+        "other processes were running on the 2 cores."
+    )
+    report.check(
+        C.target(
+            "events/s through EventBus + JsonlWriter",
+            f"{bus_rate:,.0f}/s",
+            "≥ 100,000/s",
+            value=bus_rate,
+            limit=100_000,
+            higher=True,
+            why=(
+                f"the process had only {100 * share:.0f}% of a CPU during the "
+                f"measurement (per CPU-second: {per_cpu:,.0f} events): the "
+                "machine was busy with other work; "
+                if share < 0.9
+                else ""
+            )
+            + f"an event costs {1e6 / bus_rate:.1f} µs: building it "
+            f"{part['emit_us']:.1f}, encoding {part['encode_us']:.1f} (the C "
+            f"JSON encoder on a {part['line_bytes']:.0f}-byte line), os.write "
+            f"{part['write_us']:.1f}; each line is written whole by its own "
+            "os.write before emit returns, so there is no batching to amortize "
+            "the syscall",
+        )
+    )
+    report.data = {
+        "bus_rates": bus_rates,
+        "cpu_shares": shares,
+        "per_cpu": per_cpu,
+        "writer_rates": writer_rates,
+        "update_rates": update_rates,
+        "parts": part,
+        "tail": tail,
+    }
 
     if "skipped" in tail:
         report.say(f"read_tail: skipped — {tail['skipped']}")
     else:
         cold, warm = C.median(tail["cold_ms"]), C.median(tail["warm_ms"])
-        report.say(f"read_tail on a {C.fmt_bytes(tail['bytes'])} log of {tail['events']:,} "
-                   f"events (written in {tail['gen_s']:.1f} s, deleted afterwards):")
-        report.table(["read", "median", "max"], [
-            ["last 100 events, page cache dropped (posix_fadvise DONTNEED)"
-             if tail["cold_dropped"] else "last 100 events, first reads",
-             f"{cold:.2f} ms", f"{max(tail['cold_ms']):.2f} ms"],
-            ["last 100 events, warm", f"{warm:.2f} ms", f"{max(tail['warm_ms']):.2f} ms"],
-            ["last 100 worker.created events (~2% of lines; filter while reading)",
-             f"{C.median(tail['filtered_ms']):.2f} ms", f"{max(tail['filtered_ms']):.2f} ms"],
-        ])
+        report.say(
+            f"read_tail on a {C.fmt_bytes(tail['bytes'])} log of {tail['events']:,} "
+            f"events (written in {tail['gen_s']:.1f} s, deleted afterwards):"
+        )
+        report.table(
+            ["read", "median", "max"],
+            [
+                [
+                    "last 100 events, page cache dropped (posix_fadvise DONTNEED)"
+                    if tail["cold_dropped"]
+                    else "last 100 events, first reads",
+                    f"{cold:.2f} ms",
+                    f"{max(tail['cold_ms']):.2f} ms",
+                ],
+                ["last 100 events, warm", f"{warm:.2f} ms", f"{max(tail['warm_ms']):.2f} ms"],
+                [
+                    "last 100 worker.created events (~2% of lines; filter while reading)",
+                    f"{C.median(tail['filtered_ms']):.2f} ms",
+                    f"{max(tail['filtered_ms']):.2f} ms",
+                ],
+            ],
+        )
         worst = max(cold, warm)
         label = f"{C.fmt_bytes(tail['bytes'])} log"
-        report.check(C.target(f"last 100 events of a {label}",
-                              f"{cold:.2f} ms cold, {warm:.2f} ms warm", "< 50 ms",
-                              value=worst, limit=50, higher=False,
-                              why="read_tail reads 64 KB blocks backwards from the end"))
+        report.check(
+            C.target(
+                f"last 100 events of a {label}",
+                f"{cold:.2f} ms cold, {warm:.2f} ms warm",
+                "< 50 ms",
+                value=worst,
+                limit=50,
+                higher=False,
+                why="read_tail reads 64 KB blocks backwards from the end",
+            )
+        )
     report.write(args.json)
     return 0
 

@@ -52,7 +52,7 @@ def _processes() -> dict[int, tuple[int, int]]:
                 stat = fh.read()
         except OSError:
             continue
-        fields = stat[stat.rindex(b")") + 2:].split()
+        fields = stat[stat.rindex(b")") + 2 :].split()
         out[int(name)] = (int(fields[1]), int(fields[21]) * PAGE)  # ppid, rss pages
     return out
 
@@ -75,14 +75,24 @@ def tree_rss(root: int) -> tuple[int, int]:
 
 def one_run(folder: Path, poll: float, stage: str | None) -> dict[str, Any]:
     ws = folder / "project"
-    cmd = [sys.executable, "-m", "lightscientist_jupyter", "research", C.GOAL,
-           "--mode", "auto", "--workspace", str(ws)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "lightscientist_jupyter",
+        "research",
+        C.GOAL,
+        "--mode",
+        "auto",
+        "--workspace",
+        str(ws),
+    ]
     if stage:
         cmd += ["--stage", stage]
     peak, peak_procs, samples = 0, 0, 0
     began = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=C.cli_env())
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=C.cli_env()
+    )
     while proc.poll() is None:
         rss, n = tree_rss(proc.pid)
         samples += 1
@@ -96,15 +106,29 @@ def one_run(folder: Path, poll: float, stage: str | None) -> dict[str, Any]:
         raise SystemExit(f"the run did not end done ({proc.returncode}, {last!r}):\n{err[-3000:]}")
     state = ws / ".lightscientist"
     db = state / "checkpoints.sqlite"
-    sizes = {"sqlite": db.stat().st_size,
-             "sqlite_wal": (db.with_name(db.name + "-wal").stat().st_size
-                            if db.with_name(db.name + "-wal").exists() else 0),
-             "sqlite_shm": (db.with_name(db.name + "-shm").stat().st_size
-                            if db.with_name(db.name + "-shm").exists() else 0),
-             "events_bytes": (state / "events.jsonl").stat().st_size}
+    sizes = {
+        "sqlite": db.stat().st_size,
+        "sqlite_wal": (
+            db.with_name(db.name + "-wal").stat().st_size
+            if db.with_name(db.name + "-wal").exists()
+            else 0
+        ),
+        "sqlite_shm": (
+            db.with_name(db.name + "-shm").stat().st_size
+            if db.with_name(db.name + "-shm").exists()
+            else 0
+        ),
+        "events_bytes": (state / "events.jsonl").stat().st_size,
+    }
     n_events = sum(1 for _ in (state / "events.jsonl").open("rb"))
-    return {"wall_s": wall, "tree_peak": peak, "tree_procs": peak_procs, "samples": samples,
-            "events": n_events, **sizes}
+    return {
+        "wall_s": wall,
+        "tree_peak": peak,
+        "tree_procs": peak_procs,
+        "samples": samples,
+        "events": n_events,
+        **sizes,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,8 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--poll", type=float, default=0.02, help="RSS sampling interval (s)")
     parser.add_argument("--stage", default=None, help="start at this stage (default: the start)")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny: one run starting at experiment.setup")
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny: one run starting at experiment.setup"
+    )
     parser.add_argument("--json", help="write the results here (for run_all.py)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -128,36 +153,73 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         r = runs[-1]
-        print(f"  run {rep + 1}/{args.reps}: {r['wall_s']:.2f} s, tree peak "
-              f"{C.fmt_bytes(r['tree_peak'])}", flush=True)
+        print(
+            f"  run {rep + 1}/{args.reps}: {r['wall_s']:.2f} s, tree peak "
+            f"{C.fmt_bytes(r['tree_peak'])}",
+            flush=True,
+        )
     largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
 
     med = {k: C.median([r[k] for r in runs]) for k in runs[0]}
-    report.say(f"`lightscientist research \"{C.GOAL}\" --mode auto`"
-               f"{' --stage ' + args.stage if args.stage else ''} in an empty folder, offline "
-               f"model, {args.reps} run(s), RSS sampled every {args.poll * 1000:.0f} ms.")
-    report.table(["run", "wall", "tree RSS peak", "processes then", "checkpoints.sqlite",
-                  "+ -wal", "events.jsonl (lines)"],
-                 [[i + 1, f"{r['wall_s']:.2f} s", C.fmt_bytes(r["tree_peak"]), r["tree_procs"],
-                   C.fmt_bytes(r["sqlite"]), C.fmt_bytes(r["sqlite_wal"]),
-                   f"{C.fmt_bytes(r['events_bytes'])} ({r['events']:,})"]
-                  for i, r in enumerate(runs)])
-    report.say(f"Medians: wall {med['wall_s']:.2f} s; process-tree peak "
-               f"{C.fmt_bytes(med['tree_peak'])}; largest single process (ru_maxrss, all runs) "
-               f"{C.fmt_bytes(largest)}; checkpoints.sqlite {C.fmt_bytes(med['sqlite'])} + WAL "
-               f"{C.fmt_bytes(med['sqlite_wal'])} + shm {C.fmt_bytes(med['sqlite_shm'])} left "
-               f"after exit; events.jsonl {C.fmt_bytes(med['events_bytes'])} "
-               f"({med['events']:,.0f} events). The wall time includes starting Python and "
-               "importing LangChain, LangGraph and deepagents.")
-    report.check(C.target("full offline auto run, wall time", f"{med['wall_s']:.2f} s",
-                          "≤ 20 s", value=med["wall_s"], limit=20, higher=False,
-                          why="see overhead.py for the per-step cost; the experiment scripts run "
-                          "for real"))
-    report.check(C.target("full offline auto run, peak memory",
-                          f"{C.fmt_bytes(med['tree_peak'])} (process tree)", "≤ 400 MB",
-                          value=med["tree_peak"] / 2**20, limit=400, higher=False,
-                          why="the process tree includes the experiment's numpy and matplotlib "
-                          "processes"))
+    report.say(
+        f'`lightscientist research "{C.GOAL}" --mode auto`'
+        f"{' --stage ' + args.stage if args.stage else ''} in an empty folder, offline "
+        f"model, {args.reps} run(s), RSS sampled every {args.poll * 1000:.0f} ms."
+    )
+    report.table(
+        [
+            "run",
+            "wall",
+            "tree RSS peak",
+            "processes then",
+            "checkpoints.sqlite",
+            "+ -wal",
+            "events.jsonl (lines)",
+        ],
+        [
+            [
+                i + 1,
+                f"{r['wall_s']:.2f} s",
+                C.fmt_bytes(r["tree_peak"]),
+                r["tree_procs"],
+                C.fmt_bytes(r["sqlite"]),
+                C.fmt_bytes(r["sqlite_wal"]),
+                f"{C.fmt_bytes(r['events_bytes'])} ({r['events']:,})",
+            ]
+            for i, r in enumerate(runs)
+        ],
+    )
+    report.say(
+        f"Medians: wall {med['wall_s']:.2f} s; process-tree peak "
+        f"{C.fmt_bytes(med['tree_peak'])}; largest single process (ru_maxrss, all runs) "
+        f"{C.fmt_bytes(largest)}; checkpoints.sqlite {C.fmt_bytes(med['sqlite'])} + WAL "
+        f"{C.fmt_bytes(med['sqlite_wal'])} + shm {C.fmt_bytes(med['sqlite_shm'])} left "
+        f"after exit; events.jsonl {C.fmt_bytes(med['events_bytes'])} "
+        f"({med['events']:,.0f} events). The wall time includes starting Python and "
+        "importing LangChain, LangGraph and deepagents."
+    )
+    report.check(
+        C.target(
+            "full offline auto run, wall time",
+            f"{med['wall_s']:.2f} s",
+            "≤ 20 s",
+            value=med["wall_s"],
+            limit=20,
+            higher=False,
+            why="see overhead.py for the per-step cost; the experiment scripts run for real",
+        )
+    )
+    report.check(
+        C.target(
+            "full offline auto run, peak memory",
+            f"{C.fmt_bytes(med['tree_peak'])} (process tree)",
+            "≤ 400 MB",
+            value=med["tree_peak"] / 2**20,
+            limit=400,
+            higher=False,
+            why="the process tree includes the experiment's numpy and matplotlib processes",
+        )
+    )
     report.data = {"runs": runs, "largest_process": largest}
     report.write(args.json)
     return 0

@@ -15,7 +15,8 @@ alternate (three-layer first in even repetitions, bare first in odd ones) after 
 warm-up of each; the ratio is of the medians of wall time per model step. The ratio of
 median total wall times (same work) is printed too.
 
-    python benchmarks/overhead.py [--reps 5] [--quick] [--bare-checkpointer sqlite|memory] [--json OUT]
+    python benchmarks/overhead.py [--reps 5] [--quick] [--bare-checkpointer sqlite|memory]
+                                  [--json OUT]
 
 Target: ≤ 1.3 × per model step.
 """
@@ -61,10 +62,13 @@ def run_layers(ws: Path, start: str | None) -> dict[str, Any]:
             began_at = e["ts"]
         elif e["worker_id"] == "supervisor" and e["type"] == "session.end" and began_at:
             busy, began_at = busy + e["ts"] - began_at, None
-    return {"wall_s": wall, "steps": len(calls),
-            "supervisor_steps": sum(1 for e in calls if e["worker_id"] == "supervisor"),
-            "decisions": sum(1 for e in log if e["type"] == "supervisor.decision"),
-            "supervisor_busy_s": busy}
+    return {
+        "wall_s": wall,
+        "steps": len(calls),
+        "supervisor_steps": sum(1 for e in calls if e["worker_id"] == "supervisor"),
+        "decisions": sum(1 for e in log if e["type"] == "supervisor.decision"),
+        "supervisor_busy_s": busy,
+    }
 
 
 def profile_layers(ws: Path, start: str | None) -> dict[str, Any]:
@@ -112,8 +116,9 @@ def profile_layers(ws: Path, start: str | None) -> dict[str, Any]:
     return result
 
 
-def run_bare(ws: Path, tasks: list[dict[str, Any]], skills_from: Path,
-             checkpointer: str) -> dict[str, Any]:
+def run_bare(
+    ws: Path, tasks: list[dict[str, Any]], skills_from: Path, checkpointer: str
+) -> dict[str, Any]:
     from langgraph.checkpoint.memory import InMemorySaver
 
     ws.mkdir(parents=True)
@@ -125,16 +130,25 @@ def run_bare(ws: Path, tasks: list[dict[str, Any]], skills_from: Path,
 
     callback = C.make_callback(count)
     began = time.perf_counter()
-    saver = (C.sqlite_saver(ws / ".lightscientist" / "checkpoints.sqlite")
-             if checkpointer == "sqlite" else InMemorySaver())
+    saver = (
+        C.sqlite_saver(ws / ".lightscientist" / "checkpoints.sqlite")
+        if checkpointer == "sqlite"
+        else InMemorySaver()
+    )
     agent = C.bare_agent(ws, OfflineScientistModel(loops=2), saver)
     delivered = 0
     for i, task in enumerate(tasks):
-        out = agent.invoke({"messages": [HumanMessage(task["message"])]},
-                           {"configurable": {"thread_id": f"task-{i}"},
-                            "callbacks": [callback], "recursion_limit": 400})
-        delivered += any(isinstance(m, ToolMessage) and m.name == "complete_stage"
-                         for m in out["messages"])
+        out = agent.invoke(
+            {"messages": [HumanMessage(task["message"])]},
+            {
+                "configurable": {"thread_id": f"task-{i}"},
+                "callbacks": [callback],
+                "recursion_limit": 400,
+            },
+        )
+        delivered += any(
+            isinstance(m, ToolMessage) and m.name == "complete_stage" for m in out["messages"]
+        )
     wall = time.perf_counter() - began
     if delivered != len(tasks):
         raise SystemExit(f"the bare agent delivered {delivered} of {len(tasks)} tasks")
@@ -145,12 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5, help="timed repetitions of each")
     parser.add_argument("--stage", default=None, help="start the run at this stage")
-    parser.add_argument("--quick", action="store_true",
-                        help="a tiny run: 1 repetition, starting at experiment.setup, no bare "
-                             "warm-up")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tiny run: 1 repetition, starting at experiment.setup, no bare warm-up",
+    )
     parser.add_argument("--bare-checkpointer", choices=("sqlite", "memory"), default="sqlite")
-    parser.add_argument("--no-profile", action="store_true",
-                        help="skip the extra, instrumented three-layer run")
+    parser.add_argument(
+        "--no-profile", action="store_true", help="skip the extra, instrumented three-layer run"
+    )
     parser.add_argument("--json", help="write the results here (for run_all.py)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -163,8 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     bare: list[dict[str, Any]] = []
     try:
         # the untimed warm-up run also gives the tasks (and skill files) the bare agent replays
-        print("warm-up (untimed): one three-layer run" + ("" if args.quick else
-                                                          ", one bare run") + " …", flush=True)
+        print(
+            "warm-up (untimed): one three-layer run"
+            + ("" if args.quick else ", one bare run")
+            + " …",
+            flush=True,
+        )
         source = folder / "warmup-layers"
         run_layers(source, args.stage)
         tasks = C.worker_tasks(source)
@@ -181,9 +202,12 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     result = run_bare(ws, tasks, source, args.bare_checkpointer)
                     bare.append(result)
-                print(f"  rep {rep + 1}/{args.reps} {kind:6}: {result['wall_s']:.2f} s, "
-                      f"{result['steps']} model steps, "
-                      f"{1000 * result['wall_s'] / result['steps']:.1f} ms/step", flush=True)
+                print(
+                    f"  rep {rep + 1}/{args.reps} {kind:6}: {result['wall_s']:.2f} s, "
+                    f"{result['steps']} model steps, "
+                    f"{1000 * result['wall_s'] / result['steps']:.1f} ms/step",
+                    flush=True,
+                )
                 shutil.rmtree(ws, ignore_errors=True)
         if not args.no_profile:
             print("instrumented three-layer run (untimed) …", flush=True)
@@ -194,50 +218,94 @@ def main(argv: list[str] | None = None) -> int:
     def per_step(r: dict[str, Any]) -> float:
         return 1000 * r["wall_s"] / r["steps"]
 
-    rows = [[i + 1, f"{l['wall_s']:.2f} s", l["steps"], f"{per_step(l):.1f} ms",
-             f"{b['wall_s']:.2f} s", b["steps"], f"{per_step(b):.1f} ms",
-             f"{per_step(l) / per_step(b):.2f}×"] for i, (l, b) in enumerate(zip(layers, bare))]
+    rows = [
+        [
+            i + 1,
+            f"{lay['wall_s']:.2f} s",
+            lay["steps"],
+            f"{per_step(lay):.1f} ms",
+            f"{b['wall_s']:.2f} s",
+            b["steps"],
+            f"{per_step(b):.1f} ms",
+            f"{per_step(lay) / per_step(b):.2f}×",
+        ]
+        for i, (lay, b) in enumerate(zip(layers, bare, strict=True))
+    ]
     m_l, m_b = C.median([per_step(r) for r in layers]), C.median([per_step(r) for r in bare])
     w_l, w_b = C.median([r["wall_s"] for r in layers]), C.median([r["wall_s"] for r in bare])
-    rows.append(["median", f"{w_l:.2f} s", C.median([r['steps'] for r in layers]),
-                 f"{m_l:.1f} ms", f"{w_b:.2f} s", C.median([r['steps'] for r in bare]),
-                 f"{m_b:.1f} ms", f"{m_l / m_b:.2f}×"])
+    rows.append(
+        [
+            "median",
+            f"{w_l:.2f} s",
+            C.median([r["steps"] for r in layers]),
+            f"{m_l:.1f} ms",
+            f"{w_b:.2f} s",
+            C.median([r["steps"] for r in bare]),
+            f"{m_b:.1f} ms",
+            f"{m_l / m_b:.2f}×",
+        ]
+    )
     ratio, same_work = m_l / m_b, w_l / w_b
-    report.say(f"The default offline auto run{' from ' + args.stage if args.stage else ''} "
-               f"({len(tasks)} worker tasks) against a bare deepagents agent doing the same "
-               f"{len(tasks)} tasks with the same offline model (checkpointer: "
-               f"{args.bare_checkpointer}); {args.reps} alternating repetitions after a warm-up.")
-    report.table(["rep", "3 layers wall", "steps", "per step", "bare wall", "steps",
-                  "per step", "ratio"], rows)
+    report.say(
+        f"The default offline auto run{' from ' + args.stage if args.stage else ''} "
+        f"({len(tasks)} worker tasks) against a bare deepagents agent doing the same "
+        f"{len(tasks)} tasks with the same offline model (checkpointer: "
+        f"{args.bare_checkpointer}); {args.reps} alternating repetitions after a warm-up."
+    )
+    report.table(
+        ["rep", "3 layers wall", "steps", "per step", "bare wall", "steps", "per step", "ratio"],
+        rows,
+    )
     n_sup = C.median([r["supervisor_steps"] for r in layers])
     n_work = C.median([r["steps"] - r["supervisor_steps"] for r in layers])
-    report.say(f"Per model step: {m_l:.1f} ms against {m_b:.1f} ms = **{ratio:.2f}×**. "
-               f"Same work, total wall time: {w_l:.2f} s against {w_b:.2f} s = "
-               f"**{same_work:.2f}×**. The two ratios differ because the steps differ: of the "
-               f"three-layer run's {C.median([r['steps'] for r in layers]):.0f} steps, "
-               f"{n_sup:.0f} are the supervisor's (a small graph, no command) and {n_work:.0f} "
-               f"the workers'; the bare agent's "
-               f"{C.median([r['steps'] for r in bare]):.0f} are all worker steps (the workers' "
-               f"plus one closing message per task, since nothing ends its turn). A supervisor "
-               "step is cheaper than a worker step, so per step the layers look cheap; for the "
-               "same work they add the supervisor's steps on top. The supervisor's turns "
-               f"(for {C.median([r['decisions'] for r in layers]):.0f} decisions) took "
-               f"{C.median([r['supervisor_busy_s'] for r in layers]):.1f} s of the "
-               f"{w_l:.1f} s, and the control loop waits for each.")
+    report.say(
+        f"Per model step: {m_l:.1f} ms against {m_b:.1f} ms = **{ratio:.2f}×**. "
+        f"Same work, total wall time: {w_l:.2f} s against {w_b:.2f} s = "
+        f"**{same_work:.2f}×**. The two ratios differ because the steps differ: of the "
+        f"three-layer run's {C.median([r['steps'] for r in layers]):.0f} steps, "
+        f"{n_sup:.0f} are the supervisor's (a small graph, no command) and {n_work:.0f} "
+        f"the workers'; the bare agent's "
+        f"{C.median([r['steps'] for r in bare]):.0f} are all worker steps (the workers' "
+        f"plus one closing message per task, since nothing ends its turn). A supervisor "
+        "step is cheaper than a worker step, so per step the layers look cheap; for the "
+        "same work they add the supervisor's steps on top. The supervisor's turns "
+        f"(for {C.median([r['decisions'] for r in layers]):.0f} decisions) took "
+        f"{C.median([r['supervisor_busy_s'] for r in layers]):.1f} s of the "
+        f"{w_l:.1f} s, and the control loop waits for each."
+    )
     if profile:
-        report.say(f"Where an instrumented three-layer run spent its time ({profile['wall_s']:.2f} s "
-                   "wall; cumulative over threads, so the parts can exceed the wall time):")
-        report.table(["part", "calls", "seconds"],
-                     [[k, v["calls"], f"{v['seconds']:.2f} s"] for k, v in
-                      sorted(profile["parts"].items(), key=lambda kv: -kv[1]["seconds"])])
-    report.check(C.target("orchestration overhead per model step",
-                          f"{ratio:.2f}× per step ({same_work:.2f}× for the same work)", "≤ 1.3×",
-                          value=ratio, limit=1.3, higher=False,
-                          why=f"same work costs {same_work:.2f}× the bare agent's wall time; the "
-                          "supervisor's steps, each checkpointed to SQLite, are most of it"))
-    report.data = {"layers": layers, "bare": bare, "ratio": ratio, "same_work": same_work,
-                   "tasks": len(tasks), "checkpointer": args.bare_checkpointer,
-                   "profile": profile}
+        report.say(
+            f"Where an instrumented three-layer run spent its time ({profile['wall_s']:.2f} s "
+            "wall; cumulative over threads, so the parts can exceed the wall time):"
+        )
+        report.table(
+            ["part", "calls", "seconds"],
+            [
+                [k, v["calls"], f"{v['seconds']:.2f} s"]
+                for k, v in sorted(profile["parts"].items(), key=lambda kv: -kv[1]["seconds"])
+            ],
+        )
+    report.check(
+        C.target(
+            "orchestration overhead per model step",
+            f"{ratio:.2f}× per step ({same_work:.2f}× for the same work)",
+            "≤ 1.3×",
+            value=ratio,
+            limit=1.3,
+            higher=False,
+            why=f"same work costs {same_work:.2f}× the bare agent's wall time; the "
+            "supervisor's steps, each checkpointed to SQLite, are most of it",
+        )
+    )
+    report.data = {
+        "layers": layers,
+        "bare": bare,
+        "ratio": ratio,
+        "same_work": same_work,
+        "tasks": len(tasks),
+        "checkpointer": args.bare_checkpointer,
+        "profile": profile,
+    }
     report.write(args.json)
     return 0
 

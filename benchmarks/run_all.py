@@ -55,22 +55,36 @@ def run_latency(quick: bool) -> dict[str, Any]:
     print(text or proc.stderr[-2000:], flush=True)
     found = re.search(r"p95 ([\d.]+) ms", text)
     p95 = float(found.group(1)) if found else float("nan")
-    return {"code": proc.returncode, "seconds": seconds, "text": text, "p95": p95,
-            "stderr": proc.stderr[-2000:] if proc.returncode not in (0, 1) else ""}
+    return {
+        "code": proc.returncode,
+        "seconds": seconds,
+        "text": text,
+        "p95": p95,
+        "stderr": proc.stderr[-2000:] if proc.returncode not in (0, 1) else "",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
-    parser.add_argument("--out", default=None,
-                        help="where to write the results (default benchmarks/RESULTS.md; "
-                             "with --quick, nothing unless given)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="where to write the results (default benchmarks/RESULTS.md; "
+        "with --quick, nothing unless given)",
+    )
     parser.add_argument("--only", nargs="*", choices=[s for s, _ in SCRIPTS], default=None)
-    parser.add_argument("--from-json", metavar="DIR", default=None,
-                        help="run nothing: write the results from DIR/<script>.json files that "
-                             "the scripts wrote with --json")
+    parser.add_argument(
+        "--from-json",
+        metavar="DIR",
+        default=None,
+        help="run nothing: write the results from DIR/<script>.json files that "
+        "the scripts wrote with --json",
+    )
     latency = parser.add_mutually_exclusive_group()
-    latency.add_argument("--latency", action="store_true", help="run cell_latency.py even with --quick")
+    latency.add_argument(
+        "--latency", action="store_true", help="run cell_latency.py even with --quick"
+    )
     latency.add_argument("--no-latency", action="store_true", help="skip cell_latency.py")
     args = parser.parse_args(argv)
     out = Path(args.out) if args.out else (None if args.quick else C.BENCH / "RESULTS.md")
@@ -93,48 +107,89 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             results[name] = {**json.loads(path.read_text(encoding="utf-8")), "seconds": seconds}
     lat = None
-    if (not args.no_latency and (not args.quick or args.latency) and args.only is None
-            and not args.from_json):
+    if (
+        not args.no_latency
+        and (not args.quick or args.latency)
+        and args.only is None
+        and not args.from_json
+    ):
         try:
             lat = run_latency(args.quick)
         except Exception as exc:  # noqa: BLE001 - a kernel that would not start: say so
-            lat = {"code": -1, "text": "", "p95": float("nan"), "seconds": 0.0,
-                   "stderr": f"{type(exc).__name__}: {exc}"}
+            lat = {
+                "code": -1,
+                "text": "",
+                "p95": float("nan"),
+                "seconds": 0.0,
+                "stderr": f"{type(exc).__name__}: {exc}",
+            }
     total = time.perf_counter() - started
     info["load_end"] = os.getloadavg()
 
     rows, misses = [], []
     for name, title in SCRIPTS:
         for t in results.get(name, {}).get("targets", []):
-            rows.append([title.split(". ", 1)[1], t["name"], t["target"], t["measured"],
-                         "met" if t["met"] else f"**missed** ({t['miss_by']})"])
+            rows.append(
+                [
+                    title.split(". ", 1)[1],
+                    t["name"],
+                    t["target"],
+                    t["measured"],
+                    "met" if t["met"] else f"**missed** ({t['miss_by']})",
+                ]
+            )
             if not t["met"]:
                 misses.append((title, t))
     if lat is not None and lat["p95"] == lat["p95"]:
         met = lat["p95"] <= 100
-        rows.append(["Notebook latency", "trivial cell p95 during a run (cell_latency.py)",
-                     "≤ 100 ms", f"{lat['p95']:.1f} ms",
-                     "met" if met else f"**missed** ({100 * (lat['p95'] - 100) / 100:.0f}% "
-                                       "above the target)"])
+        rows.append(
+            [
+                "Notebook latency",
+                "trivial cell p95 during a run (cell_latency.py)",
+                "≤ 100 ms",
+                f"{lat['p95']:.1f} ms",
+                "met"
+                if met
+                else f"**missed** ({100 * (lat['p95'] - 100) / 100:.0f}% above the target)",
+            ]
+        )
         if not met:
-            misses.append(("5. Notebook latency", {"name": "cell p95", "measured":
-                           f"{lat['p95']:.1f} ms", "target": "≤ 100 ms", "miss_by": "",
-                           "why": "see cell_latency.py's output below"}))
+            misses.append(
+                (
+                    "5. Notebook latency",
+                    {
+                        "name": "cell p95",
+                        "measured": f"{lat['p95']:.1f} ms",
+                        "target": "≤ 100 ms",
+                        "miss_by": "",
+                        "why": "see cell_latency.py's output below",
+                    },
+                )
+            )
     text, md_targets = C.table(["benchmark", "target", "goal", "measured", "verdict"], rows)
     print("\n=== targets\n" + text)
     if failed:
         print("FAILED: " + ", ".join(failed))
 
     if out is not None:
-        out.write_text(render(info, results, lat, md_targets, misses, failed, total,
-                              args.quick), encoding="utf-8")
+        out.write_text(
+            render(info, results, lat, md_targets, misses, failed, total, args.quick),
+            encoding="utf-8",
+        )
         print(f"\nwrote {out}")
     return 1 if failed else 0
 
 
-def render(info: dict[str, Any], results: dict[str, dict[str, Any]], lat: dict[str, Any] | None,
-           md_targets: str, misses: list[tuple[str, dict[str, Any]]], failed: list[str],
-           total: float, quick: bool) -> str:
+def render(
+    info: dict[str, Any],
+    results: dict[str, dict[str, Any]],
+    lat: dict[str, Any] | None,
+    md_targets: str,
+    misses: list[tuple[str, dict[str, Any]]],
+    failed: list[str],
+    total: float,
+    quick: bool,
+) -> str:
     v = C.versions()
     load = ", ".join(f"{x:.2f}" for x in info["load"])
     load_end = ", ".join(f"{x:.2f}" for x in info.get("load_end", ()))
@@ -170,9 +225,12 @@ def render(info: dict[str, Any], results: dict[str, dict[str, Any]], lat: dict[s
     if misses:
         lines += ["### Missed targets: by how much, and why", ""]
         for title, t in misses:
-            lines.append(f"- **{t['name']}** ({title.split('. ', 1)[1]}): {t['measured']} "
-                         f"against {t['target']}" + (f" — {t['miss_by']}" if t["miss_by"] else "")
-                         + f". {t['why']}.")
+            lines.append(
+                f"- **{t['name']}** ({title.split('. ', 1)[1]}): {t['measured']} "
+                f"against {t['target']}"
+                + (f" — {t['miss_by']}" if t["miss_by"] else "")
+                + f". {t['why']}."
+            )
         lines.append("")
     else:
         lines += ["Every target was met.", ""]
@@ -181,15 +239,27 @@ def render(info: dict[str, Any], results: dict[str, dict[str, Any]], lat: dict[s
         if name not in results:
             continue
         took = results[name]["seconds"]
-        lines += [f"## {title}", "", f"`python benchmarks/{name}.py`"
-                  + (f" ({took:.0f} s)" if took == took else ""), "",
-                  results[name]["markdown"], ""]
+        lines += [
+            f"## {title}",
+            "",
+            f"`python benchmarks/{name}.py`" + (f" ({took:.0f} s)" if took == took else ""),
+            "",
+            results[name]["markdown"],
+            "",
+        ]
     if lat is not None:
-        lines += ["## 5. Notebook latency (cell_latency.py)", "",
-                  f"`python benchmarks/cell_latency.py` ({lat['seconds']:.0f} s): a trivial cell "
-                  "executed over and over in a real kernel while the `%lightscientist research` "
-                  "magic runs the offline project.", "", "```", lat["text"] or lat["stderr"],
-                  "```", ""]
+        lines += [
+            "## 5. Notebook latency (cell_latency.py)",
+            "",
+            f"`python benchmarks/cell_latency.py` ({lat['seconds']:.0f} s): a trivial cell "
+            "executed over and over in a real kernel while the `%lightscientist research` "
+            "magic runs the offline project.",
+            "",
+            "```",
+            lat["text"] or lat["stderr"],
+            "```",
+            "",
+        ]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -224,34 +294,50 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
     full = results.get("full_run", {}).get("data", {})
     layers = over.get("layers") or []
     if layers:
-        med = {k: C.median([r[k] for r in layers]) for k in
-               ("wall_s", "steps", "supervisor_steps", "decisions", "supervisor_busy_s")}
-        supervisor = (f"In this run's three-layer repetitions (medians) the supervisor's turns "
-                      f"took {med['supervisor_busy_s']:.1f} s of {med['wall_s']:.1f} s — "
-                      f"{med['supervisor_steps']:.0f} supervisor model steps for "
-                      f"{med['decisions']:.0f} decisions, each step checkpointed to SQLite, "
-                      "on the critical path (the control loop waits for each decision).")
+        med = {
+            k: C.median([r[k] for r in layers])
+            for k in ("wall_s", "steps", "supervisor_steps", "decisions", "supervisor_busy_s")
+        }
+        supervisor = (
+            f"In this run's three-layer repetitions (medians) the supervisor's turns "
+            f"took {med['supervisor_busy_s']:.1f} s of {med['wall_s']:.1f} s — "
+            f"{med['supervisor_steps']:.0f} supervisor model steps for "
+            f"{med['decisions']:.0f} decisions, each step checkpointed to SQLite, "
+            "on the critical path (the control loop waits for each decision)."
+        )
         same = f"{over['same_work']:.2f}×"
         need = med["wall_s"] - 1.3 * C.median([r["wall_s"] for r in over["bare"]])
-        back = (f"A same-work ratio of 1.3× would need {need:.1f} s back, "
-                f"{100 * need / max(med['supervisor_busy_s'], 1e-9):.0f}% of the supervisor's "
-                "time" if need > 0 else "The same-work ratio is within 1.3× in this run")
+        back = (
+            f"A same-work ratio of 1.3× would need {need:.1f} s back, "
+            f"{100 * need / max(med['supervisor_busy_s'], 1e-9):.0f}% of the supervisor's "
+            "time"
+            if need > 0
+            else "The same-work ratio is within 1.3× in this run"
+        )
     else:
         supervisor, same, back = "", "more than 1.3×", "A same-work ratio of 1.3× needs time back"
     parts = (over.get("profile") or {}).get("parts") or {}
     sqlite_s = sum(v["seconds"] for k, v in parts.items() if "SQLite" in k and "writes" in k)
     shell_s = sum(v["seconds"] for k, v in parts.items() if k.startswith("shell"))
-    profile = (f"The instrumented run in section 2 spent {sqlite_s:.1f} s (cumulative over "
-               f"threads, waits for the shared connection included) writing SQLite checkpoints, against {shell_s:.1f} s in the real "
-               "commands." if parts else "")
+    profile = (
+        f"The instrumented run in section 2 spent {sqlite_s:.1f} s (cumulative over "
+        "threads, waits for the shared connection included) writing SQLite checkpoints, "
+        f"against {shell_s:.1f} s in the real "
+        "commands."
+        if parts
+        else ""
+    )
     runs = full.get("runs") or []
     wal_bytes = C.median([r["sqlite_wal"] for r in runs]) if runs else 0
-    wal = (f"- **`checkpoints.sqlite-wal` stays behind** ({C.fmt_bytes(wal_bytes)} after every "
-           f"run, beside a {C.fmt_bytes(C.median([r['sqlite'] for r in runs]))} database): the "
-           "checkpoint connection is never closed, so SQLite does not fold the WAL back into "
-           "the database at exit. Closing `runtime.saver.conn` in `ExecutionRuntime.close` "
-           "would leave one file; as it is, it is harmless (the next open replays the WAL)."
-           if wal_bytes else "- No `checkpoints.sqlite-wal` is left behind after a run.")
+    wal = (
+        f"- **`checkpoints.sqlite-wal` stays behind** ({C.fmt_bytes(wal_bytes)} after every "
+        f"run, beside a {C.fmt_bytes(C.median([r['sqlite'] for r in runs]))} database): the "
+        "checkpoint connection is never closed, so SQLite does not fold the WAL back into "
+        "the database at exit. Closing `runtime.saver.conn` in `ExecutionRuntime.close` "
+        "would leave one file; as it is, it is harmless (the next open replays the WAL)."
+        if wal_bytes
+        else "- No `checkpoints.sqlite-wal` is left behind after a run."
+    )
     return f"""## Changes made, and open points
 
 - **JSONL writer throughput, fixed in `events/`.** The first measurement (2026-11-30, this
@@ -266,8 +352,9 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
   `emit` returns: nothing is batched or buffered.
 - **The same work costs {same} a bare agent's wall time**, although the per-step target is
   met (a supervisor step is cheaper than a worker step). {supervisor} {profile}
-  {back}: fewer model calls per decision, or cheaper supervisor steps; `PRAGMA synchronous=NORMAL` on the checkpoint
-  connection (`runtime/runtime.py`, `open_checkpointer`) saved about 10% of a whole run in a
+  {back}: fewer model calls per decision, or cheaper supervisor steps;
+  `PRAGMA synchronous=NORMAL` on the checkpoint connection (`runtime/checkpoints.py`,
+  `open_checkpointer`) saved about 10% of a whole run in a
   4-pair trial (noisy). Those are `runtime/` and `supervisor/` changes, not made here.
 {wal}"""
 

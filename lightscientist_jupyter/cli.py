@@ -42,12 +42,14 @@ def _workspace(args: argparse.Namespace) -> Workspace:
 
 # ------------------------------------------------------------------------- stages
 
+
 def cmd_stages(args: argparse.Namespace) -> int:
     print(table_text(load_table(args.stages)))
     return EXIT_OK
 
 
 # ------------------------------------------------------------------------- status
+
 
 def cmd_status(args: argparse.Namespace) -> int:
     info = commands.status(_workspace(args))
@@ -59,8 +61,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     if info["reason"]:
         print(f"reason:  {info['reason']}")
     runner = info["runner"]
-    print(f"runner:  pid {runner.get('pid')} on {runner.get('host')}" if runner else
-          "runner:  none (the project is not being run now)")
+    print(
+        f"runner:  pid {runner.get('pid')} on {runner.get('host')}"
+        if runner
+        else "runner:  none (the project is not being run now)"
+    )
     pending = info["pending"]
     if pending:
         print(f"pending: {pending['id']} — {pending['question']}")
@@ -73,10 +78,12 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------- reply
 
+
 def cmd_reply(args: argparse.Namespace) -> int:
     ws = _workspace(args)
-    sent = commands.submit_reply(ws, args.answer in ("y", "yes"), args.comment, args.to,
-                                 source="cli", option="--to")
+    sent = commands.submit_reply(
+        ws, args.answer in ("y", "yes"), args.comment, args.to, source="cli", option="--to"
+    )
     if sent.route is Route.UNCHANGED:
         print(sent.message)
         return _finish_line(load_state(ws.state_file).status)
@@ -113,6 +120,7 @@ def _finish_line(status: str) -> int:
 
 # ------------------------------------------------------------------------- research, resume
 
+
 def _subscribers(args: argparse.Namespace) -> tuple:
     from lightscientist_jupyter.events import TerminalPrinter
 
@@ -127,8 +135,11 @@ def _announce_gate(project) -> Callable[[], None]:
         pending = project.controller.state.pending
         if pending is not None and pending.id not in shown:
             shown.add(pending.id)
-            print(f"waiting at {pending.stage}: {pending.question} — reply with "
-                  "`lightscientist reply y` or `n` (or from the side panel)", flush=True)
+            print(
+                f"waiting at {pending.stage}: {pending.question} — reply with "
+                "`lightscientist reply y` or `n` (or from the side panel)",
+                flush=True,
+            )
 
     return announce
 
@@ -138,8 +149,9 @@ def _run_project(project, args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGTERM, lambda *_: project.stop())
     try:
-        status = project.run(wait_for_replies=getattr(args, "wait", False),
-                             on_idle=_announce_gate(project))
+        status = project.run(
+            wait_for_replies=getattr(args, "wait", False), on_idle=_announce_gate(project)
+        )
     except KeyboardInterrupt:
         project.stop()
         status = project.controller.status
@@ -158,21 +170,33 @@ def _run_project(project, args: argparse.Namespace) -> int:
 def cmd_research(args: argparse.Namespace) -> int:
     from lightscientist_jupyter.app.project import Project
 
-    project = Project.create(args.workspace or ".", args.goal, mode=args.mode, stage=args.stage,
-                             stages=args.stages, model=args.model, base_url=args.base_url,
-                             subscribers=_subscribers(args))
+    project = Project.create(
+        args.workspace or ".",
+        args.goal,
+        mode=args.mode,
+        stage=args.stage,
+        stages=args.stages,
+        model=args.model,
+        base_url=args.base_url,
+        subscribers=_subscribers(args),
+    )
     return _run_project(project, args)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from lightscientist_jupyter.app.project import Project
 
-    project = Project.open(args.workspace or ".", model=args.model, base_url=args.base_url,
-                           subscribers=_subscribers(args))
+    project = Project.open(
+        args.workspace or ".",
+        model=args.model,
+        base_url=args.base_url,
+        subscribers=_subscribers(args),
+    )
     return _run_project(project, args)
 
 
 # ------------------------------------------------------------------------- workers, cancel
+
 
 def cmd_workers(args: argparse.Namespace) -> int:
     ws = _workspace(args)
@@ -185,9 +209,11 @@ def cmd_workers(args: argparse.Namespace) -> int:
     for r in records:
         p = r.get("progress") or {}
         label = (r.get("labels") or {}).get("label", "")
-        print(f"{r['id']:<12}{r.get('role', ''):<11}{(r.get('stage') or ''):<20}"
-              f"{r.get('status', ''):<11}{p.get('model_calls', 0):>6}{p.get('tool_calls', 0):>6}  "
-              f"{label}")
+        print(
+            f"{r['id']:<12}{r.get('role', ''):<11}{(r.get('stage') or ''):<20}"
+            f"{r.get('status', ''):<11}{p.get('model_calls', 0):>6}{p.get('tool_calls', 0):>6}  "
+            f"{label}"
+        )
     return EXIT_OK
 
 
@@ -203,6 +229,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------- events
 
+
 def cmd_events(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     commands.require_project(ws)
@@ -210,8 +237,10 @@ def cmd_events(args: argparse.Namespace) -> int:
         raise BadInput("--tail must be 0 or more")
     keep = make_filter(layer=args.layer, type=args.type, worker_id=args.worker)
     show: Callable[[dict], str] = (
-        (lambda raw: json.dumps(raw, ensure_ascii=False)) if args.json else
-        (lambda raw: format_line(raw, color=sys.stdout.isatty())))
+        (lambda raw: json.dumps(raw, ensure_ascii=False))
+        if args.json
+        else (lambda raw: format_line(raw, color=sys.stdout.isatty()))
+    )
     # `last` first: an event appended while the tail is printed is then followed, not lost.
     newest = read_tail(ws.events_file, 1)
     last = newest[-1]["seq"] if newest else 0
@@ -232,8 +261,10 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
-def _waiting(setup: Callable[[argparse.ArgumentParser], None],
-             ) -> Callable[[argparse.ArgumentParser], None]:
+
+def _waiting(
+    setup: Callable[[argparse.ArgumentParser], None],
+) -> Callable[[argparse.ArgumentParser], None]:
     """A subcommand's options plus `--wait` (stay at a gate for its reply)."""
 
     def both(parser: argparse.ArgumentParser) -> None:
@@ -244,14 +275,15 @@ def _waiting(setup: Callable[[argparse.ArgumentParser], None],
 
 
 COMMANDS: dict[str, Command] = {
-    "research": (_waiting(options.research), cmd_research,
-                 "start a research project and run it"),
-    "resume": (_waiting(options.resume), cmd_resume,
-               "continue a project that stopped (crash, restart)"),
+    "research": (_waiting(options.research), cmd_research, "start a research project and run it"),
+    "resume": (
+        _waiting(options.resume),
+        cmd_resume,
+        "continue a project that stopped (crash, restart)",
+    ),
     "workers": (options.workers, cmd_workers, "list the workers and their state"),
     "cancel": (options.cancel, cmd_cancel, "cancel one worker, or the whole run"),
-    "reply": (_waiting(options.reply), cmd_reply,
-              "approve or reject the pending gate or question"),
+    "reply": (_waiting(options.reply), cmd_reply, "approve or reject the pending gate or question"),
     "status": (options.status, cmd_status, "show the project's stage, status and pending decision"),
     "events": (options.events, cmd_events, "print the event stream"),
     "stages": (options.stages, cmd_stages, "validate and print a stage table"),
@@ -262,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lightscientist",
         description="LightScientist: a three-layer research agent (stage machine, supervisor, "
-                    "persistent workers).")
+        "persistent workers).",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (setup, _, help_text) in COMMANDS.items():

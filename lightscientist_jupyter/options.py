@@ -14,41 +14,58 @@ Parser = argparse.ArgumentParser
 
 
 def workspace(p: Parser) -> None:
-    p.add_argument("--workspace", "-w", metavar="DIR",
-                   help="project folder (default: the current directory)")
+    p.add_argument(
+        "--workspace", "-w", metavar="DIR", help="project folder (default: the current directory)"
+    )
 
 
 def run_options(p: Parser) -> None:
-    p.add_argument("--model", metavar="SPEC",
-                   help="offline (default), provider:model, or a model name with --base-url")
-    p.add_argument("--base-url", metavar="URL",
-                   help="an OpenAI-compatible server (chat completions)")
-    p.add_argument("--watch", action="store_true",
-                   help="print events as they happen (a notebook's dashboard always streams)")
+    p.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="offline (default), provider:model, or a model name with --base-url",
+    )
+    p.add_argument(
+        "--base-url", metavar="URL", help="an OpenAI-compatible server (chat completions)"
+    )
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="print events as they happen (a notebook's dashboard always streams)",
+    )
 
 
 def wait(p: Parser) -> None:
     """The command line's `--wait` (a notebook's run always waits at gates)."""
-    p.add_argument("--wait", action="store_true",
-                   help="at a gate, keep running and wait for the reply (from the side panel, "
-                        "a notebook or `lightscientist reply`) instead of exiting")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="at a gate, keep running and wait for the reply (from the side panel, "
+        "a notebook or `lightscientist reply`) instead of exiting",
+    )
 
 
 def research(p: Parser, *, mode_default: str | None = "manual") -> None:
     p.add_argument("goal", help="the research goal, in quotes")
     workspace(p)
-    p.add_argument("--mode", choices=["auto", "manual"], default=mode_default,
-                   help="auto: gates pass by themselves; manual (default): gates wait for a reply")
-    p.add_argument("--stage", metavar="STAGE",
-                   help="start at this stage instead of the table's start")
+    p.add_argument(
+        "--mode",
+        choices=["auto", "manual"],
+        default=mode_default,
+        help="auto: gates pass by themselves; manual (default): gates wait for a reply",
+    )
+    p.add_argument(
+        "--stage", metavar="STAGE", help="start at this stage instead of the table's start"
+    )
     p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
     run_options(p)
 
 
 def reply(p: Parser) -> None:
     p.add_argument("answer", choices=["y", "n", "yes", "no"], help="approve (y) or reject (n)")
-    p.add_argument("--comment", "-m", default="",
-                   help="a comment for the record and the next worker")
+    p.add_argument(
+        "--comment", "-m", default="", help="a comment for the record and the next worker"
+    )
     p.add_argument("--to", metavar="STAGE", help="on reject: the stage to send the project back to")
     workspace(p)
     p.add_argument("--watch", action="store_true", help="print events as they happen")
@@ -70,9 +87,15 @@ def events(p: Parser) -> None:
     p.add_argument("--layer", type=int, choices=[1, 2, 3], help="only this layer")
     p.add_argument("--type", metavar="TYPE", help="only this type (or a prefix such as 'stage.')")
     p.add_argument("--worker", metavar="ID", help="only this worker")
-    p.add_argument("--follow", "-f", action="store_true",
-                   help="keep showing new events (in a notebook: the live event list)")
-    p.add_argument("--json", action="store_true", help="raw events (JSON lines; dicts in a notebook)")
+    p.add_argument(
+        "--follow",
+        "-f",
+        action="store_true",
+        help="keep showing new events (in a notebook: the live event list)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="raw events (JSON lines; dicts in a notebook)"
+    )
 
 
 def workers(p: Parser) -> None:
@@ -81,8 +104,12 @@ def workers(p: Parser) -> None:
 
 
 def cancel(p: Parser) -> None:
-    p.add_argument("worker_id", nargs="?", metavar="WORKER_ID",
-                   help="one worker to cancel (default: the whole run)")
+    p.add_argument(
+        "worker_id",
+        nargs="?",
+        metavar="WORKER_ID",
+        help="one worker to cancel (default: the whole run)",
+    )
     workspace(p)
 
 

@@ -13,8 +13,8 @@ STATE_DIR = ".lightscientist"
 class Workspace:
     """The paths of one research project.
 
-        <root>/PROCESS.md, idea/ experiment/ paper/ (stage outputs)
-        <root>/.lightscientist/state.json, events.jsonl, checkpoints.sqlite, inbox/, workers/
+    <root>/PROCESS.md, idea/ experiment/ paper/ (stage outputs)
+    <root>/.lightscientist/state.json, events.jsonl, checkpoints.sqlite, inbox/, workers/
     """
 
     root: Path

@@ -51,8 +51,12 @@ _SKILL = re.compile(r"""^\s*skill\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 WriteTable = Callable[..., Path]
 
 
-def _write_table(directory: Path, toml_text: str | bytes,
-                 skills: dict[str, str] | None = None, name: str = "table.toml") -> Path:
+def _write_table(
+    directory: Path,
+    toml_text: str | bytes,
+    skills: dict[str, str] | None = None,
+    name: str = "table.toml",
+) -> Path:
     """Write a stage table and its skill files under `directory`; returns the table's path.
 
     With `skills=None`, every `skill = "..."` path in the text gets a non-empty brief. With a
@@ -135,8 +139,9 @@ def produce() -> Callable[..., list[str]]:
     return _produce
 
 
-def _advance(controller: ResearchController, next_stage: str | None = None,
-             summary: str | None = None):
+def _advance(
+    controller: ResearchController, next_stage: str | None = None, summary: str | None = None
+):
     """Produce the current stage's outputs and finish it; the outcome must be accepted."""
     _produce(controller)
     stage = controller.stage
@@ -163,9 +168,24 @@ def built_wheel(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "--disable-pip-version-check", "-q", "-w", str(out), str(REPO_ROOT)],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+            "-w",
+            str(out),
+            str(REPO_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = out.glob("lightscientist_jupyter-*.whl")
     return wheel

@@ -24,11 +24,22 @@ def reports(tmp_path_factory) -> dict[str, dict]:
     private_tmp = tmp_path_factory.mktemp("bench-tmp")  # their temporary files go here
     found = {}
     for name in SCRIPTS:
-        proc = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), "--quick", "--json",
-                               str(out / f"{name}.json")], capture_output=True, text=True,
-                              timeout=280, env={**os.environ, "TMPDIR": str(private_tmp)})
-        assert proc.returncode == 0, (f"{name}.py failed:\n{proc.stdout[-2000:]}\n"
-                                      f"{proc.stderr[-3000:]}")
+        proc = subprocess.run(
+            [
+                sys.executable,
+                str(BENCH / f"{name}.py"),
+                "--quick",
+                "--json",
+                str(out / f"{name}.json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=280,
+            env={**os.environ, "TMPDIR": str(private_tmp)},
+        )
+        assert proc.returncode == 0, (
+            f"{name}.py failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+        )
         found[name] = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
         found[name]["stdout"] = proc.stdout
     found["_dir"] = {"path": str(out), "tmp": str(private_tmp)}
@@ -82,12 +93,28 @@ def test_full_run_measures_memory_and_files(reports):
 
 def test_run_all_writes_results(reports, tmp_path):
     out = tmp_path / "RESULTS.md"
-    proc = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--from-json",
-                           reports["_dir"]["path"], "--out", str(out)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "run_all.py"),
+            "--from-json",
+            reports["_dir"]["path"],
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     text = out.read_text(encoding="utf-8")
-    for heading in ("## Machine", "## Targets", "## 1. Prompt growth",
-                    "## 2. Orchestration overhead", "## 3. Event pipeline", "## 4. The full run"):
+    for heading in (
+        "## Machine",
+        "## Targets",
+        "## 1. Prompt growth",
+        "## 2. Orchestration overhead",
+        "## 3. Event pipeline",
+        "## 4. The full run",
+    ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text

@@ -19,15 +19,31 @@ from lightscientist_jupyter.events import EventBus, JsonlWriter
 GOAL = "Does learning-rate warmup help a small MLP?"
 
 DEFAULT_IDS = [
-    "idea.survey", "idea.generate", "idea.evaluate", "idea.probe_batch", "idea.probe_collect",
-    "idea.gate", "experiment.setup", "experiment.loop", "experiment.analyze", "experiment.gate",
-    "paper.plan", "paper.figure", "paper.write", "paper.review",
+    "idea.survey",
+    "idea.generate",
+    "idea.evaluate",
+    "idea.probe_batch",
+    "idea.probe_collect",
+    "idea.gate",
+    "experiment.setup",
+    "experiment.loop",
+    "experiment.analyze",
+    "experiment.gate",
+    "paper.plan",
+    "paper.figure",
+    "paper.write",
+    "paper.review",
 ]
 
 
 def cli(*args: str, cwd, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lightscientist_jupyter", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def assert_clean_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
@@ -42,8 +58,9 @@ def stdout_lines(result: subprocess.CompletedProcess) -> list[str]:
     return result.stdout.rstrip("\n").splitlines()
 
 
-def make_project(workspace, table, advance, *, until: str | None = None,
-                 wait: bool = False) -> None:
+def make_project(
+    workspace, table, advance, *, until: str | None = None, wait: bool = False
+) -> None:
     """A manual-mode project on disk with its event log, walked to `until` (and its gate)."""
     with JsonlWriter(workspace.events_file) as writer:
         bus = EventBus(next_seq=writer.next_seq)
@@ -69,16 +86,18 @@ def final_gate(workspace, default_table, advance):
     with JsonlWriter(workspace.events_file) as writer:
         bus = EventBus(next_seq=writer.next_seq)
         bus.subscribe(writer)
-        c = ResearchController.create(workspace, GOAL, mode="manual", table=default_table,
-                                      bus=bus, start_stage="paper.review")
+        c = ResearchController.create(
+            workspace, GOAL, mode="manual", table=default_table, bus=bus, start_stage="paper.review"
+        )
         advance(c)
         assert c.status == "waiting_user"
     return workspace
 
 
 def read_events(workspace) -> list[dict]:
-    return [json.loads(line) for line in
-            workspace.events_file.read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line) for line in workspace.events_file.read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def state_of(workspace) -> dict:
@@ -86,6 +105,7 @@ def state_of(workspace) -> dict:
 
 
 # ------------------------------------------------------------------ stages
+
 
 def test_stages_lists_the_default_table(tmp_path):
     result = cli("stages", cwd=tmp_path)
@@ -102,7 +122,9 @@ def test_stages_lists_the_default_table(tmp_path):
 
 
 def test_stages_on_a_broken_table_lists_every_problem(tmp_path, write_table):
-    path = write_table(tmp_path, """\
+    path = write_table(
+        tmp_path,
+        """\
 start = "a"
 extra = 1
 
@@ -118,15 +140,20 @@ skill = "skills/missing.md"
 outputs = ["out/b.md"]
 next = "done"
 allowed = ["done", "ghost"]
-""", {"skills/a.md": "brief"})
+""",
+        {"skills/a.md": "brief"},
+    )
     result = cli("stages", "--stages", str(path), cwd=tmp_path)
     assert_clean_error(
-        result, str(path), "5 problem(s)",
+        result,
+        str(path),
+        "5 problem(s)",
         "unknown top-level key 'extra' (line 2)",
         "stage 'a', key 'approval' (line 9): must be true or false",
         "stage 'a', key 'next' (line 7): 'b' is not in 'allowed'",
         "stage 'b', key 'skill' (line 12)",
-        "stage 'b', key 'allowed' (line 15): 'ghost' is not a stage of this table")
+        "stage 'b', key 'allowed' (line 15): 'ghost' is not a stage of this table",
+    )
     assert result.stdout == ""
 
 
@@ -136,6 +163,7 @@ def test_stages_with_a_missing_file(tmp_path):
 
 
 # ------------------------------------------------------------------ status
+
 
 def test_status_json(waiting):
     result = cli("status", "--json", "--workspace", str(waiting.root), cwd=waiting.root.parent)
@@ -169,12 +197,17 @@ def test_status_text_ends_with_the_status(waiting):
 
 def test_status_in_an_empty_folder(tmp_path):
     result = cli("status", cwd=tmp_path)
-    assert_clean_error(result, "lightscientist status: error:",
-                       f"no LightScientist project in {tmp_path}", "lightscientist research")
+    assert_clean_error(
+        result,
+        "lightscientist status: error:",
+        f"no LightScientist project in {tmp_path}",
+        "lightscientist research",
+    )
     assert result.stdout == ""
 
 
 # ------------------------------------------------------------------ reply
+
 
 def test_reply_with_nothing_pending(workspace, small_table, advance):
     make_project(workspace, small_table, advance)
@@ -196,15 +229,18 @@ def test_reply_to_an_unknown_stage(waiting):
 
 
 def test_reply_yes_with_a_target_is_a_usage_error(waiting):
-    assert_clean_error(cli("reply", "y", "--to", "idea.generate", cwd=waiting.root),
-                       "--to names where a rejection sends the project")
+    assert_clean_error(
+        cli("reply", "y", "--to", "idea.generate", cwd=waiting.root),
+        "--to names where a rejection sends the project",
+    )
 
 
 def test_reply_without_a_runner_applies_it_itself(final_gate):
     ws = final_gate
     last_seq = read_events(ws)[-1]["seq"]
-    result = cli("reply", "y", "--comment", "Go ahead.", "--workspace", str(ws.root),
-                 cwd=ws.root.parent)
+    result = cli(
+        "reply", "y", "--comment", "Go ahead.", "--workspace", str(ws.root), cwd=ws.root.parent
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert stdout_lines(result)[-1] == "done"
@@ -222,8 +258,11 @@ def test_reply_without_a_runner_applies_it_itself(final_gate):
 
 def test_reply_twice(final_gate):
     assert cli("reply", "y", cwd=final_gate.root).returncode == 0
-    assert_clean_error(cli("reply", "y", cwd=final_gate.root), "nothing is waiting for a reply",
-                       "done at stage 'done'")
+    assert_clean_error(
+        cli("reply", "y", cwd=final_gate.root),
+        "nothing is waiting for a reply",
+        "done at stage 'done'",
+    )
     assert len(state_of(final_gate)["decisions"]) == 1
 
 
@@ -246,8 +285,12 @@ RUNNER = textwrap.dedent("""\
 
 
 def test_reply_while_another_process_runs_the_project(waiting):
-    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(waiting.root)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, str(waiting.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert runner.stdout.readline().strip() == "ready"
         status = json.loads(cli("status", "--json", cwd=waiting.root).stdout)
@@ -268,9 +311,9 @@ def test_reply_while_another_process_runs_the_project(waiting):
 
 # ------------------------------------------------------------------ events
 
+
 def test_events_tail_with_filters(waiting):
-    result = cli("events", "--tail", "2", "--layer", "1", "--type", "stage.start",
-                 cwd=waiting.root)
+    result = cli("events", "--tail", "2", "--layer", "1", "--type", "stage.start", cwd=waiting.root)
     assert result.returncode == 0, result.stderr
     lines = stdout_lines(result)
     assert len(lines) == 2
@@ -289,11 +332,25 @@ def test_events_tail_with_filters(waiting):
 
 def test_events_follow_prints_new_events(waiting):
     follower = subprocess.Popen(
-        [sys.executable, "-m", "lightscientist_jupyter", "events", "--follow", "--tail", "1",
-         "--json"], cwd=waiting.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "lightscientist_jupyter",
+            "events",
+            "--follow",
+            "--tail",
+            "1",
+            "--json",
+        ],
+        cwd=waiting.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in follower.stdout],
-                              daemon=True)
+    reader = threading.Thread(
+        target=lambda: [lines.put(line) for line in follower.stdout], daemon=True
+    )
     reader.start()
     try:
         first = json.loads(lines.get(timeout=30))  # the tail arrives before any new event
@@ -325,23 +382,34 @@ def test_events_in_an_empty_folder(tmp_path):
 
 
 def test_events_negative_tail(waiting):
-    assert_clean_error(cli("events", "--tail", "-1", cwd=waiting.root),
-                       "--tail must be 0 or more")
+    assert_clean_error(cli("events", "--tail", "-1", cwd=waiting.root), "--tail must be 0 or more")
 
 
 # ------------------------------------------------------------------ usage
 
-@pytest.mark.parametrize(("args", "error"), [
-    ([], "lightscientist: error: the following arguments are required: COMMAND"),
-    (["bogus"], "lightscientist: error: argument COMMAND: invalid choice: 'bogus'"),
-    (["reply"], "lightscientist reply: error: the following arguments are required: answer"),
-    (["reply", "maybe"], "lightscientist reply: error: argument answer: invalid choice: 'maybe'"),
-    (["events", "--tail", "many"],
-     "lightscientist events: error: argument --tail/-n: invalid int value: 'many'"),
-    (["events", "--layer", "4"],
-     "lightscientist events: error: argument --layer: invalid choice: 4 (choose from 1, 2, 3)"),
-    (["status", "--nope"], "lightscientist: error: unrecognized arguments: --nope"),
-])
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ([], "lightscientist: error: the following arguments are required: COMMAND"),
+        (["bogus"], "lightscientist: error: argument COMMAND: invalid choice: 'bogus'"),
+        (["reply"], "lightscientist reply: error: the following arguments are required: answer"),
+        (
+            ["reply", "maybe"],
+            "lightscientist reply: error: argument answer: invalid choice: 'maybe'",
+        ),
+        (
+            ["events", "--tail", "many"],
+            "lightscientist events: error: argument --tail/-n: invalid int value: 'many'",
+        ),
+        (
+            ["events", "--layer", "4"],
+            "lightscientist events: error: argument --layer: invalid choice: 4 "
+            "(choose from 1, 2, 3)",
+        ),
+        (["status", "--nope"], "lightscientist: error: unrecognized arguments: --nope"),
+    ],
+)
 def test_usage_errors_exit_2(tmp_path, args, error):
     result = cli(*args, cwd=tmp_path)
     assert_clean_error(result, "usage: lightscientist", error)

@@ -26,7 +26,6 @@ def test_source_checkout_uses_the_package_stages_folder():
     assert not (REPO / "stages").exists()  # one place for the default table
 
 
-
 @pytest.fixture(scope="module")
 def unpacked_wheel(built_wheel: Path, tmp_path_factory) -> Path:
     """The project's wheel, unzipped (an 'installed' copy)."""
@@ -46,13 +45,18 @@ def test_wheel_ships_the_table_and_every_skill(unpacked_wheel):
 
 def run_installed(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_installed_wheel_finds_its_own_table(unpacked_wheel, tmp_path):
-    where = run_installed(unpacked_wheel, tmp_path, "-c",
-                          "import lightscientist_jupyter; print(lightscientist_jupyter.__file__)")
+    where = run_installed(
+        unpacked_wheel,
+        tmp_path,
+        "-c",
+        "import lightscientist_jupyter; print(lightscientist_jupyter.__file__)",
+    )
     assert where.returncode == 0, where.stderr
     assert Path(where.stdout.strip()).resolve().is_relative_to(unpacked_wheel.resolve())
 
@@ -61,7 +65,7 @@ def test_installed_wheel_finds_its_own_table(unpacked_wheel, tmp_path):
     lines = result.stdout.rstrip("\n").splitlines()
     prefix = "stage table "
     assert lines[0].startswith(prefix)
-    table_path = Path(lines[0][len(prefix):].split(" · ")[0])
+    table_path = Path(lines[0][len(prefix) :].split(" · ")[0])
     assert table_path == (unpacked_wheel / PACKAGE_NAME / "stages" / "research.toml").resolve()
     assert not table_path.is_relative_to(REPO)
     rows = lines[3:]  # title, blank line, column header
@@ -75,9 +79,16 @@ def test_wheel_ships_the_offline_study_scripts(unpacked_wheel, tmp_path):
     names = sorted(p.name for p in source.glob("*.py"))
     assert "study_common.py" in names and "probe.py" in names
     assert sorted(p.name for p in shipped.glob("*.py")) == names
-    read = run_installed(unpacked_wheel, tmp_path, "-c",
-                         "from lightscientist_jupyter.offline.study.files import script_files\n"
-                         "print(sorted(script_files('experiment/run_experiment.py')))")
+    read = run_installed(
+        unpacked_wheel,
+        tmp_path,
+        "-c",
+        "from lightscientist_jupyter.offline.study.files import script_files\n"
+        "print(sorted(script_files('experiment/run_experiment.py')))",
+    )
     assert read.returncode == 0, read.stderr
-    assert read.stdout.split() == ["['experiment/run_experiment.py',",
-                                   "'experiment/study_common.py',", "'experiment/study_design.py']"]
+    assert read.stdout.split() == [
+        "['experiment/run_experiment.py',",
+        "'experiment/study_common.py',",
+        "'experiment/study_design.py']",
+    ]

@@ -23,18 +23,34 @@ from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS
 
 REPO = Path(__file__).resolve().parents[1]
 HAPPY_PATH_TYPES = {
-    "stage.start", "stage.finish", "stage.transition",
-    "worker.created", "worker.status", "supervisor.event", "supervisor.decision",
-    "resume.scheduled", "resume.fired",
-    "session.start", "session.end", "model.call", "model.output", "tool.call", "tool.result",
-    "worker.waiting", "worker.background",
+    "stage.start",
+    "stage.finish",
+    "stage.transition",
+    "worker.created",
+    "worker.status",
+    "supervisor.event",
+    "supervisor.decision",
+    "resume.scheduled",
+    "resume.fired",
+    "session.start",
+    "session.end",
+    "model.call",
+    "model.output",
+    "tool.call",
+    "tool.result",
+    "worker.waiting",
+    "worker.background",
 }
 
 
 def cli(ws: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lightscientist_jupyter", *args,
-                           "--workspace", str(ws)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "LIGHTSCIENTIST_MODEL": ""})
+    return subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
+    )
 
 
 def last_line(proc: subprocess.CompletedProcess) -> str:
@@ -86,8 +102,9 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     assert seqs == list(range(1, len(seqs) + 1))
 
     # two probe workers ran at the same time
-    probes = [w["id"] for w in workers(ws)
-              if w.get("labels", {}).get("label", "").startswith("probe ")]
+    probes = [
+        w["id"] for w in workers(ws) if w.get("labels", {}).get("label", "").startswith("probe ")
+    ]
     assert len(probes) == 2
     spans = {}
     for e in log:
@@ -125,8 +142,11 @@ def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
     task = (ws / ".lightscientist" / "workers" / second[0]["id"] / "task.md").read_text()
     assert "be bolder" in task
 
-    for gate, after in (("idea.gate", "experiment.gate"), ("experiment.gate", "paper.review"),
-                        ("paper.review", "done")):
+    for gate, after in (
+        ("idea.gate", "experiment.gate"),
+        ("experiment.gate", "paper.review"),
+        ("paper.review", "done"),
+    ):
         assert state(ws)["stage"] == gate
         proc = cli(ws, "reply", "y")
         assert proc.returncode == 0, proc.stderr
@@ -140,16 +160,31 @@ def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
 def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_path):
     ws = tmp_path / "project"
     ws.mkdir()
-    child = subprocess.Popen([sys.executable, "-m", "lightscientist_jupyter", "research", "x",
-                              "--mode", "auto", "--workspace", str(ws)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env={**os.environ, "LIGHTSCIENTIST_MODEL": ""})
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lightscientist_jupyter",
+            "research",
+            "x",
+            "--mode",
+            "auto",
+            "--workspace",
+            str(ws),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
+    )
     log = ws / ".lightscientist" / "events.jsonl"
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
-            if log.exists() and '"tool.call"' in log.read_text() and \
-                    re.search(r'"tool\.call".*"stage":"experiment\.loop"', log.read_text()):
+            if (
+                log.exists()
+                and '"tool.call"' in log.read_text()
+                and re.search(r'"tool\.call".*"stage":"experiment\.loop"', log.read_text())
+            ):
                 break
             time.sleep(0.02)
         else:
@@ -174,8 +209,20 @@ def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
     toml = stages / "research.toml"
     toml.write_text(toml.read_text().replace("max_visits = 20", "max_visits = 40"))
     ws = tmp_path / "project"
-    proc = cli(ws, "research", "x", "--mode", "auto", "--stage", "experiment.setup",
-               "--stages", str(toml), "--model", "offline:loops=30", timeout=400)
+    proc = cli(
+        ws,
+        "research",
+        "x",
+        "--mode",
+        "auto",
+        "--stage",
+        "experiment.setup",
+        "--stages",
+        str(toml),
+        "--model",
+        "offline:loops=30",
+        timeout=400,
+    )
     assert proc.returncode == 0, proc.stderr
     assert last_line(proc) == "done"
     assert state(ws)["visits"]["experiment.loop"] == 30
@@ -204,11 +251,27 @@ def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
 def test_cancel_from_another_terminal_stops_the_run(tmp_path):
     ws = tmp_path / "project"
     ws.mkdir()
-    child = subprocess.Popen([sys.executable, "-m", "lightscientist_jupyter", "research", "x",
-                              "--mode", "auto", "--stage", "experiment.setup",
-                              "--model", "offline:loops=15", "--workspace", str(ws)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "LIGHTSCIENTIST_MODEL": ""})
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lightscientist_jupyter",
+            "research",
+            "x",
+            "--mode",
+            "auto",
+            "--stage",
+            "experiment.setup",
+            "--model",
+            "offline:loops=15",
+            "--workspace",
+            str(ws),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
+    )
     log = ws / ".lightscientist" / "events.jsonl"
     try:
         deadline = time.monotonic() + 120
@@ -237,8 +300,18 @@ def test_a_supervisor_model_that_does_nothing_fails_the_stage_instead_of_hanging
     server = ChatServer().play(answer("continue"))  # never starts a worker, never finishes
     try:
         ws = tmp_path / "project"
-        proc = cli(ws, "research", "x", "--mode", "auto", "--model", "lazy-model",
-                   "--base-url", server.base_url, timeout=120)
+        proc = cli(
+            ws,
+            "research",
+            "x",
+            "--mode",
+            "auto",
+            "--model",
+            "lazy-model",
+            "--base-url",
+            server.base_url,
+            timeout=120,
+        )
     finally:
         server.close()
     assert proc.returncode == 1, proc.stderr
@@ -246,10 +319,16 @@ def test_a_supervisor_model_that_does_nothing_fails_the_stage_instead_of_hanging
     assert "no worker running 3 times in a row" in proc.stdout
     st = state(ws)
     assert st["status"] == "failed" and st["stage"] == "idea.survey"
-    kinds = [e["data"]["event"]["kind"] for e in events(ws) if e["type"] == "supervisor.event"
-             and "event" in e["data"]]
+    kinds = [
+        e["data"]["event"]["kind"]
+        for e in events(ws)
+        if e["type"] == "supervisor.event" and "event" in e["data"]
+    ]
     assert kinds == ["stage_started", "stage_idle", "stage_idle", "stage_idle"]
     # the real client sent chat completions, not the Responses API, with our tools bound
     assert server.requests and all("messages" in r for r in server.requests)
     assert {t["function"]["name"] for t in server.requests[0]["tools"]} >= {
-        "start_worker", "finish_stage", "schedule_resume"}
+        "start_worker",
+        "finish_stage",
+        "schedule_resume",
+    }

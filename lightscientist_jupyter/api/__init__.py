@@ -76,8 +76,13 @@ def status(workspace: Where = ".") -> dict[str, object]:
     return open_project(workspace).status()
 
 
-def events(workspace: Where = ".", tail: int = 20, layer: int | None = None,
-           type: str | None = None, worker: str | None = None) -> pd.DataFrame:
+def events(
+    workspace: Where = ".",
+    tail: int = 20,
+    layer: int | None = None,
+    type: str | None = None,
+    worker: str | None = None,
+) -> pd.DataFrame:
     """The last `tail` events as a DataFrame (see `ProjectView.events`)."""
     return open_project(workspace).events(tail, layer=layer, type=type, worker=worker)
 
@@ -87,13 +92,20 @@ def workers(workspace: Where = ".") -> pd.DataFrame:
     return open_project(workspace).workers()
 
 
-def reply(workspace: Where = ".", approve: bool = True, comment: str = "",
-          to: str | None = None, *, source: str = "api", resume_if_idle: bool = False,
-          ) -> Sent:
+def reply(
+    workspace: Where = ".",
+    approve: bool = True,
+    comment: str = "",
+    to: str | None = None,
+    *,
+    source: str = "api",
+    resume_if_idle: bool = False,
+) -> Sent:
     """Answer the pending decision: directly when this kernel runs the project, else through
     the inbox (and, with `resume_if_idle`, resuming a project nobody runs)."""
-    return open_project(workspace).reply(approve, comment, to, source=source,
-                                         resume_if_idle=resume_if_idle)
+    return open_project(workspace).reply(
+        approve, comment, to, source=source, resume_if_idle=resume_if_idle
+    )
 
 
 def cancel(workspace: Where = ".", worker_id: str | None = None) -> str:

@@ -53,8 +53,9 @@ class Run(ProjectView):
         self.error: BaseException | None = None
         """What ended the run's thread with an exception, if anything did."""
         self._started = time.time()
-        self._thread = threading.Thread(target=self._main, daemon=True,
-                                        name=f"lightscientist-run:{self.workspace.root.name}")
+        self._thread = threading.Thread(
+            target=self._main, daemon=True, name=f"lightscientist-run:{self.workspace.root.name}"
+        )
 
     def _begin(self) -> Run:
         self._thread.start()
@@ -109,20 +110,40 @@ class Run(ProjectView):
             info["error"] = f"{type(self.error).__name__}: {self.error}"
         return info
 
-    def reply(self, approve: bool, comment: str = "", to: str | None = None, *,
-              decision_id: str | None = None, source: str = "api",
-              resume_if_idle: bool = False) -> Sent:
+    def reply(
+        self,
+        approve: bool,
+        comment: str = "",
+        to: str | None = None,
+        *,
+        decision_id: str | None = None,
+        source: str = "api",
+        resume_if_idle: bool = False,
+    ) -> Sent:
         """Answer the pending decision now, through the controller (exactly one transition
         per decision; a second reply to the same `decision_id` changes nothing)."""
         if not self.alive:
-            return super().reply(approve, comment, to, decision_id=decision_id, source=source,
-                                 resume_if_idle=resume_if_idle)
-        return commands.submit_reply(self.workspace, approve, comment, to,
-                                     decision_id=decision_id, source=source,
-                                     live=self.controller)
+            return super().reply(
+                approve,
+                comment,
+                to,
+                decision_id=decision_id,
+                source=source,
+                resume_if_idle=resume_if_idle,
+            )
+        return commands.submit_reply(
+            self.workspace,
+            approve,
+            comment,
+            to,
+            decision_id=decision_id,
+            source=source,
+            live=self.controller,
+        )
 
-    def wait(self, until: str | Iterable[str] = FINAL_PROJECT_STATUSES,
-             timeout: float | None = None) -> str:
+    def wait(
+        self, until: str | Iterable[str] = FINAL_PROJECT_STATUSES, timeout: float | None = None
+    ) -> str:
         """Block until the status is one of `until` (or the run's thread ends, or `timeout`
         seconds pass); returns the status. In a notebook this blocks the cell, and with it
         the dashboard's buttons: reply first, or wait for `waiting_user` too."""
@@ -159,8 +180,9 @@ class Run(ProjectView):
         else:
             target, args = self.project.cancel, ("cancelled from the notebook",)
             message = "cancelling the run"
-        thread = threading.Thread(target=_quietly, args=(target, *args), daemon=True,
-                                  name="lightscientist-cancel")
+        thread = threading.Thread(
+            target=_quietly, args=(target, *args), daemon=True, name="lightscientist-cancel"
+        )
         thread.start()
         if wait:
             thread.join()
@@ -172,8 +194,9 @@ def _root(workspace: str | os.PathLike[str] | Workspace) -> Path:
     return workspace.root if isinstance(workspace, Workspace) else Workspace.at(workspace).root
 
 
-def _launch(open_project: Callable[[tuple[Subscriber, ...]], Project],
-            subscribers: Iterable[Subscriber]) -> Run:
+def _launch(
+    open_project: Callable[[tuple[Subscriber, ...]], Project], subscribers: Iterable[Subscriber]
+) -> Run:
     buffer = EventBuffer()
     project = open_project((*subscribers, buffer))
     run = Run(project, buffer)
@@ -214,10 +237,18 @@ def open_project(workspace: str | os.PathLike[str] = ".") -> ProjectView:
         return view
 
 
-def start(goal: str, workspace: str | os.PathLike[str] = ".", *, mode: str = "manual",
-          stage: str | None = None, stages: str | os.PathLike[str] | None = None,
-          model: str | None = None, base_url: str | None = None,
-          subscribers: tuple[Subscriber, ...] = (), **options: Any) -> Run:
+def start(
+    goal: str,
+    workspace: str | os.PathLike[str] = ".",
+    *,
+    mode: str = "manual",
+    stage: str | None = None,
+    stages: str | os.PathLike[str] | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    subscribers: tuple[Subscriber, ...] = (),
+    **options: Any,
+) -> Run:
     """Start a new project in `workspace` and run it on a daemon thread; returns at once.
 
     Bad input (an existing project, an unknown stage, an invalid table or model) raises
@@ -227,16 +258,33 @@ def start(goal: str, workspace: str | os.PathLike[str] = ".", *, mode: str = "ma
 
     root = _root(workspace)
     if current(root) is not None:
-        raise BadInput(f"{root} is already being run in this kernel; see it with "
-                       "`%lightscientist status`")
-    return _launch(lambda subs: Project.create(root, goal, mode=mode, stage=stage, stages=stages,
-                                               model=model, base_url=base_url,
-                                               subscribers=subs, **options), subscribers)
+        raise BadInput(
+            f"{root} is already being run in this kernel; see it with `%lightscientist status`"
+        )
+    return _launch(
+        lambda subs: Project.create(
+            root,
+            goal,
+            mode=mode,
+            stage=stage,
+            stages=stages,
+            model=model,
+            base_url=base_url,
+            subscribers=subs,
+            **options,
+        ),
+        subscribers,
+    )
 
 
-def resume(workspace: str | os.PathLike[str] = ".", *, model: str | None = None,
-           base_url: str | None = None, subscribers: tuple[Subscriber, ...] = (),
-           **options: Any) -> Run:
+def resume(
+    workspace: str | os.PathLike[str] = ".",
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    subscribers: tuple[Subscriber, ...] = (),
+    **options: Any,
+) -> Run:
     """Continue the project in `workspace` on a daemon thread (its live run here, if any)."""
     from lightscientist_jupyter.app.project import Project
 
@@ -245,8 +293,12 @@ def resume(workspace: str | os.PathLike[str] = ".", *, model: str | None = None,
         run = current(root)
         if run is not None:
             return run
-        return _launch(lambda subs: Project.open(root, model=model, base_url=base_url,
-                                                 subscribers=subs, **options), subscribers)
+        return _launch(
+            lambda subs: Project.open(
+                root, model=model, base_url=base_url, subscribers=subs, **options
+            ),
+            subscribers,
+        )
 
 
 def on_stop_all(hook: Callable[[], None]) -> None:

@@ -73,8 +73,13 @@ class ProjectView:
         info["running_here"] = False
         return info
 
-    def events(self, tail: int = 20, layer: int | None = None, type: str | None = None,
-               worker: str | None = None) -> pd.DataFrame:
+    def events(
+        self,
+        tail: int = 20,
+        layer: int | None = None,
+        type: str | None = None,
+        worker: str | None = None,
+    ) -> pd.DataFrame:
         """The last `tail` events (oldest first), optionally only one layer, type (or prefix
         ending in '.'), or worker."""
         if tail < 0:
@@ -93,28 +98,41 @@ class ProjectView:
 
     # ---------------------------------------------------------------- replying
 
-    def reply(self, approve: bool, comment: str = "", to: str | None = None, *,
-              decision_id: str | None = None, source: str = "api",
-              resume_if_idle: bool = False) -> Sent:
+    def reply(
+        self,
+        approve: bool,
+        comment: str = "",
+        to: str | None = None,
+        *,
+        decision_id: str | None = None,
+        source: str = "api",
+        resume_if_idle: bool = False,
+    ) -> Sent:
         """Queue a reply in the inbox, as `lightscientist reply` does.
 
         With `resume_if_idle`, a project nobody runs is resumed in this kernel (in the
         background; its run applies the reply), as the command line resumes it in its own
         process.
         """
-        sent = commands.submit_reply(self.workspace, approve, comment, to,
-                                     decision_id=decision_id, source=source)
+        sent = commands.submit_reply(
+            self.workspace, approve, comment, to, decision_id=decision_id, source=source
+        )
         if sent.route is not Route.QUEUED:
             return sent
         if resume_if_idle:  # on its own thread: opening a project is not O(1)
             from lightscientist_jupyter.api.running import resume
 
-            threading.Thread(target=_quietly, args=(resume, self.workspace.root), daemon=True,
-                             name="lightscientist-resume").start()
+            threading.Thread(
+                target=_quietly,
+                args=(resume, self.workspace.root),
+                daemon=True,
+                name="lightscientist-resume",
+            ).start()
             message = "reply queued; the project resumes in this kernel"
         else:
-            message = ("reply queued; it is applied when the project is resumed "
-                       "(`%lightscientist resume`)")
+            message = (
+                "reply queued; it is applied when the project is resumed (`%lightscientist resume`)"
+            )
         return Sent(sent.route, message, sent.decision_id, sent.path)
 
     def __repr__(self) -> str:

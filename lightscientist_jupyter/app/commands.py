@@ -36,8 +36,10 @@ from lightscientist_jupyter.workspace import Workspace
 def require_project(ws: Workspace) -> ProjectState:
     """The project's state; `BadInput` naming the folder when there is none."""
     if not ws.exists():
-        raise BadInput(f"no LightScientist project in {ws.root} (start one with "
-                       "`lightscientist research GOAL --workspace DIR`)")
+        raise BadInput(
+            f"no LightScientist project in {ws.root} (start one with "
+            "`lightscientist research GOAL --workspace DIR`)"
+        )
     return load_state(ws.state_file)
 
 
@@ -45,12 +47,21 @@ def status(ws: Workspace) -> dict[str, Any]:
     """What `lightscientist status --json` prints: at least status, stage, mode, goal and
     pending (the pending decision or None)."""
     state = require_project(ws)
-    return {"status": state.status, "stage": state.stage, "mode": state.mode,
-            "goal": state.goal, "pending": state.pending.to_dict() if state.pending else None,
-            "visits": state.visits, "reason": state.reason, "workspace": str(ws.root),
-            "stages_file": state.stages_file, "transitions": len(state.history),
-            "decisions": state.decisions, "runner": read_holder(ws),
-            "updated_at": state.updated_at}
+    return {
+        "status": state.status,
+        "stage": state.stage,
+        "mode": state.mode,
+        "goal": state.goal,
+        "pending": state.pending.to_dict() if state.pending else None,
+        "visits": state.visits,
+        "reason": state.reason,
+        "workspace": str(ws.root),
+        "stages_file": state.stages_file,
+        "transitions": len(state.history),
+        "decisions": state.decisions,
+        "runner": read_holder(ws),
+        "updated_at": state.updated_at,
+    }
 
 
 def worker_records(ws: Workspace) -> list[dict[str, Any]]:
@@ -107,8 +118,7 @@ class Sent:
         return False if self.route is Route.UNCHANGED else None
 
 
-def check_target(table: StageTable, approve: bool, to: str | None, *,
-                 option: str = "to") -> None:
+def check_target(table: StageTable, approve: bool, to: str | None, *, option: str = "to") -> None:
     """`to` (where a rejection sends the project) must be a stage, and only with a reject.
 
     `option` is what the user typed for it (`--to` on the command line, `to_stage` in the
@@ -116,16 +126,27 @@ def check_target(table: StageTable, approve: bool, to: str | None, *,
     if not to:
         return
     if approve:
-        raise BadInput(f"{option} names where a rejection sends the project; use it only "
-                       "when rejecting")
+        raise BadInput(
+            f"{option} names where a rejection sends the project; use it only when rejecting"
+        )
     if to not in table:
-        raise BadInput(f"{option} '{to}' is not a stage of {table.path}; choose one of "
-                       f"{', '.join(table.ids())}")
+        raise BadInput(
+            f"{option} '{to}' is not a stage of {table.path}; choose one of "
+            f"{', '.join(table.ids())}"
+        )
 
 
-def submit_reply(ws: Workspace, approve: bool, comment: str = "", to: str | None = None, *,
-                 decision_id: str | None = None, source: str = "api",
-                 live: ResearchController | None = None, option: str = "to") -> Sent:
+def submit_reply(
+    ws: Workspace,
+    approve: bool,
+    comment: str = "",
+    to: str | None = None,
+    *,
+    decision_id: str | None = None,
+    source: str = "api",
+    live: ResearchController | None = None,
+    option: str = "to",
+) -> Sent:
     """Answer the pending decision of the project in `ws`.
 
     With `live` (the controller of a run in this process) the reply takes effect at once;
@@ -141,21 +162,33 @@ def submit_reply(ws: Workspace, approve: bool, comment: str = "", to: str | None
     state = require_project(ws)
     pending = state.pending
     if pending is None:
-        raise Conflict(f"nothing is waiting for a reply in {ws.root}: the project is "
-                       f"{state.status} at stage '{state.stage}'")
+        raise Conflict(
+            f"nothing is waiting for a reply in {ws.root}: the project is "
+            f"{state.status} at stage '{state.stage}'"
+        )
     if decision_id and decision_id != pending.id:
-        return Sent(Route.UNCHANGED,
-                         f"decision {decision_id} is no longer pending (the pending one is "
-                         f"{pending.id}, at '{pending.stage}'); nothing changed", decision_id)
+        return Sent(
+            Route.UNCHANGED,
+            f"decision {decision_id} is no longer pending (the pending one is "
+            f"{pending.id}, at '{pending.stage}'); nothing changed",
+            decision_id,
+        )
     check_target(load_table(state.stages_file), approve, to, option=option)
-    path = write_reply(ws, approve=approve, comment=comment, to_stage=to,
-                       decision_id=pending.id, source=source)
+    path = write_reply(
+        ws, approve=approve, comment=comment, to_stage=to, decision_id=pending.id, source=source
+    )
     holder = read_holder(ws)
     if holder is not None:
-        return Sent(Route.RUNNER, f"reply queued; the run held by pid "
-                         f"{holder.get('pid', '?')} will apply it", pending.id, path, holder)
-    return Sent(Route.QUEUED, "reply queued; it is applied when the project is "
-                     "resumed", pending.id, path)
+        return Sent(
+            Route.RUNNER,
+            f"reply queued; the run held by pid {holder.get('pid', '?')} will apply it",
+            pending.id,
+            path,
+            holder,
+        )
+    return Sent(
+        Route.QUEUED, "reply queued; it is applied when the project is resumed", pending.id, path
+    )
 
 
 def apply_queued(ws: Workspace, *, holder: str) -> tuple[list[str], ProjectState] | None:
@@ -182,8 +215,13 @@ LocalCancel = Callable[[str | None], str]
 """A run in this process: cancels one worker (or all, given None) and says what it did."""
 
 
-def cancel(ws: Workspace, worker_id: str | None = None, *, source: str = "cli",
-           local: LocalCancel | None = None) -> Sent:
+def cancel(
+    ws: Workspace,
+    worker_id: str | None = None,
+    *,
+    source: str = "cli",
+    local: LocalCancel | None = None,
+) -> Sent:
     """Cancel one worker, or every worker and then the project, wherever it runs."""
     state = require_project(ws)
     if worker_id and not (ws.workers_dir / worker_id / "worker.json").exists():
@@ -191,20 +229,27 @@ def cancel(ws: Workspace, worker_id: str | None = None, *, source: str = "cli",
     if state.status in FINAL_PROJECT_STATUSES:
         if worker_id:
             raise Conflict(f"the project is {state.status}; worker {worker_id} is not running")
-        return Sent(Route.UNCHANGED, f"the project is {state.status}; nothing to cancel",
-                    status=state.status)
+        return Sent(
+            Route.UNCHANGED,
+            f"the project is {state.status}; nothing to cancel",
+            status=state.status,
+        )
     if local is not None:
         return Sent(Route.APPLIED, local(worker_id))
     holder = read_holder(ws)
     if holder is not None:
         write_command(ws, "cancel", worker_id=worker_id)
-        return Sent(Route.RUNNER, "cancel request sent to the run held by pid "
-                    f"{holder.get('pid', '?')}", runner=holder)
+        return Sent(
+            Route.RUNNER,
+            f"cancel request sent to the run held by pid {holder.get('pid', '?')}",
+            runner=holder,
+        )
     if worker_id:
-        raise Conflict(f"no run is alive in {ws.root}; worker {worker_id} is not running (it "
-                       "stays resumable with `lightscientist resume`)")
+        raise Conflict(
+            f"no run is alive in {ws.root}; worker {worker_id} is not running (it "
+            "stays resumable with `lightscientist resume`)"
+        )
     with WorkspaceLock(ws).acquire("cancel"), EventLog(ws.events_file) as bus:
         controller = ResearchController.open(ws, bus=bus)
         controller.cancel(f"cancelled from the {source}")
-        return Sent(Route.APPLIED, f"the project is {controller.status}",
-                    status=controller.status)
+        return Sent(Route.APPLIED, f"the project is {controller.status}", status=controller.status)

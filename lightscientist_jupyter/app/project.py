@@ -37,11 +37,20 @@ INBOX_POLL_S = 0.25
 class Project:
     """One workspace's project, opened for running (holds the run lock until `close`)."""
 
-    def __init__(self, workspace: Workspace, controller: ResearchController, log: EventLog,
-                 lock: WorkspaceLock, *, model: str | None = None,
-                 base_url: str | None = None, checkpointer: Any = "sqlite",
-                 stall_after_s: float = 300.0, retries: int | None = None,
-                 retry_initial_delay: float = 1.0):
+    def __init__(
+        self,
+        workspace: Workspace,
+        controller: ResearchController,
+        log: EventLog,
+        lock: WorkspaceLock,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        checkpointer: Any = "sqlite",
+        stall_after_s: float = 300.0,
+        retries: int | None = None,
+        retry_initial_delay: float = 1.0,
+    ):
         self.workspace = workspace
         self.controller = controller
         self.log = log
@@ -51,10 +60,16 @@ class Project:
         self.model_spec = model or settings.get("model") or default_spec()
         self.base_url = base_url or settings.get("base_url")
         self.model = resolve_model(self.model_spec, base_url=self.base_url)
-        self.supervisor = StageSupervisor(workspace, self.model, controller, bus=bus,
-                                            checkpointer=checkpointer,
-                                            stall_after_s=stall_after_s, retries=retries,
-                                            retry_initial_delay=retry_initial_delay)
+        self.supervisor = StageSupervisor(
+            workspace,
+            self.model,
+            controller,
+            bus=bus,
+            checkpointer=checkpointer,
+            stall_after_s=stall_after_s,
+            retries=retries,
+            retry_initial_delay=retry_initial_delay,
+        )
         controller.on_answer(self.supervisor.on_user_answer)
         self.stop_event = threading.Event()
         self._cancelling: threading.Thread | None = None
@@ -64,10 +79,19 @@ class Project:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def create(cls, root: str | Path, goal: str, *, mode: str = "manual",
-               stage: str | None = None, stages: str | os.PathLike[str] | None = None,
-               model: str | None = None, base_url: str | None = None,
-               subscribers: tuple[Subscriber, ...] = (), **options: Any) -> Project:
+    def create(
+        cls,
+        root: str | Path,
+        goal: str,
+        *,
+        mode: str = "manual",
+        stage: str | None = None,
+        stages: str | os.PathLike[str] | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        subscribers: tuple[Subscriber, ...] = (),
+        **options: Any,
+    ) -> Project:
         """Start a new project in `root` (created if missing)."""
         workspace = Workspace.at(root)
         workspace.root.mkdir(parents=True, exist_ok=True)
@@ -76,35 +100,46 @@ class Project:
         lock = WorkspaceLock(workspace).acquire("research")
         try:
             log = EventLog(workspace.events_file, subscribers)
-            controller = ResearchController.create(workspace, goal, mode=mode, table=table,
-                                                   start_stage=stage, bus=log.bus,
-                                                   settings={"model": model or default_spec(),
-                                                             "base_url": base_url})
-            return cls(workspace, controller, log, lock, model=model,
-                       base_url=base_url, **options)
+            controller = ResearchController.create(
+                workspace,
+                goal,
+                mode=mode,
+                table=table,
+                start_stage=stage,
+                bus=log.bus,
+                settings={"model": model or default_spec(), "base_url": base_url},
+            )
+            return cls(workspace, controller, log, lock, model=model, base_url=base_url, **options)
         except BaseException:
             lock.release()
             raise
 
     @classmethod
-    def open(cls, root: str | Path, *, model: str | None = None, base_url: str | None = None,
-             subscribers: tuple[Subscriber, ...] = (), **options: Any) -> Project:
+    def open(
+        cls,
+        root: str | Path,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        subscribers: tuple[Subscriber, ...] = (),
+        **options: Any,
+    ) -> Project:
         """Open the project in `root` to run it (resume, reply, continue)."""
         workspace = Workspace.at(root)
         lock = WorkspaceLock(workspace).acquire("run")
         try:
             log = EventLog(workspace.events_file, subscribers)
             controller = ResearchController.open(workspace, bus=log.bus)
-            return cls(workspace, controller, log, lock, model=model,
-                       base_url=base_url, **options)
+            return cls(workspace, controller, log, lock, model=model, base_url=base_url, **options)
         except BaseException:
             lock.release()
             raise
 
     # ------------------------------------------------------------------ running
 
-    def run(self, *, wait_for_replies: bool = False,
-            on_idle: Callable[[], None] | None = None) -> str:
+    def run(
+        self, *, wait_for_replies: bool = False, on_idle: Callable[[], None] | None = None
+    ) -> str:
         """Run until done, failed, cancelled, stopped — or waiting at a gate, unless
         `wait_for_replies`, in which case a gate waits for its reply and the run goes on."""
         controller = self.controller
@@ -117,8 +152,10 @@ class Project:
                 status = controller.status
                 if status in FINAL_PROJECT_STATUSES:
                     break
-                if (status == ProjectStatus.WAITING_USER
-                        and controller.pending_kind == DecisionKind.GATE):
+                if (
+                    status == ProjectStatus.WAITING_USER
+                    and controller.pending_kind == DecisionKind.GATE
+                ):
                     if not wait_for_replies:
                         break
                     if on_idle:
@@ -158,8 +195,9 @@ class Project:
             return
         worker_id = args.get("worker_id")
         if not worker_id:
-            self._cancelling = threading.Thread(target=self.cancel, daemon=True,
-                                                args=("cancelled from the command line",))
+            self._cancelling = threading.Thread(
+                target=self.cancel, daemon=True, args=("cancelled from the command line",)
+            )
             self._cancelling.start()
             return
         try:
@@ -183,4 +221,3 @@ class Project:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

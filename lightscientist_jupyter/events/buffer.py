@@ -45,8 +45,9 @@ class EventBuffer:
             items = list(self._items)
             self._items.clear()
             dropped, self._dropped = self._dropped, 0
-        return [cast(dict[str, Any], e.to_dict()) if isinstance(e, Event) else e
-                for e in items], dropped
+        return [
+            cast(dict[str, Any], e.to_dict()) if isinstance(e, Event) else e for e in items
+        ], dropped
 
     def __len__(self) -> int:
         return len(self._items)

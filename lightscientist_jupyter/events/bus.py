@@ -101,5 +101,8 @@ class EventBus:
                 if key not in self._reported:
                     self._reported.add(key)
                     self.failures.append((subscriber, exc))
-                    log.warning("event subscriber %r failed (reported once, later failures are silent): %s",
-                                subscriber, exc)
+                    log.warning(
+                        "event subscriber %r failed (reported once, later failures are silent): %s",
+                        subscriber,
+                        exc,
+                    )

@@ -27,8 +27,9 @@ _BLOCK = 64 * 1024
 
 def _encode_reference(event: Event) -> bytes:
     """The line format, defined by `json.dumps` (the fast path below must match it)."""
-    return (json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
-            + "\n").encode("utf-8")
+    return (
+        json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+    ).encode("utf-8")
 
 
 # The same line, built faster: the fixed fields are formatted directly and only `data` goes
@@ -37,8 +38,10 @@ def _encode_reference(event: Event) -> bytes:
 # field of another type, a non-finite time, a circular `data`) takes the reference path, so
 # the output — and the error for what cannot be encoded — is byte for byte json.dumps's.
 _escape = _json_encoder.encode_basestring
-_LINE = ('{"v":' + str(int(SCHEMA_VERSION)) + ',"seq":%s,"ts":%s,"layer":%s,"type":%s,'
-         '"message":%s,"task_id":%s,"worker_id":%s,"stage":%s,"data":%s}\n')
+_LINE = (
+    '{"v":' + str(int(SCHEMA_VERSION)) + ',"seq":%s,"ts":%s,"layer":%s,"type":%s,'
+    '"message":%s,"task_id":%s,"worker_id":%s,"stage":%s,"data":%s}\n'
+)
 
 
 def _make_data_encoder() -> Callable[[Any], str]:
@@ -49,9 +52,10 @@ def _make_data_encoder() -> Callable[[Any], str]:
         # markers=None: no circular-reference bookkeeping; a circular `data` ends in
         # RecursionError and goes to the reference path, which reports it as json.dumps does
         iterencode = make(None, str, _escape, None, ":", ",", False, False, True)
-        sample = {"a": [1, 2.5, None, True, {"é": "x\n\"y\u2028"}], "b": float("nan"), "c": object}
-        if "".join(iterencode(sample, 0)) != json.dumps(sample, ensure_ascii=False,
-                                                         separators=(",", ":"), default=str):
+        sample = {"a": [1, 2.5, None, True, {"é": 'x\n"y\u2028'}], "b": float("nan"), "c": object}
+        if "".join(iterencode(sample, 0)) != json.dumps(
+            sample, ensure_ascii=False, separators=(",", ":"), default=str
+        ):
             raise ValueError("the C encoder disagrees with json.dumps")
     except Exception:  # noqa: BLE001 - an interpreter whose private encoder differs
         return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
@@ -65,14 +69,25 @@ def _encode(event: Event) -> bytes:
     seq, ts, layer, data = event.seq, event.ts, event.layer, event.data
     task_id, worker_id, stage = event.task_id, event.worker_id, event.stage
     try:
-        if (type(seq) is not int or type(layer) is not int or type(data) is not dict
-                or not (type(ts) is int or (type(ts) is float and math.isfinite(ts)))):
+        if (
+            type(seq) is not int
+            or type(layer) is not int
+            or type(data) is not dict
+            or not (type(ts) is int or (type(ts) is float and math.isfinite(ts)))
+        ):
             raise TypeError
         # _escape raises TypeError for anything but a str
-        line = _LINE % (seq, repr(ts), layer, _escape(event.type), _escape(event.message),
-                        "null" if task_id is None else _escape(task_id),
-                        "null" if worker_id is None else _escape(worker_id),
-                        "null" if stage is None else _escape(stage), _encode_data(data))
+        line = _LINE % (
+            seq,
+            repr(ts),
+            layer,
+            _escape(event.type),
+            _escape(event.message),
+            "null" if task_id is None else _escape(task_id),
+            "null" if worker_id is None else _escape(worker_id),
+            "null" if stage is None else _escape(stage),
+            _encode_data(data),
+        )
         return line.encode("utf-8")
     except Exception:  # noqa: BLE001 - the reference path encodes it or raises json's error
         return _encode_reference(event)
@@ -104,7 +119,7 @@ def _reverse_lines(fd: int, end: int) -> Iterator[tuple[int, bytes]]:
         for part in rest:
             starts.append(offset)
             offset += len(part) + 1
-        for start, part in zip(reversed(starts), reversed(rest)):
+        for start, part in zip(reversed(starts), reversed(rest), strict=False):
             if part:
                 yield start, part
     if tail:
@@ -168,8 +183,9 @@ class JsonlWriter:
 Filter = Callable[[dict[str, Any]], bool]
 
 
-def make_filter(*, layer: int | None = None, type: str | None = None,
-                worker_id: str | None = None) -> Filter:
+def make_filter(
+    *, layer: int | None = None, type: str | None = None, worker_id: str | None = None
+) -> Filter:
     """A predicate over raw event dicts; `type` also matches a prefix ending in '.' or '*'."""
 
     def keep(raw: dict[str, Any]) -> bool:
@@ -187,8 +203,9 @@ def make_filter(*, layer: int | None = None, type: str | None = None,
     return keep
 
 
-def read_tail(path: str | os.PathLike[str], n: int, keep: Filter | None = None,
-              after: int | None = None) -> list[dict[str, Any]]:
+def read_tail(
+    path: str | os.PathLike[str], n: int, keep: Filter | None = None, after: int | None = None
+) -> list[dict[str, Any]]:
     """The last `n` events (oldest first) of the log, optionally filtered.
 
     With `after`, only events whose seq is greater; reading stops at the first older record,
@@ -229,9 +246,13 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                 yield raw
 
 
-def follow(path: str | os.PathLike[str], after: int = 0, keep: Filter | None = None,
-           poll: float = 0.2, stop: Callable[[], bool] | None = None,
-           ) -> Iterator[dict[str, Any]]:
+def follow(
+    path: str | os.PathLike[str],
+    after: int = 0,
+    keep: Filter | None = None,
+    poll: float = 0.2,
+    stop: Callable[[], bool] | None = None,
+) -> Iterator[dict[str, Any]]:
     """Yield events with seq > `after` as they are appended, until `stop()` is true."""
     last = after
     while True:

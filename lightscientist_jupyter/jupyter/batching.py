@@ -24,8 +24,13 @@ class Flusher:
     """Calls `tick()` every `interval` seconds on one daemon thread until `tick` returns
     False or `stop()` is called."""
 
-    def __init__(self, tick: Callable[[], bool], *, interval: float = FLUSH_INTERVAL_S,
-                 name: str = "lightscientist-flusher"):
+    def __init__(
+        self,
+        tick: Callable[[], bool],
+        *,
+        interval: float = FLUSH_INTERVAL_S,
+        name: str = "lightscientist-flusher",
+    ):
         self.tick = tick
         self.interval = interval
         self.name = name

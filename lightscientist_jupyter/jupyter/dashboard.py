@@ -40,14 +40,20 @@ BACKFILL_MAX = 50_000
 WORKERS_EVERY_S = 1.0
 STATUS_EVERY_S = 1.0
 HOLDER_EVERY_S = 1.0
-_STATUS_COLORS = {"running": "#e08600", "waiting_user": "#c2185b", "done": "#3f9b57",
-                  "failed": "#c62828", "cancelled": "#8d6e63"}
+_STATUS_COLORS = {
+    "running": "#e08600",
+    "waiting_user": "#c2185b",
+    "done": "#3f9b57",
+    "failed": "#c62828",
+    "cancelled": "#8d6e63",
+}
 
 
 class Source(Protocol):
     """What a dashboard needs from its project."""
 
     workspace: Workspace
+
     @property
     def live(self) -> bool:
         """True when events arrive through the dashboard's buffer (a run in this kernel)."""
@@ -63,17 +69,30 @@ class Source(Protocol):
     def running(self) -> bool:
         """Whether the project is being run now (here or by another process)."""
 
-    def reply(self, approve: bool, comment: str = "", to: str | None = None, *,
-              decision_id: str | None = None, source: str = "widget",
-              resume_if_idle: bool = False) -> Any:
+    def reply(
+        self,
+        approve: bool,
+        comment: str = "",
+        to: str | None = None,
+        *,
+        decision_id: str | None = None,
+        source: str = "widget",
+        resume_if_idle: bool = False,
+    ) -> Any:
         """Answer the pending decision; the result has a `message`."""
 
 
 class Dashboard:
     """The widgets of one project, kept up to date by one flusher thread."""
 
-    def __init__(self, source: Source, buffer: EventBuffer | None = None, *,
-                 interval: float = FLUSH_INTERVAL_S, start: bool = True):
+    def __init__(
+        self,
+        source: Source,
+        buffer: EventBuffer | None = None,
+        *,
+        interval: float = FLUSH_INTERVAL_S,
+        start: bool = True,
+    ):
         self.source = source
         self.workspace = source.workspace
         self.table = source.table()
@@ -97,15 +116,27 @@ class Dashboard:
         self.workers = w.HTML()
         self.events = EventStream()
         self.problems = w.HTML()
-        self.widget = w.VBox([self.status_line, self.graph, self.gate.widget,
-                              w.HTML("<b>Workers</b>"), self.workers,
-                              w.HTML("<b>Events</b>"), self.events, self.problems],
-                             layout=w.Layout(width="100%"))
+        self.widget = w.VBox(
+            [
+                self.status_line,
+                self.graph,
+                self.gate.widget,
+                w.HTML("<b>Workers</b>"),
+                self.workers,
+                w.HTML("<b>Events</b>"),
+                self.events,
+                self.problems,
+            ],
+            layout=w.Layout(width="100%"),
+        )
         self.widget.add_class("lightscientist-dashboard")
         self._backfill()
         self.refresh()
-        self.flusher = Flusher(self.tick, interval=interval,
-                               name=f"lightscientist-dashboard:{self.workspace.root.name}")
+        self.flusher = Flusher(
+            self.tick,
+            interval=interval,
+            name=f"lightscientist-dashboard:{self.workspace.root.name}",
+        )
         if start:
             self.flusher.start()
 
@@ -117,7 +148,7 @@ class Dashboard:
             workers.fold(self._rows, raw)
         if raws:
             self._last_seq = raws[-1]["seq"]
-            self.events.load(raws[-self.events.maxlen:], total=self._last_seq)
+            self.events.load(raws[-self.events.maxlen :], total=self._last_seq)
         self._workers_dirty = True
 
     def _take_events(self) -> tuple[list[dict[str, Any]], int]:
@@ -188,8 +219,11 @@ class Dashboard:
             self.workers.value = workers.render_html(self._rows)
         # the line shows a clock and a count: redrawn at most once a second, unless the
         # stage, status, pending decision or runner changed
-        key = ((state.stage, state.status, state.pending is not None, self.source.live,
-                self._running) if state else None)
+        key = (
+            (state.stage, state.status, state.pending is not None, self.source.live, self._running)
+            if state
+            else None
+        )
         if key != self._shown.get("status") or now - self._status_at >= STATUS_EVERY_S:
             status = self.status_html()
             if self.status_line.value != status:
@@ -197,14 +231,18 @@ class Dashboard:
                 self._status_at = now
             self._shown["status"] = key
         errors = list(self.flusher.errors) if hasattr(self, "flusher") else []
-        problem = ("<div style='color:#c62828'>dashboard: " + html.escape(errors[-1]) + "</div>"
-                   if errors else "")
+        problem = (
+            "<div style='color:#c62828'>dashboard: " + html.escape(errors[-1]) + "</div>"
+            if errors
+            else ""
+        )
         if self.problems.value != problem:
             self.problems.value = problem
 
     def _reply(self, approve: bool, comment: str, to: str | None, decision_id: str) -> str:
-        sent = self.source.reply(approve, comment, to, decision_id=decision_id, source="widget",
-                                 resume_if_idle=True)
+        sent = self.source.reply(
+            approve, comment, to, decision_id=decision_id, source="widget", resume_if_idle=True
+        )
         return sent.message
 
     def close(self) -> None:
@@ -220,14 +258,21 @@ class Dashboard:
         color = _STATUS_COLORS.get(state.status, "#3b4550")
         start = self.source.started_at() or state.created_at
         end = state.updated_at if state.status in FINAL_PROJECT_STATUSES else time.time()
-        runner = "running in this kernel" if self.source.live and self._running else (
-            "run by another process" if self._running else "not running")
-        parts = [f'<b style="color:{color}">● {html.escape(state.status)}</b>',
-                 f"stage <code>{html.escape(state.stage)}</code>"
-                 + (f" (visit {state.visit})" if state.visit > 1 else ""),
-                 f"mode {html.escape(state.mode)}", f"model {html.escape(self.source.model_spec())}",
-                 f"elapsed {_duration(max(0.0, end - start))}",
-                 f"{self.events.received} events", runner]
+        runner = (
+            "running in this kernel"
+            if self.source.live and self._running
+            else ("run by another process" if self._running else "not running")
+        )
+        parts = [
+            f'<b style="color:{color}">● {html.escape(state.status)}</b>',
+            f"stage <code>{html.escape(state.stage)}</code>"
+            + (f" (visit {state.visit})" if state.visit > 1 else ""),
+            f"mode {html.escape(state.mode)}",
+            f"model {html.escape(self.source.model_spec())}",
+            f"elapsed {_duration(max(0.0, end - start))}",
+            f"{self.events.received} events",
+            runner,
+        ]
         line = " · ".join(parts)
         extra = ""
         if state.pending is not None:
@@ -235,28 +280,35 @@ class Dashboard:
         elif state.reason and state.status in ("failed", "cancelled"):
             extra = f"<div style='color:#c62828'>{html.escape(state.reason)}</div>"
         goal = html.escape(state.goal)
-        return (f'<div style="font-size:13px"><b>LightScientist</b> · {goal}</div>'
-                f'<div style="font-size:12px">{line} · <code>'
-                f"{html.escape(str(self.workspace.root))}</code></div>{extra}")
+        return (
+            f'<div style="font-size:13px"><b>LightScientist</b> · {goal}</div>'
+            f'<div style="font-size:12px">{line} · <code>'
+            f"{html.escape(str(self.workspace.root))}</code></div>{extra}"
+        )
 
     def text(self, events: int = 12) -> str:
         """A plain-text snapshot: status, pending decision, workers, the newest events."""
         state = self.state
         if state is None:
             return f"no LightScientist project in {self.workspace.root}"
-        lines = [f"LightScientist · {state.goal}",
-                 f"{state.status} at {state.stage} · mode {state.mode} · "
-                 f"model {self.source.model_spec()} · {self.workspace.root}"]
+        lines = [
+            f"LightScientist · {state.goal}",
+            f"{state.status} at {state.stage} · mode {state.mode} · "
+            f"model {self.source.model_spec()} · {self.workspace.root}",
+        ]
         if state.pending is not None:
-            lines.append(f"waiting: {state.pending.question} "
-                         "(reply with %lightscientist reply y|n)")
+            lines.append(
+                f"waiting: {state.pending.question} (reply with %lightscientist reply y|n)"
+            )
         if state.reason and state.status in ("failed", "cancelled"):
             lines.append(f"reason: {state.reason}")
         visited = [h["to"] for h in state.history]
         lines.append("path: " + " → ".join(visited))
         for row in sorted(self._rows.values(), key=lambda r: r.id):
-            lines.append(f"  {row.id:<11} {row.stage:<20} {row.status:<10} "
-                         f"model {row.model_calls:>3} tools {row.tool_calls:>3}")
+            lines.append(
+                f"  {row.id:<11} {row.stage:<20} {row.status:<10} "
+                f"model {row.model_calls:>3} tools {row.tool_calls:>3}"
+            )
         tail = list(self.events.events)[-events:]
         lines += [format_line({**e, "worker_id": e["worker"]}) for e in tail]
         return "\n".join(lines)
@@ -269,10 +321,12 @@ class Dashboard:
             svg = graph.render_state(self.table, self.state)
             status = self.status_html()
         log = "\n".join(format_line({**e, "worker_id": e["worker"]}) for e in tail)
-        return (f'<div class="lightscientist-static">{status}<div>{svg}</div>'
-                f"<div><b>Workers</b>{rows}</div><div><b>Events</b> (newest {len(tail)})"
-                f'<pre style="font-size:11px;max-height:240px;overflow:auto">'
-                f"{html.escape(log)}</pre></div></div>")
+        return (
+            f'<div class="lightscientist-static">{status}<div>{svg}</div>'
+            f"<div><b>Workers</b>{rows}</div><div><b>Events</b> (newest {len(tail)})"
+            f'<pre style="font-size:11px;max-height:240px;overflow:auto">'
+            f"{html.escape(log)}</pre></div></div>"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         self.refresh()  # a dashboard displayed again shows the state of now

@@ -34,8 +34,9 @@ Reply = Callable[[bool, str, "str | None", str], str]
 class GatePanel:
     """Approve / Reject for the pending decision of one project."""
 
-    def __init__(self, reply: Reply, table: StageTable, root: Path,
-                 lock: threading.RLock | None = None):
+    def __init__(
+        self, reply: Reply, table: StageTable, root: Path, lock: threading.RLock | None = None
+    ):
         self._reply = reply
         self.table = table
         self.root = root
@@ -48,26 +49,40 @@ class GatePanel:
 
         self.title = w.HTML()
         self.summary = w.HTML()
-        self.preview = w.Output(layout=w.Layout(max_height="320px", overflow="auto",
-                                                border="1px solid #e0e3e6", padding="2px 6px"))
-        self.comment = w.Textarea(placeholder="comment (kept in PROCESS.md; on reject, handed "
-                                              "to the next worker)",
-                                  layout=w.Layout(width="100%", height="56px"))
-        self.reject_to = w.Dropdown(description="reject to", options=[("", "")],
-                                    style={"description_width": "initial"},
-                                    layout=w.Layout(width="auto"))
-        self.approve_button = w.Button(description="Approve", button_style="success",
-                                       icon="check", tooltip="approve and move on")
-        self.reject_button = w.Button(description="Reject", button_style="danger",
-                                      icon="times", tooltip="reject and go back")
+        self.preview = w.Output(
+            layout=w.Layout(
+                max_height="320px", overflow="auto", border="1px solid #e0e3e6", padding="2px 6px"
+            )
+        )
+        self.comment = w.Textarea(
+            placeholder="comment (kept in PROCESS.md; on reject, handed to the next worker)",
+            layout=w.Layout(width="100%", height="56px"),
+        )
+        self.reject_to = w.Dropdown(
+            description="reject to",
+            options=[("", "")],
+            style={"description_width": "initial"},
+            layout=w.Layout(width="auto"),
+        )
+        self.approve_button = w.Button(
+            description="Approve",
+            button_style="success",
+            icon="check",
+            tooltip="approve and move on",
+        )
+        self.reject_button = w.Button(
+            description="Reject", button_style="danger", icon="times", tooltip="reject and go back"
+        )
         self.result = w.HTML()
         self.approve_button.on_click(lambda _b: self.decide(True))
         self.reject_button.on_click(lambda _b: self.decide(False))
         self.buttons = w.HBox([self.approve_button, self.reject_button, self.reject_to])
-        self.widget = w.VBox([self.title, self.summary, self.preview, self.comment,
-                              self.buttons, self.result],
-                             layout=w.Layout(display="none", border="2px solid #c2185b",
-                                             padding="6px", margin="6px 0"))
+        self.widget = w.VBox(
+            [self.title, self.summary, self.preview, self.comment, self.buttons, self.result],
+            layout=w.Layout(
+                display="none", border="2px solid #c2185b", padding="6px", margin="6px 0"
+            ),
+        )
 
     # ---------------------------------------------------------------- flusher side
 
@@ -85,17 +100,26 @@ class GatePanel:
             self._set_buttons(False)
             return
         gate = pending.kind == "gate"
-        verb = (f"Approve <b>{html.escape(pending.stage)}</b> and move on to "
-                f"<b>{html.escape(pending.proposed_next or '?')}</b>?" if gate else
-                f"Question from <b>{html.escape(pending.stage)}</b>")
-        self.title.value = (f'<div style="font-size:14px">Decision '
-                            f"<code>{html.escape(pending.id)}</code>: {verb}</div>"
-                            f"<div>{html.escape(pending.question)}</div>")
+        verb = (
+            f"Approve <b>{html.escape(pending.stage)}</b> and move on to "
+            f"<b>{html.escape(pending.proposed_next or '?')}</b>?"
+            if gate
+            else f"Question from <b>{html.escape(pending.stage)}</b>"
+        )
+        self.title.value = (
+            f'<div style="font-size:14px">Decision '
+            f"<code>{html.escape(pending.id)}</code>: {verb}</div>"
+            f"<div>{html.escape(pending.question)}</div>"
+        )
         summary = html.escape(pending.summary).replace("\n", "<br>")
-        options = (f"<div>options: {', '.join(html.escape(o) for o in pending.options)}</div>"
-                   if pending.options else "")
-        self.summary.value = (f'<div style="color:#3b4550">{summary}</div>{options}'
-                              if summary or options else "")
+        options = (
+            f"<div>options: {', '.join(html.escape(o) for o in pending.options)}</div>"
+            if pending.options
+            else ""
+        )
+        self.summary.value = (
+            f'<div style="color:#3b4550">{summary}</div>{options}' if summary or options else ""
+        )
         outputs = []
         for rel in pending.outputs:
             for data in preview(self.root, rel):
@@ -105,8 +129,10 @@ class GatePanel:
         if gate:
             targets = [pending.default_reject] if pending.default_reject else []
             targets += [s for s in self.table.ids() if s not in targets]
-            self.reject_to.options = [(f"{t} (default)" if i == 0 and pending.default_reject
-                                       else t, t) for i, t in enumerate(targets)]
+            self.reject_to.options = [
+                (f"{t} (default)" if i == 0 and pending.default_reject else t, t)
+                for i, t in enumerate(targets)
+            ]
             self.reject_to.value = targets[0] if targets else None
         self.reject_to.layout.display = "" if gate else "none"
         self.approve_button.description = "Approve" if gate else "Yes"
@@ -129,9 +155,11 @@ class GatePanel:
         self.summary.value = ""
         answer = next((d for d in reversed(state.decisions) if d.get("id") == pending.id), None)
         if answer is None:
-            self.result.value = (f"<div>decision <code>{html.escape(pending.id)}</code> is no "
-                                 f"longer pending (the project is {html.escape(state.status)})"
-                                 "</div>")
+            self.result.value = (
+                f"<div>decision <code>{html.escape(pending.id)}</code> is no "
+                f"longer pending (the project is {html.escape(state.status)})"
+                "</div>"
+            )
         else:
             self.result.value = _verdict_html(answer)
         self.widget.layout.border = "1px solid #c0c6cc"
@@ -159,9 +187,11 @@ class GatePanel:
             message = f"not applied: {exc}"
         self.decided = {"id": pending.id, "approve": approve, "message": message}
         verdict = "approved" if approve else "rejected"
-        self.result.value = (f"<div><b>{verdict}</b> "
-                             f"<code>{html.escape(pending.id)}</code> — {html.escape(message)}"
-                             "</div>")
+        self.result.value = (
+            f"<div><b>{verdict}</b> "
+            f"<code>{html.escape(pending.id)}</code> — {html.escape(message)}"
+            "</div>"
+        )
         return message
 
     def _set_buttons(self, enabled: bool) -> None:
@@ -176,9 +206,14 @@ def _verdict_html(answer: dict[str, Any]) -> str:
     if answer.get("kind") == "question":
         verdict = "answered yes" if answer.get("approve") else "answered no"
     target = answer.get("to")
-    where = f" → <b>{html.escape(target)}</b>" if target and target != DONE else (
-        " → <b>done</b>" if target == DONE else "")
+    where = (
+        f" → <b>{html.escape(target)}</b>"
+        if target and target != DONE
+        else (" → <b>done</b>" if target == DONE else "")
+    )
     comment = f" — “{html.escape(answer['comment'])}”" if answer.get("comment") else ""
-    return (f'<div>✔ <code>{html.escape(answer.get("id", ""))}</code> '
-            f"<b>{verdict}</b> at <code>{html.escape(answer.get('stage', ''))}</code>{where} "
-            f"via {html.escape(str(answer.get('source', '?')))}{comment}</div>")
+    return (
+        f"<div>✔ <code>{html.escape(answer.get('id', ''))}</code> "
+        f"<b>{verdict}</b> at <code>{html.escape(answer.get('stage', ''))}</code>{where} "
+        f"via {html.escape(str(answer.get('source', '?')))}{comment}</div>"
+    )

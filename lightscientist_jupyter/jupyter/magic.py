@@ -49,8 +49,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports problems as `UsageError` instead of exiting the kernel."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see `{PROG} help "
-                         f"{self.prog.split()[-1]}`)")
+        raise UsageError(f"{self.prog}: {message} (see `{PROG} help {self.prog.split()[-1]}`)")
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         if status:
@@ -60,13 +59,15 @@ class _Parser(argparse.ArgumentParser):
 
 # ------------------------------------------------------------------------- argument setup
 
+
 def _setup_research(p: argparse.ArgumentParser) -> None:
     options.research(p, mode_default=None)  # None: %config LightScientistMagics.mode decides
 
 
 def _setup_show(p: argparse.ArgumentParser) -> None:
-    p.add_argument("target", help="PROCESS.md, a stage id (its outputs), paper, or a path in "
-                                  "the workspace")
+    p.add_argument(
+        "target", help="PROCESS.md, a stage id (its outputs), paper, or a path in the workspace"
+    )
     options.workspace(p)
 
 
@@ -76,10 +77,17 @@ def _setup_help(p: argparse.ArgumentParser) -> None:
 
 # ------------------------------------------------------------------------- handlers
 
+
 def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
-    run = api.start(args.goal, m.workspace_of(args), mode=args.mode or m.mode, stage=args.stage,
-                    stages=args.stages, model=args.model or m.model or None,
-                    base_url=args.base_url or m.base_url or None)
+    run = api.start(
+        args.goal,
+        m.workspace_of(args),
+        mode=args.mode or m.mode,
+        stage=args.stage,
+        stages=args.stages,
+        model=args.model or m.model or None,
+        base_url=args.base_url or m.base_url or None,
+    )
     display(boards.dashboard_of(run))
 
 
@@ -90,15 +98,22 @@ def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
     sent = view.reply(approve, args.comment, args.to, source="magic")
     if sent.route is Route.QUEUED:  # nobody runs the project: run it here
         view = api.resume(workspace, model=m.model or None, base_url=m.base_url or None)
-        sent = Sent(sent.route, "reply queued; the project resumes in this kernel and "
-                         "applies it", sent.decision_id, sent.path)
+        sent = Sent(
+            sent.route,
+            "reply queued; the project resumes in this kernel and applies it",
+            sent.decision_id,
+            sent.path,
+        )
     print(sent.message)
     display(boards.dashboard_of(view))
 
 
 def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
-    run = api.resume(m.workspace_of(args), model=args.model or m.model or None,
-                     base_url=args.base_url or m.base_url or None)
+    run = api.resume(
+        m.workspace_of(args),
+        model=args.model or m.model or None,
+        base_url=args.base_url or m.base_url or None,
+    )
     display(boards.dashboard_of(run))
 
 
@@ -117,8 +132,7 @@ def _paper_path(view: api.ProjectView) -> str:
     named = [o for o in outputs if Path(o).name == "paper.md"]
     if named:
         return named[0]
-    papers = [o for s in view.table() if s.phase == "paper" for o in s.outputs
-              if o.endswith(".md")]
+    papers = [o for s in view.table() if s.phase == "paper" for o in s.outputs if o.endswith(".md")]
     return papers[-1] if papers else "paper/paper.md"
 
 
@@ -146,8 +160,11 @@ def _events(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     view = api.open_project(m.workspace_of(args))
     if args.follow:  # another view of the dashboard's live list (its filter is shared)
         stream = boards.dashboard_of(view).events
-        for trait, value in (("layer", args.layer), ("type_filter", args.type),
-                             ("worker", args.worker)):
+        for trait, value in (
+            ("layer", args.layer),
+            ("type_filter", args.type),
+            ("worker", args.worker),
+        ):
             if value is not None:
                 setattr(stream, trait, value)
         display(stream)
@@ -176,15 +193,17 @@ def _stages(m: LightScientistMagics, args: argparse.Namespace) -> TableDiagram:
 def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
     if args.command:
         if args.command not in COMMANDS:
-            raise UsageError(f"unknown subcommand '{args.command}'; one of "
-                             f"{', '.join(COMMANDS)}")
+            raise UsageError(f"unknown subcommand '{args.command}'; one of {', '.join(COMMANDS)}")
         print(m.parser(args.command).format_help())
         return
     width = max(map(len, COMMANDS))
     lines = [f"{PROG} COMMAND [options]   (`{PROG} help COMMAND` for its options)", ""]
     lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in COMMANDS.items()]
-    lines += ["", "Defaults for a session: %config LightScientistMagics.model / .base_url / "
-              ".mode / .workspace"]
+    lines += [
+        "",
+        "Defaults for a session: %config LightScientistMagics.model / .base_url / "
+        ".mode / .workspace",
+    ]
     print("\n".join(lines))
 
 
@@ -195,9 +214,12 @@ class Command(NamedTuple):
 
 
 COMMANDS: dict[str, Command] = {
-    "research": Command(_setup_research, _research,
-                        "start a research project; shows the live dashboard and returns"),
-    "reply": Command(options.reply, _reply, "approve (y) or reject (n) the pending gate or question"),
+    "research": Command(
+        _setup_research, _research, "start a research project; shows the live dashboard and returns"
+    ),
+    "reply": Command(
+        options.reply, _reply, "approve (y) or reject (n) the pending gate or question"
+    ),
     "resume": Command(options.resume, _resume, "continue a project that stopped"),
     "status": Command(options.status, _status, "show the project's dashboard (--json: a dict)"),
     "show": Command(_setup_show, _show, "show PROCESS.md, a stage's outputs, the paper or a file"),
@@ -211,22 +233,30 @@ COMMANDS: dict[str, Command] = {
 
 # ------------------------------------------------------------------------- the magic
 
+
 @magics_class
 class LightScientistMagics(Magics):
     """`%lightscientist`: run and inspect LightScientist projects from a notebook."""
 
-    model = Unicode(None, allow_none=True,
-                    help="The model for new runs: offline, provider:model, or a model name "
-                         "served at base_url (default: LIGHTSCIENTIST_MODEL, else offline)."
-                    ).tag(config=True)
-    base_url = Unicode(None, allow_none=True,
-                       help="An OpenAI-compatible server for the model (e.g. a local Ollama "
-                            "or vLLM).").tag(config=True)
-    mode = Enum(["auto", "manual"], "manual",
-                help="The mode of new runs: auto (gates pass) or manual (gates wait)."
-                ).tag(config=True)
-    workspace = Unicode(".", help="The project folder used when --workspace is not given."
-                        ).tag(config=True)
+    model = Unicode(
+        None,
+        allow_none=True,
+        help="The model for new runs: offline, provider:model, or a model name "
+        "served at base_url (default: LIGHTSCIENTIST_MODEL, else offline).",
+    ).tag(config=True)
+    base_url = Unicode(
+        None,
+        allow_none=True,
+        help="An OpenAI-compatible server for the model (e.g. a local Ollama or vLLM).",
+    ).tag(config=True)
+    mode = Enum(
+        ["auto", "manual"],
+        "manual",
+        help="The mode of new runs: auto (gates pass) or manual (gates wait).",
+    ).tag(config=True)
+    workspace = Unicode(".", help="The project folder used when --workspace is not given.").tag(
+        config=True
+    )
 
     def parser(self, name: str) -> _Parser:
         command = COMMANDS[name]
@@ -249,8 +279,7 @@ class LightScientistMagics(Magics):
             name, rest = "help", []
         command = COMMANDS.get(name)
         if command is None:
-            raise UsageError(f"{PROG}: unknown subcommand '{name}'; one of "
-                             f"{', '.join(COMMANDS)}")
+            raise UsageError(f"{PROG}: unknown subcommand '{name}'; one of {', '.join(COMMANDS)}")
         try:
             args = self.parser(name).parse_args(rest)
         except _HelpShown:
@@ -269,6 +298,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     boards.unregister(ipython)
-    ipython.configurables[:] = [c for c in ipython.configurables
-                                if not isinstance(c, LightScientistMagics)]
+    ipython.configurables[:] = [
+        c for c in ipython.configurables if not isinstance(c, LightScientistMagics)
+    ]
     ipython.magics_manager.magics["line"].pop("lightscientist", None)

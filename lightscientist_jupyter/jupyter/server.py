@@ -40,6 +40,7 @@ AUTH_RESOURCE = "lightscientist"
 
 # ------------------------------------------------------------------------- handlers
 
+
 class _Handler(APIHandler):
     auth_resource = AUTH_RESOURCE
 
@@ -53,8 +54,13 @@ class _Handler(APIHandler):
         try:
             body = await IOLoop.current().run_in_executor(None, work, self.server_root, *args)
         except Refused as exc:
-            self.log.info("lightscientist: %s %s refused (%d): %s", self.request.method,
-                          self.request.path, exc.status, exc.message)
+            self.log.info(
+                "lightscientist: %s %s refused (%d): %s",
+                self.request.method,
+                self.request.path,
+                exc.status,
+                exc.message,
+            )
             self.set_status(exc.status)
             body = {"message": exc.message, "status": exc.status}
         self.finish(json.dumps(body, ensure_ascii=False, default=str))
@@ -81,8 +87,9 @@ class EventsHandler(_Handler):
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
-        await self.answer(project_events, self.arg("path") or "", self.arg("after"),
-                          self.arg("limit"))
+        await self.answer(
+            project_events, self.arg("path") or "", self.arg("after"), self.arg("limit")
+        )
 
 
 class FileHandler(_Handler):
@@ -103,15 +110,22 @@ class ReplyHandler(_Handler):
         await self.answer(project_reply, body)
 
 
-ROUTES = (("projects", ProjectsHandler), ("project", ProjectHandler),
-          ("events", EventsHandler), ("file", FileHandler), ("reply", ReplyHandler))
+ROUTES = (
+    ("projects", ProjectsHandler),
+    ("project", ProjectHandler),
+    ("events", EventsHandler),
+    ("file", FileHandler),
+    ("reply", ReplyHandler),
+)
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Register the handlers under `<base_url>/lightscientist/`."""
     base = serverapp.web_app.settings["base_url"]
     serverapp.web_app.add_handlers(
-        ".*$", [(url_path_join(base, AUTH_RESOURCE, name), handler) for name, handler in ROUTES])
+        ".*$", [(url_path_join(base, AUTH_RESOURCE, name), handler) for name, handler in ROUTES]
+    )
     names = ",".join(name for name, _ in ROUTES)
-    serverapp.log.info("LightScientist server extension: %s",
-                       url_path_join(base, AUTH_RESOURCE, "{" + names + "}"))
+    serverapp.log.info(
+        "LightScientist server extension: %s", url_path_join(base, AUTH_RESOURCE, "{" + names + "}")
+    )

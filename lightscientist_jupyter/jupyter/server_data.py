@@ -95,8 +95,9 @@ def open_project(root: Path, rel: str) -> tuple[Workspace, str]:
     """The workspace at `rel` below `root`, and its normalised relative path."""
     folder = resolve_inside(root, rel)
     if not (folder / STATE_DIR / "state.json").is_file():
-        raise Refused(404, f"no LightScientist project at '{_shown(rel)}' "
-                           f"(no {STATE_DIR}/state.json there)")
+        raise Refused(
+            404, f"no LightScientist project at '{_shown(rel)}' (no {STATE_DIR}/state.json there)"
+        )
     resolve_inside(folder, f"{STATE_DIR}/state.json", scope="the project folder")
     return Workspace(folder), relative(root, folder)
 
@@ -125,8 +126,10 @@ def _table(path: str) -> StageTable:
 
 # ------------------------------------------------------------------------- reading
 
-def find_projects(root: Path, depth: int = SCAN_DEPTH, limit: int = SCAN_LIMIT,
-                  folders: int = SCAN_FOLDERS) -> list[Path]:
+
+def find_projects(
+    root: Path, depth: int = SCAN_DEPTH, limit: int = SCAN_LIMIT, folders: int = SCAN_FOLDERS
+) -> list[Path]:
     """Folders below `root` holding `.lightscientist/state.json`, sorted.
 
     Hidden folders, symbolic links and dependency folders are not entered, nor is a project
@@ -145,9 +148,13 @@ def find_projects(root: Path, depth: int = SCAN_DEPTH, limit: int = SCAN_LIMIT,
             continue
         try:
             with os.scandir(folder) as entries:
-                children = sorted(e.path for e in entries
-                                  if not e.name.startswith(".") and e.name not in SKIP_DIRS
-                                  and e.is_dir(follow_symlinks=False))
+                children = sorted(
+                    e.path
+                    for e in entries
+                    if not e.name.startswith(".")
+                    and e.name not in SKIP_DIRS
+                    and e.is_dir(follow_symlinks=False)
+                )
         except OSError:
             continue
         queue.extend((Path(p), level + 1) for p in children)
@@ -163,9 +170,15 @@ def summary(root: Path, folder: Path, state: ProjectState | None = None) -> dict
             state = load_state(folder / STATE_DIR / "state.json")
         except LightScientistError as exc:
             return {**base, "error": str(exc)}
-    return {**base, "goal": state.goal, "stage": state.stage, "status": state.status,
-            "mode": state.mode, "pending": state.pending.to_dict() if state.pending else None,
-            "updated_at": state.updated_at}
+    return {
+        **base,
+        "goal": state.goal,
+        "stage": state.stage,
+        "status": state.status,
+        "mode": state.mode,
+        "pending": state.pending.to_dict() if state.pending else None,
+        "updated_at": state.updated_at,
+    }
 
 
 def list_projects(root: Path) -> dict[str, Any]:
@@ -185,11 +198,20 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
     ws, rel = open_project(root, rel)
     state = _state(ws)
     detail = summary(root, ws.root, state)
-    detail.update(visits=state.visits, history=state.history[-HISTORY_MAX:],
-                  decisions=state.decisions, reason=state.reason, feedback=state.feedback,
-                  last_summary=state.last_summary, runner=read_holder(ws),
-                  table=None, layout=None, table_error=None, outputs=[],
-                  process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()})
+    detail.update(
+        visits=state.visits,
+        history=state.history[-HISTORY_MAX:],
+        decisions=state.decisions,
+        reason=state.reason,
+        feedback=state.feedback,
+        last_summary=state.last_summary,
+        runner=read_holder(ws),
+        table=None,
+        layout=None,
+        table_error=None,
+        outputs=[],
+        process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()},
+    )
     try:
         table = _table(state.stages_file)
     except (OSError, LightScientistError) as exc:
@@ -197,9 +219,16 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
     else:
         detail["table"] = _table_view(table)
         detail["layout"] = graph_layout(table)  # the dashboard's layout: the panel only draws it
-        detail["outputs"] = [{"stage": s.id, "name": out, "path": join(rel, out),
-                              "exists": (ws.root / out).is_file()}
-                             for s in table for out in s.outputs]
+        detail["outputs"] = [
+            {
+                "stage": s.id,
+                "name": out,
+                "path": join(rel, out),
+                "exists": (ws.root / out).is_file(),
+            }
+            for s in table
+            for out in s.outputs
+        ]
     last = read_tail(ws.events_file, 1)
     detail["last_seq"] = last[-1]["seq"] if last else 0
     return detail
@@ -217,8 +246,9 @@ def _int(raw: str | None, name: str, default: int | None, low: int, high: int) -
     return min(value, high)
 
 
-def project_events(root: Path, rel: str, after: str | None = None,
-                   limit: str | None = None) -> dict[str, Any]:
+def project_events(
+    root: Path, rel: str, after: str | None = None, limit: str | None = None
+) -> dict[str, Any]:
     """Events with seq > `after` (the newest `limit` of them), read from the end of the log.
 
     Without `after`, the last `limit` events. When `after` is past the end of the log (the
@@ -239,9 +269,16 @@ def project_events(root: Path, rel: str, after: str | None = None,
                 events, reset = read_tail(path, count), True
     floor = 0 if after_seq is None or reset else after_seq
     last_seq = events[-1]["seq"] if events else floor
-    return {"path": rel, "events": events, "last_seq": last_seq, "reset": reset,
-            "truncated": bool(events) and after_seq is not None and not reset
-            and events[0]["seq"] > floor + 1}
+    return {
+        "path": rel,
+        "events": events,
+        "last_seq": last_seq,
+        "reset": reset,
+        "truncated": bool(events)
+        and after_seq is not None
+        and not reset
+        and events[0]["seq"] > floor + 1,
+    }
 
 
 def project_file(root: Path, rel: str, name: str | None) -> dict[str, Any]:
@@ -257,20 +294,31 @@ def project_file(root: Path, rel: str, name: str | None) -> dict[str, Any]:
     truncated = len(data) > FILE_LIMIT
     data = data[:FILE_LIMIT]
     binary = b"\x00" in data[:8192]
-    return {"path": relative(root, target), "name": name, "size": target.stat().st_size,
-            "truncated": truncated, "binary": binary,
-            "content": "" if binary else data.decode("utf-8", errors="replace")}
+    return {
+        "path": relative(root, target),
+        "name": name,
+        "size": target.stat().st_size,
+        "truncated": truncated,
+        "binary": binary,
+        "content": "" if binary else data.decode("utf-8", errors="replace"),
+    }
 
 
 # ------------------------------------------------------------------------- replying
 
+
 def _reply_fields(body: Any) -> tuple[str, bool, str, str | None, str | None]:
     if not isinstance(body, dict):
-        raise Refused(400, "the body must be a JSON object with path, approve, comment, "
-                           "to_stage and decision_id")
+        raise Refused(
+            400,
+            "the body must be a JSON object with path, approve, comment, to_stage and decision_id",
+        )
     path, approve = body.get("path"), body.get("approve")
-    comment, to_stage, decision_id = (body.get("comment") or "", body.get("to_stage") or None,
-                                      body.get("decision_id") or None)
+    comment, to_stage, decision_id = (
+        body.get("comment") or "",
+        body.get("to_stage") or None,
+        body.get("decision_id") or None,
+    )
     if not isinstance(path, str):
         raise Refused(400, "path (the project folder, relative to the server root) is required")
     if not isinstance(approve, bool):
@@ -293,8 +341,15 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
     ws, rel = open_project(root, rel)
     _state(ws)  # a project whose state cannot be read is refused with its reason
     try:
-        sent = commands.submit_reply(ws, approve, comment, to_stage, decision_id=decision_id,
-                                     source="panel", option="to_stage")
+        sent = commands.submit_reply(
+            ws,
+            approve,
+            comment,
+            to_stage,
+            decision_id=decision_id,
+            source="panel",
+            option="to_stage",
+        )
     except Conflict as exc:
         raise Refused(409, str(exc)) from None
     except BadInput as exc:
@@ -303,8 +358,11 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
         raise Refused(409, str(exc)) from None
     if sent.route is Route.UNCHANGED:
         raise Refused(409, f"{sent.message}; reload and decide again")
-    answer: dict[str, Any] = {"path": rel, "decision_id": sent.decision_id,
-                              "queued": sent.path.name if sent.path else None}
+    answer: dict[str, Any] = {
+        "path": rel,
+        "decision_id": sent.decision_id,
+        "queued": sent.path.name if sent.path else None,
+    }
     try:
         applied = commands.apply_queued(ws, holder="reply from the side panel")
     except LightScientistError as exc:
@@ -312,5 +370,11 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
     if applied is None:
         return {**answer, "applied_by": "runner", "runner": read_holder(ws), "messages": []}
     messages, after = applied
-    return {**answer, "applied_by": "server", "runner": None, "messages": messages,
-            "status": after.status, "stage": after.stage}
+    return {
+        **answer,
+        "applied_by": "server",
+        "runner": None,
+        "messages": messages,
+        "status": after.status,
+        "stage": after.stage,
+    }

@@ -51,10 +51,13 @@ def load_markdown(path: Path, limit: int = TEXT_MAX) -> list[Any]:
     for match in _IMAGE_LINK.finditer(text):
         target = match.group(2)
         image = (path.parent / target).resolve()
-        if re.match(r"^[a-z]+:", target) or image.suffix.lower() not in IMAGE_SUFFIXES \
-                or not image.is_file():
+        if (
+            re.match(r"^[a-z]+:", target)
+            or image.suffix.lower() not in IMAGE_SUFFIXES
+            or not image.is_file()
+        ):
             continue
-        before = text[at:match.start()]
+        before = text[at : match.start()]
         if before.strip():
             parts.append(Markdown(before))
         parts.append(Image(filename=str(image)))
@@ -99,8 +102,11 @@ def load(path: Path) -> list[Any]:
     if not path.exists():
         raise ShowError(f"{path} does not exist")
     if path.is_dir():
-        names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir()
-                       if not p.name.startswith("."))
+        names = sorted(
+            p.name + ("/" if p.is_dir() else "")
+            for p in path.iterdir()
+            if not p.name.startswith(".")
+        )
         return [Pretty(f"{path}/\n" + "\n".join(f"  {n}" for n in names))]
     loader = LOADERS.get(path.suffix.lower())
     if loader is None:
@@ -118,9 +124,13 @@ PREVIEW_ROWS = 8
 def bundle(obj: Any) -> dict[str, Any]:
     """A MIME bundle of `obj` from its `_repr_*_` methods (no shell involved)."""
     data: dict[str, Any] = {"text/plain": repr(obj)}
-    for mime, method in (("text/markdown", "_repr_markdown_"), ("image/png", "_repr_png_"),
-                         ("image/jpeg", "_repr_jpeg_"), ("image/svg+xml", "_repr_svg_"),
-                         ("text/html", "_repr_html_")):
+    for mime, method in (
+        ("text/markdown", "_repr_markdown_"),
+        ("image/png", "_repr_png_"),
+        ("image/jpeg", "_repr_jpeg_"),
+        ("image/svg+xml", "_repr_svg_"),
+        ("text/html", "_repr_html_"),
+    ):
         fn = getattr(obj, method, None)
         if fn is None:
             continue
@@ -155,12 +165,22 @@ def preview(root: Path, rel: str) -> list[dict[str, Any]]:
             return [head, {"text/markdown": text, "text/plain": text}]
         if suffix in (".csv", ".tsv"):
             frame = load_csv(path, sep="\t" if suffix == ".tsv" else ",", nrows=PREVIEW_ROWS)
-            return [head, {"text/html": frame.to_html(max_rows=PREVIEW_ROWS),
-                           "text/plain": frame.to_string(max_rows=PREVIEW_ROWS)}]
+            return [
+                head,
+                {
+                    "text/html": frame.to_html(max_rows=PREVIEW_ROWS),
+                    "text/plain": frame.to_string(max_rows=PREVIEW_ROWS),
+                },
+            ]
         if suffix in IMAGE_SUFFIXES or suffix == ".svg":
             return [head] + [bundle(obj) for obj in load(path)]
         text = "\n".join(_read_text(path, 20_000).splitlines()[:PREVIEW_LINES])
-        return [head, {"text/plain": text,
-                       "text/html": f"<pre style='font-size:11px'>{html.escape(text)}</pre>"}]
+        return [
+            head,
+            {
+                "text/plain": text,
+                "text/html": f"<pre style='font-size:11px'>{html.escape(text)}</pre>",
+            },
+        ]
     except ShowError as exc:
         return [head, {"text/plain": str(exc)}]

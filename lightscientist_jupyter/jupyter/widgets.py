@@ -43,9 +43,15 @@ def compact(raw: Mapping[str, Any]) -> dict[str, Any]:
     message = " ".join(str(raw.get("message") or "").split())
     if len(message) > MESSAGE_CHARS:
         message = message[: MESSAGE_CHARS - 1] + "…"
-    return {"seq": raw.get("seq"), "ts": raw.get("ts"), "layer": raw.get("layer"),
-            "type": raw.get("type"), "stage": raw.get("stage") or "",
-            "worker": raw.get("worker_id") or "", "message": message}
+    return {
+        "seq": raw.get("seq"),
+        "ts": raw.get("ts"),
+        "layer": raw.get("layer"),
+        "type": raw.get("type"),
+        "stage": raw.get("stage") or "",
+        "worker": raw.get("worker_id") or "",
+        "message": message,
+    }
 
 
 class EventStream(anywidget.AnyWidget):
@@ -85,8 +91,14 @@ class EventStream(anywidget.AnyWidget):
         self.events.extend(items)
         self.received += len(items) + dropped
         skipped = dropped + max(0, len(items) - SEND_MAX)
-        self.send({"kind": "events", "events": items[-SEND_MAX:], "skipped": skipped,
-                   "total": self.received})
+        self.send(
+            {
+                "kind": "events",
+                "events": items[-SEND_MAX:],
+                "skipped": skipped,
+                "total": self.received,
+            }
+        )
         self.sends += 1
         self.send_times.append(time.monotonic())
         self._tail_dirty = True
@@ -114,5 +126,6 @@ class EventStream(anywidget.AnyWidget):
     def visible(self) -> list[dict[str, Any]]:
         """The kept events that pass the current filter, oldest first."""
         keep = make_filter(layer=self.layer or None, type=self.type_filter or None)
-        return [e for e in self.events
-                if keep(e) and (not self.worker or e["worker"] == self.worker)]
+        return [
+            e for e in self.events if keep(e) and (not self.worker or e["worker"] == self.worker)
+        ]

@@ -14,10 +14,20 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_STATUS_OF_TYPE = {"session.start": "running", "worker.waiting": "waiting",
-                   "worker.background": "background", "worker.cancelled": "cancelled"}
-_COLORS = {"running": "#e08600", "waiting": "#c2185b", "background": "#6b7580",
-           "completed": "#3f9b57", "failed": "#c62828", "cancelled": "#8d6e63"}
+_STATUS_OF_TYPE = {
+    "session.start": "running",
+    "worker.waiting": "waiting",
+    "worker.background": "background",
+    "worker.cancelled": "cancelled",
+}
+_COLORS = {
+    "running": "#e08600",
+    "waiting": "#c2185b",
+    "background": "#6b7580",
+    "completed": "#3f9b57",
+    "failed": "#c62828",
+    "cancelled": "#8d6e63",
+}
 
 
 @dataclasses.dataclass
@@ -41,7 +51,8 @@ def fold(rows: dict[str, WorkerRow], raw: Mapping[str, Any]) -> bool:
     row = rows.get(worker_id)
     if row is None:
         row = rows[worker_id] = WorkerRow(
-            worker_id, role="supervisor" if worker_id == "supervisor" else "worker")
+            worker_id, role="supervisor" if worker_id == "supervisor" else "worker"
+        )
     type_ = raw.get("type", "")
     data = raw.get("data") or {}
     if type_ == "model.call":
@@ -83,24 +94,35 @@ def render_html(rows: Mapping[str, WorkerRow], *, limit: int = 12) -> str:
         return '<div class="ls-workers ls-muted">no workers yet</div>'
     ordered = sorted(rows.values(), key=lambda r: (r.role != "supervisor", -r.last_ts, r.id))
     shown = ordered[:limit]
-    head = "".join(f'<th style="{_CELL};text-align:left">{name}</th>' for name in
-                   ("worker", "stage", "status", "model", "tools", "last activity"))
+    head = "".join(
+        f'<th style="{_CELL};text-align:left">{name}</th>'
+        for name in ("worker", "stage", "status", "model", "tools", "last activity")
+    )
     body = []
     for r in shown:
         color = _COLORS.get(r.status, "#3b4550")
         clock = time.strftime("%H:%M:%S", time.localtime(r.last_ts)) if r.last_ts else ""
         body.append(
             f'<tr data-worker="{html.escape(r.id)}">'
-            + _td(f'<b>{html.escape(r.id)}</b> <span style="color:#6b7580">'
-                  f"{html.escape(r.role)}</span>", "white-space:nowrap")
+            + _td(
+                f'<b>{html.escape(r.id)}</b> <span style="color:#6b7580">'
+                f"{html.escape(r.role)}</span>",
+                "white-space:nowrap",
+            )
             + _td(html.escape(r.stage))
             + _td(html.escape(r.status), f"color:{color};font-weight:600")
             + _td(str(r.model_calls), "text-align:right")
             + _td(str(r.tool_calls), "text-align:right")
             + _td(f'<span style="color:#6b7580">{clock}</span> {html.escape(r.last)}')
-            + "</tr>")
+            + "</tr>"
+        )
     more = len(ordered) - len(shown)
-    foot = (f'<div style="color:#6b7580">and {more} more (<code>%lightscientist workers</code>)'
-            "</div>" if more > 0 else "")
-    return (f'<table class="ls-workers" style="border-collapse:collapse;font-size:12px">'
-            f"<tr>{head}</tr>{''.join(body)}</table>{foot}")
+    foot = (
+        f'<div style="color:#6b7580">and {more} more (<code>%lightscientist workers</code>)</div>'
+        if more > 0
+        else ""
+    )
+    return (
+        f'<table class="ls-workers" style="border-collapse:collapse;font-size:12px">'
+        f"<tr>{head}</tr>{''.join(body)}</table>{foot}"
+    )

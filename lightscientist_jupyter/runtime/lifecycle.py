@@ -30,7 +30,8 @@ STOP_TOOLS = ("complete_stage", "suspend", "finalize_cancel")
 CANCEL_NOTICE = (
     "LightScientist: this worker is being cancelled. Do not start new work. Call "
     "`finalize_cancel` now with short notes: what is finished, which files are worth keeping, "
-    "and what remains.")
+    "and what remains."
+)
 
 
 def lifecycle_tools() -> list[BaseTool]:
@@ -94,9 +95,14 @@ def stop_call(messages: list[Any]) -> dict[str, Any] | None:
 class LifecycleMiddleware(AgentMiddleware):
     """Ends turns after stopping tools, handles cancellation, bounds the supervisor's input."""
 
-    def __init__(self, *, cancel: threading.Event, hard_stop: threading.Event,
-                 current_turn_only: bool = False,
-                 on_model_request: Callable[[list[Any]], None] | None = None):
+    def __init__(
+        self,
+        *,
+        cancel: threading.Event,
+        hard_stop: threading.Event,
+        current_turn_only: bool = False,
+        on_model_request: Callable[[list[Any]], None] | None = None,
+    ):
         super().__init__()
         self.cancel = cancel
         self.hard_stop = hard_stop

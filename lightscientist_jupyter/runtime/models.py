@@ -52,8 +52,13 @@ def _parse_options(text: str) -> dict[str, str]:
     return options
 
 
-def resolve_model(spec: str | None = None, *, base_url: str | None = None,
-                  api_key: str | None = None, timeout: float = 120.0) -> BaseChatModel:
+def resolve_model(
+    spec: str | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 120.0,
+) -> BaseChatModel:
     """Build the chat model named by `spec`; raises `ModelConfigError` naming what to fix."""
     spec = (spec or "").strip() or default_spec()
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -66,31 +71,46 @@ def resolve_model(spec: str | None = None, *, base_url: str | None = None,
         except ValueError:
             raise ModelConfigError("offline model option 'loops' must be an integer") from None
         if options:
-            raise ModelConfigError(f"unknown offline model option(s): {', '.join(options)}; "
-                                   "the offline model takes loops=N")
+            raise ModelConfigError(
+                f"unknown offline model option(s): {', '.join(options)}; "
+                "the offline model takes loops=N"
+            )
         return OfflineScientistModel(loops=loops)
     if base_url:
         from langchain_openai import ChatOpenAI
 
         name = spec.split(":", 1)[1] if spec.startswith("openai:") else spec
         key = SecretStr(api_key or os.environ.get("OPENAI_API_KEY") or "not-needed")
-        return ChatOpenAI(model=name, base_url=base_url, api_key=key, max_retries=0,
-                          timeout=timeout, use_responses_api=False)
+        return ChatOpenAI(
+            model=name,
+            base_url=base_url,
+            api_key=key,
+            max_retries=0,
+            timeout=timeout,
+            use_responses_api=False,
+        )
     provider, sep, name = spec.partition(":")
     if not sep or not name:
-        raise ModelConfigError(f"model '{spec}' must be 'offline', 'provider:model' (e.g. "
-                               "openai:gpt-4.1-mini) or a model name with --base-url")
+        raise ModelConfigError(
+            f"model '{spec}' must be 'offline', 'provider:model' (e.g. "
+            "openai:gpt-4.1-mini) or a model name with --base-url"
+        )
     if provider not in _PROVIDERS:
-        raise ModelConfigError(f"unknown model provider '{provider}'; known: "
-                               f"{', '.join(sorted(_PROVIDERS))} (or use --base-url for an "
-                               "OpenAI-compatible server)")
+        raise ModelConfigError(
+            f"unknown model provider '{provider}'; known: "
+            f"{', '.join(sorted(_PROVIDERS))} (or use --base-url for an "
+            "OpenAI-compatible server)"
+        )
     package, key_var = _PROVIDERS[provider]
     if importlib.util.find_spec(package) is None:
-        raise ModelConfigError(f"provider '{provider}' needs the package "
-                               f"{package.replace('_', '-')}; pip install it")
+        raise ModelConfigError(
+            f"provider '{provider}' needs the package {package.replace('_', '-')}; pip install it"
+        )
     if key_var and not (api_key or os.environ.get(key_var)):
-        raise ModelConfigError(f"model '{spec}' needs an API key: set {key_var} in the "
-                               "environment (it never reaches workers, logs or events)")
+        raise ModelConfigError(
+            f"model '{spec}' needs an API key: set {key_var} in the "
+            "environment (it never reaches workers, logs or events)"
+        )
     from langchain.chat_models import init_chat_model
 
     kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
@@ -108,18 +128,35 @@ def retry_middleware(max_retries: int = 3, initial_delay: float = 1.0) -> Any:
     """Retry transient model failures with exponential backoff, then raise."""
     from langchain.agents.middleware import ModelRetryMiddleware
 
-    return ModelRetryMiddleware(max_retries=max_retries, retry_on=is_transient,
-                                on_failure="error", initial_delay=initial_delay,
-                                backoff_factor=2.0, max_delay=30.0, jitter=True)
+    return ModelRetryMiddleware(
+        max_retries=max_retries,
+        retry_on=is_transient,
+        on_failure="error",
+        initial_delay=initial_delay,
+        backoff_factor=2.0,
+        max_delay=30.0,
+        jitter=True,
+    )
 
 
 def is_transient(exc: BaseException) -> bool:
     """429, 5xx, timeouts and refused connections are worth another try; the rest is not."""
-    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None),
-                                                          "status_code", None)
+    status = getattr(exc, "status_code", None) or getattr(
+        getattr(exc, "response", None), "status_code", None
+    )
     if isinstance(status, int):
         return status == 429 or status >= 500
     names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(names & {"APIConnectionError", "APITimeoutError", "TimeoutError",
-                         "ConnectionError", "ConnectError", "ReadTimeout", "ConnectTimeout",
-                         "RemoteProtocolError"})
+    return bool(
+        names
+        & {
+            "APIConnectionError",
+            "APITimeoutError",
+            "TimeoutError",
+            "ConnectionError",
+            "ConnectError",
+            "ReadTimeout",
+            "ConnectTimeout",
+            "RemoteProtocolError",
+        }
+    )

@@ -42,8 +42,9 @@ class SessionObserver(BaseCallbackHandler):
 
     raise_error = False
 
-    def __init__(self, emit: Callable[[str, str, dict[str, Any]], None],
-                 on_progress: Callable[[], None]):
+    def __init__(
+        self, emit: Callable[[str, str, dict[str, Any]], None], on_progress: Callable[[], None]
+    ):
         self.emit = emit
         self.on_progress = on_progress
         self._lock = threading.Lock()
@@ -54,16 +55,20 @@ class SessionObserver(BaseCallbackHandler):
         self.commands: list[str] = []
         self._tools: dict[UUID, str] = {}
 
-    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[Any]], *,
-                            run_id: UUID, **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
         batch = messages[0] if messages else []
         chars = message_chars(batch)
         with self._lock:
             self.model_calls += 1
             self.input_chars = chars
             n = self.model_calls
-        self.emit("model.call", f"model call {n} ({chars} chars in {len(batch)} messages)",
-                  {"call": n, "input_chars": chars, "messages": len(batch)})
+        self.emit(
+            "model.call",
+            f"model call {n} ({chars} chars in {len(batch)} messages)",
+            {"call": n, "input_chars": chars, "messages": len(batch)},
+        )
         self.on_progress()
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -71,19 +76,31 @@ class SessionObserver(BaseCallbackHandler):
             message = response.generations[0][0].message
         except (AttributeError, IndexError):
             return
-        calls = [{"name": c["name"], "args": safe(c.get("args"), 300)}
-                 for c in getattr(message, "tool_calls", []) or []]
+        calls = [
+            {"name": c["name"], "args": safe(c.get("args"), 300)}
+            for c in getattr(message, "tool_calls", []) or []
+        ]
         usage = getattr(message, "usage_metadata", None) or {}
         text = message.content if isinstance(message.content, str) else str(message.content)
         data: dict[str, Any] = {"text": safe(text, EVENT_TEXT_LIMIT), "tool_calls": calls}
         if usage:
-            data["tokens"] = {k: usage.get(k) for k in ("input_tokens", "output_tokens",
-                                                        "total_tokens") if k in usage}
+            data["tokens"] = {
+                k: usage.get(k)
+                for k in ("input_tokens", "output_tokens", "total_tokens")
+                if k in usage
+            }
         summary = ", ".join(c["name"] for c in calls) if calls else safe(text, 120)
         self.emit("model.output", f"→ {summary}" if calls else summary, data)
 
-    def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
-                      inputs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
         args = inputs if inputs is not None else input_str
         with self._lock:
@@ -95,19 +112,28 @@ class SessionObserver(BaseCallbackHandler):
                     self.files_written.append(str(path))
             if name == "execute" and isinstance(inputs, dict) and inputs.get("command"):
                 self.commands.append(safe(inputs["command"], 200))
-        self.emit("tool.call", f"{name}({safe(args, 160)})", {"tool": name,
-                                                              "args": safe(args, EVENT_TEXT_LIMIT)})
+        self.emit(
+            "tool.call",
+            f"{name}({safe(args, 160)})",
+            {"tool": name, "args": safe(args, EVENT_TEXT_LIMIT)},
+        )
         self.on_progress()
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         name = self._tools.pop(run_id, "tool")
         content = getattr(output, "content", output)
-        self.emit("tool.result", f"{name} → {safe(content, 160)}",
-                  {"tool": name, "result": safe(content, EVENT_TEXT_LIMIT)})
+        self.emit(
+            "tool.result",
+            f"{name} → {safe(content, 160)}",
+            {"tool": name, "result": safe(content, EVENT_TEXT_LIMIT)},
+        )
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         name = self._tools.pop(run_id, "tool")
         if isinstance(error, GraphBubbleUp):  # an interrupt, not an error
             return
-        self.emit("tool.result", f"{name} failed: {safe(str(error), 160)}",
-                  {"tool": name, "error": safe(str(error), EVENT_TEXT_LIMIT)})
+        self.emit(
+            "tool.result",
+            f"{name} failed: {safe(str(error), 160)}",
+            {"tool": name, "error": safe(str(error), EVENT_TEXT_LIMIT)},
+        )

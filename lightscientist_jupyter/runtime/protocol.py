@@ -21,8 +21,9 @@ def render_header(title: str, fields: dict[str, Any], body: str = "") -> str:
         if value is None or value == "" or value == [] or value == {}:
             continue
         if isinstance(value, (list, tuple, dict)) or (isinstance(value, str) and "\n" in value):
-            text = json.dumps(list(value) if isinstance(value, tuple) else value,
-                              ensure_ascii=False)
+            text = json.dumps(
+                list(value) if isinstance(value, tuple) else value, ensure_ascii=False
+            )
         else:
             text = str(value)
         lines.append(f"{key}: {text}")
@@ -43,7 +44,7 @@ def parse_header(text: str) -> tuple[str, dict[str, Any]]:
         if not sep:
             continue
         value = value.strip()
-        if value[:1] in "[{\"":
+        if value[:1] in '[{"':
             try:
                 fields[key.strip()] = json.loads(value)
                 continue

@@ -8,10 +8,10 @@ import re
 from typing import Any
 
 _PATTERNS = [
-    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),          # OpenAI/Anthropic style keys
+    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),  # OpenAI/Anthropic style keys
     re.compile(r"\b(ghp|gho|ghs|github_pat)_[A-Za-z0-9_]{16,}"),  # GitHub tokens
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),          # Slack tokens
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),                      # AWS access keys
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),  # Slack tokens
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access keys
     re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{5,}"),  # JWTs
     re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{16,}"),
     re.compile(r"(?i)((?:api[_-]?key|token|secret|password|passwd)\s*[=:]\s*)['\"]?[^\s'\"]{6,}"),

@@ -64,27 +64,37 @@ def _confine(root: Path, key: str) -> Path:
     root_text = str(root)
     if pure.is_absolute():
         if raw == root_text or raw.startswith(root_text + "/"):
-            rel = PurePosixPath(raw[len(root_text):].lstrip("/"))
+            rel = PurePosixPath(raw[len(root_text) :].lstrip("/"))
         else:
             rel = pure.relative_to("/")
             top = rel.parts[0] if rel.parts else None
             if top and not (root / top).exists() and Path("/", top).exists():
-                raise PathRefused(f"'{key}' is outside the workspace; '/' is the workspace root, "
-                                  f"so use a path like '/{rel.parts[-1]}'")
+                raise PathRefused(
+                    f"'{key}' is outside the workspace; '/' is the workspace root, "
+                    f"so use a path like '/{rel.parts[-1]}'"
+                )
     else:
         rel = pure
     full = (root / rel).resolve()
     if full != root and root not in full.parents:
-        raise PathRefused(f"'{key}' resolves to {full}, outside the workspace "
-                          "(a symbolic link pointing out?)")
+        raise PathRefused(
+            f"'{key}' resolves to {full}, outside the workspace (a symbolic link pointing out?)"
+        )
     return full
 
 
 class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
     """File tools and a shell confined to one project workspace, for one worker."""
 
-    def __init__(self, root: Path, *, worker_id: str, cancel: threading.Event,
-                 groups: shell.ProcessGroups, timeout: float = shell.DEFAULT_TIMEOUT_S):
+    def __init__(
+        self,
+        root: Path,
+        *,
+        worker_id: str,
+        cancel: threading.Event,
+        groups: shell.ProcessGroups,
+        timeout: float = shell.DEFAULT_TIMEOUT_S,
+    ):
         root = Path(root).resolve()
         super().__init__(root_dir=root, virtual_mode=True)
         self.root = root
@@ -107,7 +117,9 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
             return str(exc)
         state = self.root / STATE_DIR
         if path == state or state in path.parents:
-            return f"'{key}' is inside {STATE_DIR}/, which belongs to LightScientist; write elsewhere"
+            return (
+                f"'{key}' is inside {STATE_DIR}/, which belongs to LightScientist; write elsewhere"
+            )
         return None
 
     def write(self, file_path: str, content: str) -> WriteResult:
@@ -116,8 +128,9 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
             return WriteResult(error=f"Error writing file '{file_path}': {problem}")
         return super().write(file_path, content)
 
-    def edit(self, file_path: str, old_string: str, new_string: str,
-             replace_all: bool = False) -> EditResult:
+    def edit(
+        self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
+    ) -> EditResult:
         problem = self._writable(file_path)
         if problem:
             return EditResult(error=f"Error editing file '{file_path}': {problem}")
@@ -138,14 +151,26 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
         log = self._log_dir / f"{next(self._counter):04d}.log"
         try:
             result = shell.run_command(
-                command, cwd=self.root, env=shell.worker_env(self.root, self._home),
-                log_path=log, timeout=float(timeout) if timeout else self.timeout,
-                cancel=self.cancel, groups=self.groups, owner=self.worker_id)
+                command,
+                cwd=self.root,
+                env=shell.worker_env(self.root, self._home),
+                log_path=log,
+                timeout=float(timeout) if timeout else self.timeout,
+                cancel=self.cancel,
+                groups=self.groups,
+                owner=self.worker_id,
+            )
         except (OSError, ValueError) as exc:  # a NUL byte, an argument list too long …
-            hint = (" Write long content with write_file and run a short command."
-                    if getattr(exc, "errno", None) == errno.E2BIG else "")
-            return ExecuteResponse(output=f"Error: the command could not be started "
-                                          f"({len(command)} characters): {exc}.{hint}",
-                                   exit_code=126)
-        return ExecuteResponse(output=result.output, exit_code=result.exit_code,
-                               truncated=result.truncated)
+            hint = (
+                " Write long content with write_file and run a short command."
+                if getattr(exc, "errno", None) == errno.E2BIG
+                else ""
+            )
+            return ExecuteResponse(
+                output=f"Error: the command could not be started "
+                f"({len(command)} characters): {exc}.{hint}",
+                exit_code=126,
+            )
+        return ExecuteResponse(
+            output=result.output, exit_code=result.exit_code, truncated=result.truncated
+        )

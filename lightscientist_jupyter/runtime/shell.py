@@ -24,22 +24,34 @@ DEFAULT_TIMEOUT_S = 120.0
 GRACE_S = 1.0
 HEAD_CHARS, TAIL_CHARS = 6000, 4000
 
-_SAFE_ENV_KEYS = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "MPLBACKEND", "OPENBLAS_CORETYPE",
-                  "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "PYTHONHASHSEED")
+_SAFE_ENV_KEYS = (
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "MPLBACKEND",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "OMP_NUM_THREADS",
+    "PYTHONHASHSEED",
+)
 
 
 def worker_env(workspace: Path, home: Path) -> dict[str, str]:
     """The allow-listed environment of worker commands: no keys, no tokens, no proxies."""
     bindir = str(Path(sys.executable).parent)
     env = {k: os.environ[k] for k in _SAFE_ENV_KEYS if k in os.environ}
-    env.update({
-        "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(home),
-        "PWD": str(workspace),
-        "MPLBACKEND": "Agg",
-        "PYTHONUNBUFFERED": "1",
-        "LIGHTSCIENTIST_WORKSPACE": str(workspace),
-    })
+    env.update(
+        {
+            "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(home),
+            "PWD": str(workspace),
+            "MPLBACKEND": "Agg",
+            "PYTHONUNBUFFERED": "1",
+            "LIGHTSCIENTIST_WORKSPACE": str(workspace),
+        }
+    )
     env.setdefault("LANG", "C.UTF-8")
     return env
 
@@ -71,7 +83,7 @@ def group_alive(pgid: int) -> bool:
                     stat = fh.read().decode(errors="replace")
             except OSError:
                 continue
-            fields = stat[stat.rfind(")") + 2:].split()
+            fields = stat[stat.rfind(")") + 2 :].split()
             if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
                 return True
     return False
@@ -150,16 +162,30 @@ class ProcessGroups:
             self._wake.clear()
 
 
-def run_command(command: str, *, cwd: Path, env: dict[str, str], log_path: Path,
-                timeout: float = DEFAULT_TIMEOUT_S, cancel: threading.Event | None = None,
-                groups: ProcessGroups | None = None, owner: str = "") -> CommandResult:
+def run_command(
+    command: str,
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    log_path: Path,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    cancel: threading.Event | None = None,
+    groups: ProcessGroups | None = None,
+    owner: str = "",
+) -> CommandResult:
     """Run `command` with bash in its own process group; see the module docstring."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     with open(log_path, "wb") as out:
-        proc = subprocess.Popen(["/bin/bash", "-c", command], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            ["/bin/bash", "-c", command],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     pgid = proc.pid
     timed_out = cancelled = False
     while True:
@@ -189,11 +215,19 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], log_path: Path,
             shown = log_path.relative_to(cwd)
         except ValueError:
             shown = log_path
-        text = (f"{text[:HEAD_CHARS]}\n… [{cut} characters not shown; full output in "
-                f"{shown}] …\n{text[-TAIL_CHARS:]}")
+        text = (
+            f"{text[:HEAD_CHARS]}\n… [{cut} characters not shown; full output in "
+            f"{shown}] …\n{text[-TAIL_CHARS:]}"
+        )
     if timed_out:
         text += f"\n[command timed out after {timeout:g} s; its processes were stopped]"
     if cancelled:
         text += "\n[command stopped: the worker is being cancelled]"
-    return CommandResult(exit_code=proc.returncode, output=text, log_path=log_path,
-                         truncated=truncated, timed_out=timed_out, cancelled=cancelled)
+    return CommandResult(
+        exit_code=proc.returncode,
+        output=text,
+        log_path=log_path,
+        truncated=truncated,
+        timed_out=timed_out,
+        cancelled=cancelled,
+    )

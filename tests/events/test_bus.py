@@ -22,9 +22,12 @@ LAYER_PACKAGES = {1: "controller", 2: "supervisor", 3: "runtime"}
 
 
 def _layer_sources() -> dict[int, str]:
-    return {layer: "\n".join(p.read_text(encoding="utf-8")
-                             for p in sorted((PACKAGE / folder).rglob("*.py")))
-            for layer, folder in LAYER_PACKAGES.items()}
+    return {
+        layer: "\n".join(
+            p.read_text(encoding="utf-8") for p in sorted((PACKAGE / folder).rglob("*.py"))
+        )
+        for layer, folder in LAYER_PACKAGES.items()
+    }
 
 
 def test_each_event_type_is_emitted_by_the_layer_it_is_filed_under():
@@ -126,8 +129,12 @@ def test_many_threads_publishing_at_once(tmp_path):
         def publish(t: int) -> None:
             barrier.wait()
             for i in range(per_thread):
-                bus.emit("tool.call", f"t{t} call {i}", worker_id=f"w-{t}",
-                         data={"thread": t, "i": i, "pad": "x" * (i % 50)})
+                bus.emit(
+                    "tool.call",
+                    f"t{t} call {i}",
+                    worker_id=f"w-{t}",
+                    data={"thread": t, "i": i, "pad": "x" * (i % 50)},
+                )
 
         threads = [threading.Thread(target=publish, args=(t,)) for t in range(threads_n)]
         for thread in threads:

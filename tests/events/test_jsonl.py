@@ -38,8 +38,18 @@ def test_each_event_is_one_json_line(tmp_path):
     log_with(path, 3)
     records = lines_of(path)
     assert [r["seq"] for r in records] == [1, 2, 3]
-    assert set(records[0]) == {"v", "seq", "ts", "layer", "type", "message", "task_id",
-                               "worker_id", "stage", "data"}
+    assert set(records[0]) == {
+        "v",
+        "seq",
+        "ts",
+        "layer",
+        "type",
+        "message",
+        "task_id",
+        "worker_id",
+        "stage",
+        "data",
+    }
     assert records[0]["v"] == SCHEMA_VERSION and records[0]["layer"] == 1
     assert records[2]["message"] == "event 3"
 
@@ -114,20 +124,30 @@ LAYER_TYPES = {1: "stage.start", 2: "worker.status", 3: "tool.call"}
 
 def synthetic(seq: int) -> dict:
     layer = 1 + seq % 3
-    return {"v": 1, "seq": seq, "ts": 1_700_000_000 + seq, "layer": layer,
-            "type": LAYER_TYPES[layer], "message": f"m{seq}", "task_id": None,
-            "worker_id": f"w-{seq % 5}", "stage": "experiment.loop", "data": {}}
+    return {
+        "v": 1,
+        "seq": seq,
+        "ts": 1_700_000_000 + seq,
+        "layer": layer,
+        "type": LAYER_TYPES[layer],
+        "message": f"m{seq}",
+        "task_id": None,
+        "worker_id": f"w-{seq % 5}",
+        "stage": "experiment.loop",
+        "data": {},
+    }
 
 
-GARBAGE = (b"\xff\xfe\x00 this is not an event log {\"seq\": " * 20_000)  # ~1 MB, no newline
+GARBAGE = b'\xff\xfe\x00 this is not an event log {"seq": ' * 20_000  # ~1 MB, no newline
 
 
 @pytest.fixture(scope="module")
 def big_log(tmp_path_factory) -> Path:
     """Garbage bytes first (a whole-file JSON parse chokes on them), then 200,000 events."""
     path = tmp_path_factory.mktemp("events") / "events.jsonl"
-    body = "".join(json.dumps(synthetic(seq), separators=(",", ":")) + "\n"
-                   for seq in range(1, 200_001))
+    body = "".join(
+        json.dumps(synthetic(seq), separators=(",", ":")) + "\n" for seq in range(1, 200_001)
+    )
     path.write_bytes(GARBAGE + b"\n" + body.encode("utf-8"))
     return path
 
@@ -237,8 +257,9 @@ def test_follow_yields_new_events_until_stopped(tmp_path):
     try:
         seen = list(follow(path, after=1, stop=stop, poll=0.01))
         assert [r["seq"] for r in seen] == [2, 3, 4]
-        only_tools = list(follow(path, after=0, keep=make_filter(layer=3),
-                                 stop=lambda: True, poll=0.01))
+        only_tools = list(
+            follow(path, after=0, keep=make_filter(layer=3), stop=lambda: True, poll=0.01)
+        )
         assert [r["type"] for r in only_tools] == ["tool.call"]
     finally:
         writer.close()

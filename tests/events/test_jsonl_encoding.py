@@ -43,23 +43,39 @@ def _random_events(n: int):
         return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 30)))
 
     def value(depth: int = 0):
-        kinds = [text, lambda: rnd.randint(-10**20, 10**20),
-                 lambda: rnd.random() * 10 ** rnd.randint(-300, 300), lambda: None,
-                 lambda: rnd.random() < 0.5, lambda: float("nan"), lambda: -0.0, _Obj,
-                 lambda: [value(depth + 1) for _ in range(rnd.randint(0, 3))],
-                 lambda: {text(): value(depth + 1) for _ in range(rnd.randint(0, 3))}]
+        kinds = [
+            text,
+            lambda: rnd.randint(-(10**20), 10**20),
+            lambda: rnd.random() * 10 ** rnd.randint(-300, 300),
+            lambda: None,
+            lambda: rnd.random() < 0.5,
+            lambda: float("nan"),
+            lambda: -0.0,
+            _Obj,
+            lambda: [value(depth + 1) for _ in range(rnd.randint(0, 3))],
+            lambda: {text(): value(depth + 1) for _ in range(rnd.randint(0, 3))},
+        ]
         return rnd.choice(kinds[:8] if depth > 2 else kinds)()
 
     for i in range(n):
-        yield Event(seq=rnd.choice([i, i, True]),
-                    ts=rnd.choice([rnd.random() * 2e9, round(rnd.random() * 2e9, 6), 5,
-                                   float("inf")]),
-                    layer=rnd.choice([1, 2, 3]), type=rnd.choice(["tool.call", _StrEnum.A, text()]),
-                    message=rnd.choice([text(), text(), _Obj()]),
-                    task_id=rnd.choice([None, text(), 5]), worker_id=rnd.choice([None, text()]),
-                    stage=rnd.choice([None, text(), _StrEnum.A]),
-                    data=rnd.choice([{text(): value() for _ in range(3)}, {},
-                                     {1: "x", 2.5: None, None: 1, False: 2}, {(1, 2): 3}]))
+        yield Event(
+            seq=rnd.choice([i, i, True]),
+            ts=rnd.choice([rnd.random() * 2e9, round(rnd.random() * 2e9, 6), 5, float("inf")]),
+            layer=rnd.choice([1, 2, 3]),
+            type=rnd.choice(["tool.call", _StrEnum.A, text()]),
+            message=rnd.choice([text(), text(), _Obj()]),
+            task_id=rnd.choice([None, text(), 5]),
+            worker_id=rnd.choice([None, text()]),
+            stage=rnd.choice([None, text(), _StrEnum.A]),
+            data=rnd.choice(
+                [
+                    {text(): value() for _ in range(3)},
+                    {},
+                    {1: "x", 2.5: None, None: 1, False: 2},
+                    {(1, 2): 3},
+                ]
+            ),
+        )
 
 
 def test_fast_encoding_matches_json_dumps_byte_for_byte():

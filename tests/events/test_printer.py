@@ -9,10 +9,26 @@ import time
 from lightscientist_jupyter.events import EVENT_TYPES, EventBus, TerminalPrinter, format_line
 
 
-def raw(type_: str, message: str = "msg", *, stage: str | None = "idea.survey",
-        worker: str | None = None, ts: float = 1_700_000_000.0) -> dict:
-    return {"v": 1, "seq": 1, "ts": ts, "layer": EVENT_TYPES.get(type_, 0), "type": type_,
-            "message": message, "task_id": None, "worker_id": worker, "stage": stage, "data": {}}
+def raw(
+    type_: str,
+    message: str = "msg",
+    *,
+    stage: str | None = "idea.survey",
+    worker: str | None = None,
+    ts: float = 1_700_000_000.0,
+) -> dict:
+    return {
+        "v": 1,
+        "seq": 1,
+        "ts": ts,
+        "layer": EVENT_TYPES.get(type_, 0),
+        "type": type_,
+        "message": message,
+        "task_id": None,
+        "worker_id": worker,
+        "stage": stage,
+        "data": {},
+    }
 
 
 def test_line_starts_with_clock_layer_and_type():
@@ -24,8 +40,9 @@ def test_line_starts_with_clock_layer_and_type():
 
 
 def test_columns_are_aligned_across_the_whole_vocabulary():
-    lines = [format_line(raw(t, "MESSAGE", stage="paper.review", worker="w-12"))
-             for t in EVENT_TYPES]
+    lines = [
+        format_line(raw(t, "MESSAGE", stage="paper.review", worker="w-12")) for t in EVENT_TYPES
+    ]
     type_at = {line.index(t) for line, t in zip(lines, EVENT_TYPES, strict=True)}
     stage_at = {line.index("paper.review") for line in lines}
     worker_at = {line.index("w-12") for line in lines}
@@ -44,8 +61,9 @@ def test_columns_stay_aligned_without_stage_or_worker():
 
 
 def test_long_values_stay_separated():
-    line = format_line(raw("stage.start", "MESSAGE", stage="experiment.analyze_again",
-                           worker="worker-123456"))
+    line = format_line(
+        raw("stage.start", "MESSAGE", stage="experiment.analyze_again", worker="worker-123456")
+    )
     assert "experiment.analyze_again " in line
     assert "worker-123456 " in line
 

@@ -52,12 +52,26 @@ class ControllerSource:
     def running(self) -> bool:
         return self.is_running
 
-    def reply(self, approve, comment="", to=None, *, decision_id=None, source="widget",
-              resume_if_idle=False):
+    def reply(
+        self,
+        approve,
+        comment="",
+        to=None,
+        *,
+        decision_id=None,
+        source="widget",
+        resume_if_idle=False,
+    ):
         self.replies.append((approve, comment, to, decision_id))
-        return commands.submit_reply(self.workspace, approve, comment, to,
-                                     decision_id=decision_id, source=source,
-                                     live=self.controller)
+        return commands.submit_reply(
+            self.workspace,
+            approve,
+            comment,
+            to,
+            decision_id=decision_id,
+            source=source,
+            live=self.controller,
+        )
 
 
 @pytest.fixture
@@ -68,8 +82,9 @@ def project(workspace, small_table):
     bus.subscribe(writer)
     buffer = EventBuffer()
     bus.subscribe(buffer)
-    controller = ResearchController.create(workspace, "find x", mode="manual",
-                                           table=small_table, bus=bus)
+    controller = ResearchController.create(
+        workspace, "find x", mode="manual", table=small_table, bus=bus
+    )
     yield controller, bus, buffer
     writer.close()
 
@@ -129,8 +144,7 @@ def test_event_list_stays_bounded(project, make_board):
     assert len(board.events.events) == EVENTS_MAX
 
 
-def test_a_5000_event_burst_is_sent_in_a_few_batched_messages(project, make_board, sends,
-                                                               capfd):
+def test_a_5000_event_burst_is_sent_in_a_few_batched_messages(project, make_board, sends, capfd):
     """Messages are counted per flusher tick and per event, not per second of the clock: at
     most one batch message per tick, and every event accounted for in those batches."""
     controller, bus, buffer = project
@@ -186,7 +200,9 @@ def test_a_batch_message_carries_at_most_send_max_events(project, make_board, mo
     controller, bus, buffer = project
     board = make_board(ControllerSource(controller), buffer, start=False)
     messages = []
-    monkeypatch.setattr(board.events, "send", lambda content, buffers=None: messages.append(content))
+    monkeypatch.setattr(
+        board.events, "send", lambda content, buffers=None: messages.append(content)
+    )
     burst(bus, 1000)
     board.tick()
     assert len(messages) == 1
@@ -219,8 +235,13 @@ def test_the_worker_table_counts_calls_and_follows_status(project, make_board):
     board = make_board(ControllerSource(controller), buffer, start=False)
     bus.emit("session.start", "started", worker_id="w1", stage="a", data={"role": "worker"})
     burst(bus, 6)
-    bus.emit("session.end", "turn ended: completed", worker_id="w1", stage="a",
-             data={"status": "completed"})
+    bus.emit(
+        "session.end",
+        "turn ended: completed",
+        worker_id="w1",
+        stage="a",
+        data={"status": "completed"},
+    )
     board.tick()
     board.refresh()
     row = board._rows["w1"]
@@ -296,13 +317,14 @@ def test_a_late_panel_never_answers_a_newer_decision(project, make_board, produc
     _to_gate(controller, produce)
     board.tick()
     controller.reply(False, "again", "a", source="cli")  # answered elsewhere
-    _to_gate(controller, produce)                        # a new decision, d2
-    board.gate.approve_button.click()                   # the panel still shows d1
+    _to_gate(controller, produce)  # a new decision, d2
+    board.gate.approve_button.click()  # the panel still shows d1
     assert source.replies[-1][3] == "d1"
     assert controller.status == "waiting_user" and controller.state.pending.id == "d2"
     assert board.gate.result.value == (
         "<div><b>approved</b> <code>d1</code> — decision d1 was already answered "
-        "(rejected via cli); nothing changed</div>")
+        "(rejected via cli); nothing changed</div>"
+    )
     board.tick()
     assert board.gate.pending.id == "d2"
     board.gate.approve_button.click()
@@ -321,8 +343,10 @@ def test_the_static_fallback_has_svg_and_text(project, make_board):
     assert 'data-stage="a" data-state="current"' in page and "find x" in page
     assert page.count(" L3 tool.call ") == 2 and page.count(" L3 model.call ") == 1
     text = bundle["text/plain"].splitlines()
-    assert text[:2] == ["LightScientist · find x",
-                        f"running at a · mode manual · model offline · {controller.workspace.root}"]
+    assert text[:2] == [
+        "LightScientist · find x",
+        f"running at a · mode manual · model offline · {controller.workspace.root}",
+    ]
     assert [line.split()[2] for line in text[-3:]] == ["tool.call", "model.call", "tool.call"]
 
 
@@ -355,14 +379,14 @@ def test_a_run_that_ended_in_this_kernel_is_shown_as_not_running(project, make_b
     assert "not running" in board.status_line.value, board.status_line.value
 
 
-def test_a_dashboard_on_disk_follows_another_process(workspace, small_table, make_board,
-                                                     produce):
+def test_a_dashboard_on_disk_follows_another_process(workspace, small_table, make_board, produce):
     """Nothing runs in this process: the dashboard polls `events.jsonl` and `state.json`."""
     writer = JsonlWriter(workspace.events_file)
     bus = EventBus(next_seq=writer.next_seq)
     bus.subscribe(writer)
-    controller = ResearchController.create(workspace, "on disk", mode="manual",
-                                           table=small_table, bus=bus)
+    controller = ResearchController.create(
+        workspace, "on disk", mode="manual", table=small_table, bus=bus
+    )
     try:
         view = api.ProjectView(workspace)
         board = make_board(view, None, start=False)
@@ -396,14 +420,28 @@ def test_errors_in_a_tick_are_kept_not_printed(capfd):
 
 
 def test_worker_fold_reads_a_real_log(tmp_path: Path):
-    rows = workers.fold_all([
-        {"seq": 1, "ts": 1.0, "type": "session.start", "worker_id": "supervisor",
-         "stage": "a", "data": {"role": "supervisor"}},
-        {"seq": 2, "ts": 2.0, "type": "worker.created", "worker_id": "w1", "stage": "a"},
-        {"seq": 3, "ts": 3.0, "type": "worker.status", "worker_id": "w1", "stage": "a",
-         "data": {"from": "running", "to": "waiting"}},
-        {"seq": 4, "ts": 4.0, "type": "stage.start", "worker_id": None, "stage": "b"},
-    ])
+    rows = workers.fold_all(
+        [
+            {
+                "seq": 1,
+                "ts": 1.0,
+                "type": "session.start",
+                "worker_id": "supervisor",
+                "stage": "a",
+                "data": {"role": "supervisor"},
+            },
+            {"seq": 2, "ts": 2.0, "type": "worker.created", "worker_id": "w1", "stage": "a"},
+            {
+                "seq": 3,
+                "ts": 3.0,
+                "type": "worker.status",
+                "worker_id": "w1",
+                "stage": "a",
+                "data": {"from": "running", "to": "waiting"},
+            },
+            {"seq": 4, "ts": 4.0, "type": "stage.start", "worker_id": None, "stage": "b"},
+        ]
+    )
     assert set(rows) == {"supervisor", "w1"}
     assert rows["supervisor"].role == "supervisor" and rows["w1"].status == "waiting"
     assert workers.render_html({}) == '<div class="ls-workers ls-muted">no workers yet</div>'

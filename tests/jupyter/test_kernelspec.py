@@ -21,8 +21,7 @@ def test_a_kernel_started_from_it_knows_the_magic(tmp_path):
             shown.append(msg["content"]["data"])
 
     try:
-        reply = client.execute_interactive("%lightscientist stages", timeout=60,
-                                           output_hook=keep)
+        reply = client.execute_interactive("%lightscientist stages", timeout=60, output_hook=keep)
         assert reply["content"]["status"] == "ok", reply["content"]
         # the default table, drawn: the magic ran, it was not merely a cell without error
         (drawing,) = shown

@@ -45,6 +45,7 @@ def test_wheel_enables_the_server_extension(wheel_names):
     data, names, archive = wheel_names
     config = f"{data}/etc/jupyter/jupyter_server_config.d/lightscientist_jupyter.json"
     assert json.loads(archive.read(config)) == {
-        "ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}
+        "ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}
+    }
     assert "lightscientist_jupyter/jupyter/server.py" in names
     assert not any("node_modules" in name for name in names)

@@ -78,9 +78,11 @@ def logged(ws: Path) -> list[dict]:
 
 
 def test_loading_the_package_imports_no_jupyter_code():
-    code = ("import sys, lightscientist_jupyter as p; assert callable(p.load_ipython_extension); "
-            "print(sorted(m for m in sys.modules if m.startswith(('ipywidgets', 'IPython', "
-            "'lightscientist_jupyter.jupyter'))))")
+    code = (
+        "import sys, lightscientist_jupyter as p; assert callable(p.load_ipython_extension); "
+        "print(sorted(m for m in sys.modules if m.startswith(('ipywidgets', 'IPython', "
+        "'lightscientist_jupyter.jupyter'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -147,7 +149,8 @@ def test_events_and_workers_return_dataframes(ip, done):
     assert isinstance(workers, pd.DataFrame)
     assert {"supervisor", "w1"} <= set(workers["id"])
     assert workers.loc[workers["id"] == "w1", "model_calls"].item() == sum(
-        1 for e in log if e["worker_id"] == "w1" and e["type"] == "model.call")
+        1 for e in log if e["worker_id"] == "w1" and e["type"] == "model.call"
+    )
     as_json = ls(ip, f'workers --json -w "{ws}"')
     assert [w["id"] for w in as_json] == list(workers["id"])
     with capture_output() as cap:
@@ -180,29 +183,33 @@ def test_cancel_a_project_nobody_runs(ip, done, capsys):
     assert load_state(Workspace.at(done[0]).state_file).status == "done"  # it stays finished
 
 
-@pytest.mark.parametrize("line", [
-    "bogus",
-    'research "find x',
-    "research",
-    "research x --mode fast",
-    "research x --stage nope -w {new}",
-    "research x --model nope:thing -w {new}",
-    "research x --stages {missing}",
-    "research again -w {done}",
-    "reply maybe -w {done}",
-    "reply y -w {done}",
-    "status -w {new}",
-    "events --tail -1 -w {done}",
-    "events --layer 4 -w {done}",
-    "show nothing.md -w {done}",
-    "cancel w99 -w {done}",
-    "cancel w1 -w {done}",
-    "stages --stages {missing}",
-    "help nope",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "bogus",
+        'research "find x',
+        "research",
+        "research x --mode fast",
+        "research x --stage nope -w {new}",
+        "research x --model nope:thing -w {new}",
+        "research x --stages {missing}",
+        "research again -w {done}",
+        "reply maybe -w {done}",
+        "reply y -w {done}",
+        "status -w {new}",
+        "events --tail -1 -w {done}",
+        "events --layer 4 -w {done}",
+        "show nothing.md -w {done}",
+        "cancel w99 -w {done}",
+        "cancel w1 -w {done}",
+        "stages --stages {missing}",
+        "help nope",
+    ],
+)
 def test_bad_input_is_a_usage_error_without_traceback(ip, done, tmp_path, capsys, line):
-    line = line.format(done=f'"{done[0]}"', new=f'"{tmp_path / "new"}"',
-                       missing=f'"{tmp_path / "missing.toml"}"')
+    line = line.format(
+        done=f'"{done[0]}"', new=f'"{tmp_path / "new"}"', missing=f'"{tmp_path / "missing.toml"}"'
+    )
     with pytest.raises(UsageError):
         ls(ip, line)
     result = ip.run_cell(f"%lightscientist {line}")
@@ -251,7 +258,8 @@ def test_reply_resume_and_cancel_in_manual_mode(ip, tmp_path, capsys):
         ls(ip, f'reply y -m "fine" -w "{ws}"')
     assert "idea.gate approved" in cap.stdout and WIDGET in cap.outputs[0].data
     assert [(d["stage"], d["source"], d["comment"]) for d in _decisions(ws)] == [
-        ("idea.gate", "magic", "fine")]
+        ("idea.gate", "magic", "fine")
+    ]
     assert run.stop() == "running" and not run.alive
 
     # resume: a new run on a thread; asking again returns the same run
@@ -266,8 +274,12 @@ def test_reply_resume_and_cancel_in_manual_mode(ip, tmp_path, capsys):
     assert again.wait(until=("waiting_user", "failed"), timeout=RUN_TIMEOUT) == "waiting_user"
 
     # the run in this kernel takes a reply written by the command line (through the inbox)
-    proc = subprocess.run([sys.executable, "-m", "lightscientist_jupyter", "reply", "y",
-                           "--workspace", str(ws)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", "reply", "y", "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "taken by the run" in proc.stdout
     assert [(d["stage"], d["source"]) for d in _decisions(ws)][-1] == ("experiment.gate", "cli")
@@ -283,7 +295,11 @@ def test_reply_resume_and_cancel_in_manual_mode(ip, tmp_path, capsys):
     _until(lambda: len(_decisions(ws)) == 3)
     last = _decisions(ws)[-1]
     assert (last["stage"], last["approve"], last["to"], last["source"]) == (
-        "paper.review", False, "paper.write", "magic")
+        "paper.review",
+        False,
+        "paper.write",
+        "magic",
+    )
     third = api.current(ws)
     assert third is not None and third.alive
 

@@ -15,30 +15,38 @@ from lightscientist_jupyter.runtime.redact import clip, redact, safe
 FAKE_KEY = "sk-abcdefghijklmnopqrstuv"
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    (f"key {FAKE_KEY} here", "key [REDACTED] here"),
-    ("anthropic sk-ant-api03-abcdefghijklmnop_QRS", "anthropic [REDACTED]"),
-    ("token ghp_abcdefghijklmnopqrstuvwxyz012345", "token [REDACTED]"),
-    ("github_pat_11ABCDEFG0123456789_abcdefghij", "[REDACTED]"),
-    ("slack xoxb-1234567890-abcdefghij", "slack [REDACTED]"),
-    ("aws AKIAABCDEFGHIJKLMNOP", "aws [REDACTED]"),
-    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
-     "jwt [REDACTED]"),
-    ("Authorization: Bearer abcdefghijklmnop1234", "Authorization: [REDACTED]"),
-])
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"key {FAKE_KEY} here", "key [REDACTED] here"),
+        ("anthropic sk-ant-api03-abcdefghijklmnop_QRS", "anthropic [REDACTED]"),
+        ("token ghp_abcdefghijklmnopqrstuvwxyz012345", "token [REDACTED]"),
+        ("github_pat_11ABCDEFG0123456789_abcdefghij", "[REDACTED]"),
+        ("slack xoxb-1234567890-abcdefghij", "slack [REDACTED]"),
+        ("aws AKIAABCDEFGHIJKLMNOP", "aws [REDACTED]"),
+        (
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+            "jwt [REDACTED]",
+        ),
+        ("Authorization: Bearer abcdefghijklmnop1234", "Authorization: [REDACTED]"),
+    ],
+)
 def test_key_like_strings_are_redacted(text, shown):
     assert redact(text) == shown  # the whole secret goes, the words around it stay
 
 
-@pytest.mark.parametrize("text, kept", [
-    ("api_key=abcdef123456", "api_key="),
-    ("password: hunter2hunter2", "password: "),
-    ('token = "abcdefgh12"', "token = "),
-])
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ("api_key=abcdef123456", "api_key="),
+        ("password: hunter2hunter2", "password: "),
+        ('token = "abcdefgh12"', "token = "),
+    ],
+)
 def test_assignments_keep_their_name_and_lose_their_value(text, kept):
     out = redact(text)
     assert out.startswith(kept + "[REDACTED]")
-    assert text[len(kept):].strip("\"") not in out
+    assert text[len(kept) :].strip('"') not in out
 
 
 def test_values_of_secret_environment_variables_are_redacted(monkeypatch):
@@ -72,7 +80,8 @@ def test_worker_events_are_redacted_and_clipped(chat_server, chat_model, make_ru
     chat_server.play(
         tool_call("write_file", file_path="/notes.md", content=long_content),
         tool_call("execute", command=f"echo {FAKE_KEY}; head -c 5000 /dev/zero | tr '\\0' z"),
-        answer("Done."))
+        answer("Done."),
+    )
     writer = JsonlWriter(ws.events_file)
     bus = EventBus(next_seq=writer.next_seq)
     bus.subscribe(writer)
@@ -103,11 +112,11 @@ def test_worker_events_are_redacted_and_clipped(chat_server, chat_model, make_ru
                 if isinstance(value, str):
                     assert len(value) <= EVENT_TEXT_LIMIT + 10
             assert len(e["message"]) <= 300
-    write = next(e for e in events
-                 if e["type"] == "tool.call" and e["data"]["tool"] == "write_file")
+    write = next(
+        e for e in events if e["type"] == "tool.call" and e["data"]["tool"] == "write_file"
+    )
     assert "characters cut" in write["data"]["args"]
-    shell = next(e for e in events
-                 if e["type"] == "tool.result" and e["data"]["tool"] == "execute")
+    shell = next(e for e in events if e["type"] == "tool.result" and e["data"]["tool"] == "execute")
     assert "[REDACTED]" in shell["data"]["result"]
 
     # The delivery record lists the command redacted; the worker's own file keeps what it wrote.

@@ -26,23 +26,28 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def backend(root: Path):
     groups = ProcessGroups()
-    yield WorkspaceBackend(root, worker_id="w1", cancel=threading.Event(), groups=groups,
-                           timeout=20)
+    yield WorkspaceBackend(
+        root, worker_id="w1", cancel=threading.Event(), groups=groups, timeout=20
+    )
     groups.kill_all()
 
 
 # ----------------------------------------------------------------------------- confine
 
-@pytest.mark.parametrize("key, expected", [
-    ("report..final.md", "report..final.md"),
-    ("/report..final.md", "report..final.md"),
-    ("/data/v1..v2/notes...md", "data/v1..v2/notes...md"),
-    ("data/a.txt", "data/a.txt"),
-    ("/data/a.txt", "data/a.txt"),
-    ("./data/a.txt", "data/a.txt"),
-    ("/", ""),
-    ("/not-a-system-folder/x.md", "not-a-system-folder/x.md"),  # '/' is the workspace root
-])
+
+@pytest.mark.parametrize(
+    "key, expected",
+    [
+        ("report..final.md", "report..final.md"),
+        ("/report..final.md", "report..final.md"),
+        ("/data/v1..v2/notes...md", "data/v1..v2/notes...md"),
+        ("data/a.txt", "data/a.txt"),
+        ("/data/a.txt", "data/a.txt"),
+        ("./data/a.txt", "data/a.txt"),
+        ("/", ""),
+        ("/not-a-system-folder/x.md", "not-a-system-folder/x.md"),  # '/' is the workspace root
+    ],
+)
 def test_confine_maps_paths_into_the_workspace(root, key, expected):
     assert confine(root, key) == (root / expected if expected else root)
 
@@ -52,18 +57,23 @@ def test_confine_accepts_real_absolute_paths_inside(root):
     assert confine(root, str(root)) == root
 
 
-@pytest.mark.parametrize("key, reason", [
-    ("..", "uses '..'"),
-    ("../x", "uses '..'"),
-    ("/../x", "uses '..'"),
-    ("data/../../x", "uses '..'"),
-    ("/etc/passwd", "outside the workspace; '/' is the workspace root, so use a path like "
-                    "'/passwd'"),
-    ("/tmp", "outside the workspace"),
-    ("~/secrets", "home folder"),
-    ("", "empty path"),
-    ("   ", "empty path"),
-])
+@pytest.mark.parametrize(
+    "key, reason",
+    [
+        ("..", "uses '..'"),
+        ("../x", "uses '..'"),
+        ("/../x", "uses '..'"),
+        ("data/../../x", "uses '..'"),
+        (
+            "/etc/passwd",
+            "outside the workspace; '/' is the workspace root, so use a path like '/passwd'",
+        ),
+        ("/tmp", "outside the workspace"),
+        ("~/secrets", "home folder"),
+        ("", "empty path"),
+        ("   ", "empty path"),
+    ],
+)
 def test_confine_refuses_paths_that_leave(root, key, reason):
     with pytest.raises(PathRefused, match=reason.replace("(", r"\(").replace(".", r"\.")):
         confine(root, key)
@@ -87,6 +97,7 @@ def test_confine_follows_symlinks_and_judges_where_they_land(root, tmp_path):
 
 # ----------------------------------------------------------------------------- the backend
 
+
 def test_names_with_double_dots_work_through_the_backend(backend, root):
     assert backend.write("/report..final.md", "final\n").error is None
     assert backend.read("/report..final.md").file_data["content"] == "final\n"
@@ -96,8 +107,16 @@ def test_names_with_double_dots_work_through_the_backend(backend, root):
     assert (root / "v1..v2" / "a..b.txt").is_file()
 
 
-@pytest.mark.parametrize("path", ["../escape.txt", "/../escape.txt", "/data/../../escape.txt",
-                                  "/etc/passwd", "{outside}/escape.txt"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../escape.txt",
+        "/../escape.txt",
+        "/data/../../escape.txt",
+        "/etc/passwd",
+        "{outside}/escape.txt",
+    ],
+)
 def test_paths_outside_are_refused_by_every_file_tool(backend, root, tmp_path, path):
     outside = tmp_path / "outside"  # a real folder beside the workspace, not the shared /tmp
     outside.mkdir()
@@ -140,23 +159,35 @@ def test_a_dangling_symlink_pointing_out_is_refused(backend, root, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside / "created.txt", root / "dangling")
-    for result in (backend.write("/dangling", "x"), backend.read("/dangling"),
-                   backend.edit("/dangling", "a", "b"), backend.delete("/dangling")):
+    for result in (
+        backend.write("/dangling", "x"),
+        backend.read("/dangling"),
+        backend.edit("/dangling", "a", "b"),
+        backend.delete("/dangling"),
+    ):
         assert "resolves to" in result.error and "outside the workspace" in result.error
     assert backend.upload_files([("/dangling", b"x")])[0].error == "permission_denied"
     assert not (outside / "created.txt").exists()
     assert os.path.islink(root / "dangling")  # refused to delete, too
 
 
-@pytest.mark.parametrize("path, reason", [
-    ("/a\x00b.txt", "contains a NUL byte"),
-    ("/" + "x" * 300, "cannot be used: File name too long"),
-    ("/loop/a.txt", "cannot be used: Symlink loop"),
-])
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("/a\x00b.txt", "contains a NUL byte"),
+        ("/" + "x" * 300, "cannot be used: File name too long"),
+        ("/loop/a.txt", "cannot be used: Symlink loop"),
+    ],
+)
 def test_odd_paths_are_tool_errors_not_exceptions(backend, root, path, reason):
     assert backend.execute("ln -s loop2 loop && ln -s loop loop2").exit_code == 0
-    for result in (backend.read(path), backend.write(path, "x"), backend.edit(path, "a", "b"),
-                   backend.delete(path), backend.ls(path)):
+    for result in (
+        backend.read(path),
+        backend.write(path, "x"),
+        backend.edit(path, "a", "b"),
+        backend.delete(path),
+        backend.ls(path),
+    ):
         assert reason in result.error
 
 
@@ -167,12 +198,14 @@ def test_the_state_folder_is_readable_but_not_writable(backend, root):
     (state / "state.json").write_text("{}")
 
     assert backend.read("/.lightscientist/skills/a.md").file_data["content"] == "# skill\n"
-    for result in (backend.write("/.lightscientist/state.json", '{"hacked": 1}'),
-                   backend.write("/.lightscientist/new.txt", "x"),
-                   backend.write(str(state / "new.txt"), "x"),
-                   backend.edit("/.lightscientist/state.json", "{}", "[]"),
-                   backend.delete("/.lightscientist/state.json"),
-                   backend.delete("/.lightscientist")):
+    for result in (
+        backend.write("/.lightscientist/state.json", '{"hacked": 1}'),
+        backend.write("/.lightscientist/new.txt", "x"),
+        backend.write(str(state / "new.txt"), "x"),
+        backend.edit("/.lightscientist/state.json", "{}", "[]"),
+        backend.delete("/.lightscientist/state.json"),
+        backend.delete("/.lightscientist"),
+    ):
         assert "inside .lightscientist/, which belongs to LightScientist" in result.error
     assert (state / "state.json").read_text() == "{}"
     assert not (state / "new.txt").exists()
@@ -180,8 +213,10 @@ def test_the_state_folder_is_readable_but_not_writable(backend, root):
 
 # ----------------------------------------------------------------------------- a real worker
 
-def test_a_real_worker_trying_to_get_out_gets_tool_errors(chat_server, chat_model, make_runtime,
-                                                         ws):
+
+def test_a_real_worker_trying_to_get_out_gets_tool_errors(
+    chat_server, chat_model, make_runtime, ws
+):
     chat_server.play(
         tool_call("execute", command="ln -s /etc leak"),
         tool_call("read_file", file_path="/leak/passwd"),
@@ -190,15 +225,19 @@ def test_a_real_worker_trying_to_get_out_gets_tool_errors(chat_server, chat_mode
         tool_call("write_file", file_path="/report..final.md", content="final\n"),
         tool_call("read_file", file_path="/odd\x00name.md"),
         tool_call("execute", command="echo a\x00b"),
-        answer("I stayed inside."))
+        answer("I stayed inside."),
+    )
     runtime = make_runtime(chat_model, retries=0)
     worker = runtime.start(plain_spec("Try the file tools."))
     record = finish(runtime, worker)
 
     assert record["status"] == "completed", record
     assert record["result"] == {"kind": "final_message", "text": "I stayed inside."}
-    results = {m.tool_call_id: m.content for m in checkpoint_messages(runtime, record["thread_id"])
-               if isinstance(m, ToolMessage)}
+    results = {
+        m.tool_call_id: m.content
+        for m in checkpoint_messages(runtime, record["thread_id"])
+        if isinstance(m, ToolMessage)
+    }
     assert "outside the workspace (a symbolic link pointing out?)" in results["call_1"]
     assert "root:" not in results["call_1"]
     assert "traversal not allowed" in results["call_2"]  # deepagents' own check comes first

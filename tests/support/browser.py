@@ -35,17 +35,24 @@ from jupyter_core.paths import jupyter_path
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = REPO / "test-output"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 EXTENSION = "lightscientist-jupyter"
 
 
 def missing() -> str | None:
     """What a browser test lacks here, or None."""
-    if not any(Path(p, EXTENSION, "package.json").is_file()
-               for p in jupyter_path("labextensions")):
-        return (f"the JupyterLab extension {EXTENSION} is not installed (run scripts/setup, "
-                "which builds labextension/ and links it)")
+    if not any(Path(p, EXTENSION, "package.json").is_file() for p in jupyter_path("labextensions")):
+        return (
+            f"the JupyterLab extension {EXTENSION} is not installed (run scripts/setup, "
+            "which builds labextension/ and links it)"
+        )
     if not os.access(CHROMIUM, os.X_OK):
         return f"{CHROMIUM} is missing (apt-get install chromium)"
     try:
@@ -96,8 +103,14 @@ class Lines:
 
 def spawn(args: list[str], **kwargs: Any) -> tuple[subprocess.Popen, Lines]:
     """Start a child in a new session (its own process group), output collected."""
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, **kwargs)
+    proc = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        **kwargs,
+    )
     return proc, Lines(proc)
 
 
@@ -135,14 +148,20 @@ def write_settings(folder: Path, settings: Mapping[str, Mapping[str, Any]]) -> N
         path.write_text(json.dumps(values), encoding="utf-8")
 
 
-NO_TOASTS = {"@jupyterlab/apputils-extension:notification":
-             {"fetchNews": "false", "checkForUpdates": False}}
+NO_TOASTS = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}
+}
 
 
 @contextlib.contextmanager
-def start_lab(root: Path, scratch: Path, *,
-              settings: Mapping[str, Mapping[str, Any]] | None = None,
-              env: Mapping[str, str] | None = None, start_timeout: float = 90) -> Iterator[Lab]:
+def start_lab(
+    root: Path,
+    scratch: Path,
+    *,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
+    env: Mapping[str, str] | None = None,
+    start_timeout: float = 90,
+) -> Iterator[Lab]:
     """A real `jupyter lab` over `root` on loopback; `scratch` holds its settings, config and
     workspaces. `settings` adds user settings to the toast-free defaults; `env` replaces the
     server's environment (default: this process's)."""
@@ -150,16 +169,26 @@ def start_lab(root: Path, scratch: Path, *,
     write_settings(user_settings, {**NO_TOASTS, **(settings or {})})
     config = scratch / "jupyter-config"
     config.mkdir(parents=True, exist_ok=True)
-    (config / "jupyter_server_config.json").write_text(json.dumps(
-        {"ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}),
-        encoding="utf-8")
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}),
+        encoding="utf-8",
+    )
     port, token = free_port(), secrets.token_hex(16)
-    args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-            f"--port={port}", f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            f"--LabApp.user_settings_dir={user_settings}",
-            f"--LabApp.workspaces_dir={scratch / 'workspaces'}"]
+    args = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.user_settings_dir={user_settings}",
+        f"--LabApp.workspaces_dir={scratch / 'workspaces'}",
+    ]
     if os.geteuid() == 0:
         args.append("--allow-root")
     server_env = {**(os.environ if env is None else env), "JUPYTER_CONFIG_DIR": str(config)}
@@ -173,8 +202,9 @@ def start_lab(root: Path, scratch: Path, *,
                     break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("jupyter lab did not start:\n"
-                                         + "\n".join(output.lines)) from None
+                    raise AssertionError(
+                        "jupyter lab did not start:\n" + "\n".join(output.lines)
+                    ) from None
                 time.sleep(0.3)
         yield Lab(url, token, output)
     finally:

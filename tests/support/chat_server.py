@@ -53,8 +53,9 @@ class ChatServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,),
-                                       daemon=True, name="chat-server")
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, args=(0.05,), daemon=True, name="chat-server"
+        )
         self.thread.start()
 
     @property
@@ -79,8 +80,11 @@ class ChatServer:
         if handler.path.rstrip("/") != "/v1/chat/completions":
             self._send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
         elif "status" in reply:
-            self._send(handler, reply["status"], {"error": {"message": reply["message"],
-                                                            "type": "server_error"}})
+            self._send(
+                handler,
+                reply["status"],
+                {"error": {"message": reply["message"], "type": "server_error"}},
+            )
         elif body.get("stream"):
             self._stream(handler, reply, n)
         else:
@@ -90,34 +94,59 @@ class ChatServer:
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("text")}
         finish = "stop"
         if "tool" in reply:
-            message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {
-                "name": reply["tool"], "arguments": json.dumps(reply["args"])}}]
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {"name": reply["tool"], "arguments": json.dumps(reply["args"])},
+                }
+            ]
             finish = "tool_calls"
-        return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
-                "model": body.get("model", "m"), "usage": self.USAGE,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "m"),
+            "usage": self.USAGE,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
 
     def _stream(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any], n: int) -> None:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            data = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0,
-                    "model": "m", "choices": [{"index": 0, "delta": delta,
-                                               "finish_reason": finish}]}
+            data = {
+                "id": f"chatcmpl-{n}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
             return f"data: {json.dumps(data)}\n\n".encode()
 
         parts = [chunk({"role": "assistant", "content": ""})]
         if "tool" in reply:
             arguments = json.dumps(reply["args"])
             half = len(arguments) // 2  # the arguments arrive in two pieces, as real servers do
-            parts.append(chunk({"tool_calls": [{"index": 0, "id": f"call_{n}", "type": "function",
-                                                "function": {"name": reply["tool"],
-                                                             "arguments": arguments[:half]}}]}))
-            parts.append(chunk({"tool_calls": [{"index": 0,
-                                                "function": {"arguments": arguments[half:]}}]}))
+            parts.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": f"call_{n}",
+                                "type": "function",
+                                "function": {"name": reply["tool"], "arguments": arguments[:half]},
+                            }
+                        ]
+                    }
+                )
+            )
+            parts.append(
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[half:]}}]})
+            )
             parts.append(chunk({}, "tool_calls"))
         else:
             text = reply["text"]
-            parts += [chunk({"content": text[:3]}), chunk({"content": text[3:]}),
-                      chunk({}, "stop")]
+            parts += [chunk({"content": text[:3]}), chunk({"content": text[3:]}), chunk({}, "stop")]
         parts.append(b"data: [DONE]\n\n")
         payload = b"".join(parts)
         handler.send_response(200)

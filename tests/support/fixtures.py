@@ -31,8 +31,9 @@ def chat_server() -> Iterator[ChatServer]:
 def chat_model(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch):
     """The real `ChatOpenAI` client, resolved as `--model some-model --base-url …` would be."""
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    return resolve_model("some-model", base_url=chat_server.base_url, api_key="not-a-real-key",
-                         timeout=20)
+    return resolve_model(
+        "some-model", base_url=chat_server.base_url, api_key="not-a-real-key", timeout=20
+    )
 
 
 @pytest.fixture
@@ -56,8 +57,9 @@ def make_runtime(ws: Workspace, updates: Updates) -> Iterator[Callable[..., Exec
     def make(model: Any = None, **options: Any) -> ExecutionRuntime:
         options.setdefault("checkpointer", "sqlite")
         options.setdefault("on_update", updates)
-        runtime = ExecutionRuntime(ws, model if model is not None else resolve_model("offline"),
-                                   **options)
+        runtime = ExecutionRuntime(
+            ws, model if model is not None else resolve_model("offline"), **options
+        )
         made.append(runtime)
         return runtime
 

@@ -12,8 +12,9 @@ def execute_notebook(source: Path, folder: Path, timeout: int = 300) -> nbformat
     """Execute `source` with `folder` as the kernel's working directory; the executed notebook
     is written beside (`executed-<name>`) for a failure's post-mortem."""
     nb = nbformat.read(source, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}})
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    )
     try:
         client.execute()
     finally:

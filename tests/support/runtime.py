@@ -13,7 +13,6 @@ import shutil
 import threading
 from typing import Any
 
-from support.chat_server import ChatServer, answer, http_error, tool_call  # noqa: F401 (re-exported)
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from lightscientist_jupyter.controller import StageTable
@@ -24,6 +23,7 @@ from lightscientist_jupyter.runtime.worker_record import WorkerRecordDict
 from lightscientist_jupyter.supervisor.prompts import worker_message
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.workspace import Workspace
+from support.chat_server import ChatServer, answer, http_error, tool_call  # noqa: F401 (re-exported)
 
 GOAL = "Does learning-rate warmup help a small MLP?"
 

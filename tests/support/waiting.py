@@ -13,8 +13,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def wait_for(condition: Callable[[], T], what: str, *, within: float = 10.0,
-             poll: float = 0.02) -> T:
+def wait_for(
+    condition: Callable[[], T], what: str, *, within: float = 10.0, poll: float = 0.02
+) -> T:
     """Call `condition` until it returns something true, and return that.
 
     Raises:

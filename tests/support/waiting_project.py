@@ -22,8 +22,9 @@ def advance_to_gate(controller: ResearchController) -> None:
         for rel in stage.outputs:
             path = controller.workspace.root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# {stage.id}\n\nOutput of {stage.id} for the test.\n",
-                            encoding="utf-8")
+            path.write_text(
+                f"# {stage.id}\n\nOutput of {stage.id} for the test.\n", encoding="utf-8"
+            )
         outcome = controller.finish_stage(f"{stage.id} done by the test helper.")
         if not outcome.accepted:
             raise SystemExit(f"finish of {stage.id} refused: {outcome.message}")

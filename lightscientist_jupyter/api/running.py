@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter.api.views import ProjectView, _quietly
 from lightscientist_jupyter.app import commands
-from lightscientist_jupyter.app.commands import Sent
-from lightscientist_jupyter.controller import ProjectState, StageTable
+from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput, ControllerError
 from lightscientist_jupyter.events import EventBuffer, Subscriber
@@ -110,36 +109,8 @@ class Run(ProjectView):
             info["error"] = f"{type(self.error).__name__}: {self.error}"
         return info
 
-    def reply(
-        self,
-        approve: bool,
-        comment: str = "",
-        to: str | None = None,
-        *,
-        decision_id: str | None = None,
-        source: str = "api",
-        resume_if_idle: bool = False,
-    ) -> Sent:
-        """Answer the pending decision now, through the controller (exactly one transition
-        per decision; a second reply to the same `decision_id` changes nothing)."""
-        if not self.alive:
-            return super().reply(
-                approve,
-                comment,
-                to,
-                decision_id=decision_id,
-                source=source,
-                resume_if_idle=resume_if_idle,
-            )
-        return commands.submit_reply(
-            self.workspace,
-            approve,
-            comment,
-            to,
-            decision_id=decision_id,
-            source=source,
-            live=self.controller,
-        )
+    def controller_here(self) -> ResearchController | None:
+        return self.controller if self.alive else None
 
     def wait(
         self, until: str | Iterable[str] = FINAL_PROJECT_STATUSES, timeout: float | None = None

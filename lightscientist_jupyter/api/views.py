@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 from lightscientist_jupyter.api.frames import events_frame, workers_frame
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route, Sent
-from lightscientist_jupyter.controller import ProjectState, StageTable, load_table
+from lightscientist_jupyter.controller import (
+    ProjectState,
+    ResearchController,
+    StageTable,
+    load_table,
+)
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput
@@ -98,6 +103,10 @@ class ProjectView:
 
     # ---------------------------------------------------------------- replying
 
+    def controller_here(self) -> ResearchController | None:
+        """The controller of a live run of this process (None: the project is on disk)."""
+        return None
+
     def reply(
         self,
         approve: bool,
@@ -108,14 +117,22 @@ class ProjectView:
         source: str = "api",
         resume_if_idle: bool = False,
     ) -> Sent:
-        """Queue a reply in the inbox, as `lightscientist reply` does.
+        """Answer the pending decision: at once when this kernel runs the project (exactly
+        one transition per decision; a second reply to the same `decision_id` changes
+        nothing), else through the inbox, as `lightscientist reply` does.
 
         With `resume_if_idle`, a project nobody runs is resumed in this kernel (in the
         background; its run applies the reply), as the command line resumes it in its own
         process.
         """
         sent = commands.submit_reply(
-            self.workspace, approve, comment, to, decision_id=decision_id, source=source
+            self.workspace,
+            approve,
+            comment,
+            to,
+            decision_id=decision_id,
+            source=source,
+            live=self.controller_here(),
         )
         if sent.route is not Route.QUEUED:
             return sent

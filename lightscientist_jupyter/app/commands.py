@@ -43,16 +43,24 @@ def require_project(ws: Workspace) -> ProjectState:
     return load_state(ws.state_file)
 
 
-def status(ws: Workspace) -> dict[str, Any]:
-    """What `lightscientist status --json` prints: at least status, stage, mode, goal and
-    pending (the pending decision or None)."""
-    state = require_project(ws)
+def summary(state: ProjectState) -> dict[str, Any]:
+    """Where a project stands, in the words every front door uses: status, stage, mode, goal
+    and pending (the pending decision or None)."""
+    pending = state.pending.to_dict() if state.pending else None
     return {
         "status": state.status,
         "stage": state.stage,
         "mode": state.mode,
         "goal": state.goal,
-        "pending": state.pending.to_dict() if state.pending else None,
+        "pending": pending,
+    }
+
+
+def status(ws: Workspace) -> dict[str, Any]:
+    """What `lightscientist status --json` prints: the `summary` and the details."""
+    state = require_project(ws)
+    return {
+        **summary(state),
         "visits": state.visits,
         "reason": state.reason,
         "workspace": str(ws.root),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import ipywidgets as w
@@ -69,17 +70,10 @@ class Source(Protocol):
     def running(self) -> bool:
         """Whether the project is being run now (here or by another process)."""
 
-    def reply(
-        self,
-        approve: bool,
-        comment: str = "",
-        to: str | None = None,
-        *,
-        decision_id: str | None = None,
-        source: str = "widget",
-        resume_if_idle: bool = False,
-    ) -> Any:
-        """Answer the pending decision; the result has a `message`."""
+    @property
+    def reply(self) -> Callable[..., Any]:
+        """Answers the pending decision: `reply(approve, comment, to, *, decision_id,
+        source)`; the result has a `message`."""
 
 
 class Dashboard:

@@ -170,15 +170,7 @@ def summary(root: Path, folder: Path, state: ProjectState | None = None) -> dict
             state = load_state(folder / STATE_DIR / "state.json")
         except LightScientistError as exc:
             return {**base, "error": str(exc)}
-    return {
-        **base,
-        "goal": state.goal,
-        "stage": state.stage,
-        "status": state.status,
-        "mode": state.mode,
-        "pending": state.pending.to_dict() if state.pending else None,
-        "updated_at": state.updated_at,
-    }
+    return {**base, **commands.summary(state), "updated_at": state.updated_at}
 
 
 def list_projects(root: Path) -> dict[str, Any]:

@@ -59,18 +59,13 @@ def note_stage(
     ]
 
 
-def plan_survey(task: Task, h: History) -> list[Step]:
-    return note_stage(
-        task,
-        "idea/survey.md",
-        idea.survey_md(task.goal),
-        [
-            "Wrote the background survey (no literature access offline; stated "
-            "plainly in the file).",
-            "Framed the question: does learning-rate warmup help plain gradient "
-            "descent train a small MLP?",
-        ],
-    )
+def read_then_note(task: Task, h: History, command: str, path: str,
+                   build: Callable[[str], str], summary: str,
+                   feedback: bool = True) -> list[Step]:  # fmt: skip
+    """Read with `command` (its output is `h.result("read")` once it ran), then write the note
+    `build` makes of it and complete the stage."""
+    note = note_stage(task, path, build(h.result("read")), [summary], feedback=feedback)
+    return [run("read", command), *note]
 
 
 def plan_generate(task: Task, h: History) -> list[Step]:
@@ -155,28 +150,10 @@ def helper_labels(stage: str) -> tuple[str, ...]:
 
 
 def plan_probe_collect(task: Task, h: History) -> list[Step]:
-    return [
-        run("read", "cat idea/probes/*.md"),
-        *note_stage(
-            task,
-            "idea/probes/summary.md",
-            probes.probe_summary_md(h.result("read")),
-            ["Merged the probe results into idea/probes/summary.md."],
-            feedback=False,
-        ),
-    ]
-
-
-def plan_idea_gate(task: Task, h: History) -> list[Step]:
-    return note_stage(
-        task,
-        "idea/brief.md",
-        briefs.idea_brief_md(task.goal),
-        [
-            "Prepared the decision brief for the idea gate: the proposed study, its "
-            "evidence, risks and success criterion."
-        ],
-    )
+    return read_then_note(
+        task, h, "cat idea/probes/*.md", "idea/probes/summary.md", probes.probe_summary_md,
+        "Merged the probe results into idea/probes/summary.md.", feedback=False,
+    )  # fmt: skip
 
 
 def plan_setup(task: Task, h: History) -> list[Step]:
@@ -254,24 +231,10 @@ def plan_analyze(task: Task, h: History) -> list[Step]:
 
 
 def plan_experiment_gate(task: Task, h: History) -> list[Step]:
-    return [
-        run("read", "cat experiment/summary.csv"),
-        *note_stage(
-            task,
-            "experiment/brief.md",
-            briefs.experiment_brief_md(h.result("read")),
-            ["Prepared the experiment decision brief from experiment/summary.csv."],
-        ),
-    ]
-
-
-def plan_paper_plan(task: Task, h: History) -> list[Step]:
-    return note_stage(
-        task,
-        "paper/outline.md",
-        plans.paper_outline_md(task.goal),
-        ["Outlined the paper: question, method, results, limitations."],
-    )
+    return read_then_note(
+        task, h, "cat experiment/summary.csv", "experiment/brief.md", briefs.experiment_brief_md,
+        "Prepared the experiment decision brief from experiment/summary.csv.",
+    )  # fmt: skip
 
 
 def plan_figure(task: Task, h: History) -> list[Step]:
@@ -305,6 +268,29 @@ def plan_review(task: Task, h: History) -> list[Step]:
         ["paper/review.md"],
     )
 
+
+def note_plan(path: str, build: Callable[[str], str], *summary: str) -> Plan:
+    """A stage whose work is one note written from the goal (`build(goal)`)."""
+    return lambda task, h: note_stage(task, path, build(task.goal), list(summary))
+
+
+plan_survey = note_plan(
+    "idea/survey.md",
+    idea.survey_md,
+    "Wrote the background survey (no literature access offline; stated plainly in the file).",
+    "Framed the question: does learning-rate warmup help plain gradient descent train a small MLP?",
+)
+plan_idea_gate = note_plan(
+    "idea/brief.md",
+    briefs.idea_brief_md,
+    "Prepared the decision brief for the idea gate: the proposed study, its evidence, risks "
+    "and success criterion.",
+)
+plan_paper_plan = note_plan(
+    "paper/outline.md",
+    plans.paper_outline_md,
+    "Outlined the paper: question, method, results, limitations.",
+)
 
 PLAYBOOK: dict[str, Plan] = {
     "idea.survey": plan_survey,

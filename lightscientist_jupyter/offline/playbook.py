@@ -219,17 +219,6 @@ def script_stage(
     ]
 
 
-def plan_analyze(task: Task, h: History) -> list[Step]:
-    return script_stage(
-        task,
-        "experiment/analyze.py",
-        (),
-        "Summarised every condition over seeds (mean, std, 95% CI) in "
-        "experiment/summary.csv and experiment/analysis.md.",
-        ["experiment/analysis.md", "experiment/summary.csv"],
-    )
-
-
 def plan_experiment_gate(task: Task, h: History) -> list[Step]:
     return read_then_note(
         task, h, "cat experiment/summary.csv", "experiment/brief.md", briefs.experiment_brief_md,
@@ -237,36 +226,40 @@ def plan_experiment_gate(task: Task, h: History) -> list[Step]:
     )  # fmt: skip
 
 
-def plan_figure(task: Task, h: History) -> list[Step]:
-    return script_stage(
-        task,
-        "paper/figures/make_figures.py",
-        (),
-        "Drew figure 1 from the results with matplotlib; captions in paper/figures/captions.md.",
-        ["paper/figures/figure1.png", "paper/figures/captions.md"],
+def script_plan(target: str, summary: str, *outputs: str, goal_arg: bool = False) -> Plan:
+    """A stage whose work is one script of the study, run (with the goal as its argument
+    when `goal_arg`)."""
+    return lambda task, h: script_stage(
+        task, target, (task.goal,) if goal_arg else (), summary, list(outputs)
     )
 
 
-def plan_write(task: Task, h: History) -> list[Step]:
-    return script_stage(
-        task,
-        "paper/build_paper.py",
-        (task.goal,),
-        "Wrote paper/paper.md; every number in it is read from "
-        "experiment/summary.csv by paper/build_paper.py.",
-        ["paper/paper.md"],
-    )
-
-
-def plan_review(task: Task, h: History) -> list[Step]:
-    return script_stage(
-        task,
-        "paper/check_paper.py",
-        (),
-        "Checked every number in the paper against experiment/summary.csv "
-        "and wrote the review with the final decision brief.",
-        ["paper/review.md"],
-    )
+plan_analyze = script_plan(
+    "experiment/analyze.py",
+    "Summarised every condition over seeds (mean, std, 95% CI) in experiment/summary.csv and "
+    "experiment/analysis.md.",
+    "experiment/analysis.md",
+    "experiment/summary.csv",
+)
+plan_figure = script_plan(
+    "paper/figures/make_figures.py",
+    "Drew figure 1 from the results with matplotlib; captions in paper/figures/captions.md.",
+    "paper/figures/figure1.png",
+    "paper/figures/captions.md",
+)
+plan_write = script_plan(
+    "paper/build_paper.py",
+    "Wrote paper/paper.md; every number in it is read from experiment/summary.csv by "
+    "paper/build_paper.py.",
+    "paper/paper.md",
+    goal_arg=True,
+)
+plan_review = script_plan(
+    "paper/check_paper.py",
+    "Checked every number in the paper against experiment/summary.csv and wrote the review "
+    "with the final decision brief.",
+    "paper/review.md",
+)
 
 
 def note_plan(path: str, build: Callable[[str], str], *summary: str) -> Plan:

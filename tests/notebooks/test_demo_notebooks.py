@@ -26,16 +26,22 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 NAMES = ["quickstart.ipynb", "custom-stages.ipynb", "real-model.ipynb"]
 WIDGET = "application/vnd.jupyter.widget-view+json"
-MODEL_VARIABLES = ["LIGHTSCIENTIST_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY",
-                   "ANTHROPIC_API_KEY", "LIGHTSCIENTIST_AUTO_APPROVE"]
+MODEL_VARIABLES = [
+    "LIGHTSCIENTIST_MODEL",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "LIGHTSCIENTIST_AUTO_APPROVE",
+]
 
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch) -> Path:
     """A copy of `notebooks/` for the kernel to work in; no model configured."""
     copy = tmp_path / "notebooks"
-    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns(
-        "studies", "my-stages", ".ipynb_checkpoints"))
+    shutil.copytree(
+        NOTEBOOKS, copy, ignore=shutil.ignore_patterns("studies", "my-stages", ".ipynb_checkpoints")
+    )
     for name in MODEL_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return copy
@@ -92,17 +98,23 @@ def test_quickstart_runs_to_done_approving_each_gate_with_the_button(folder, mon
     assert_clean(nb)
 
     dashboard = mimes(cell_with(nb, "%lightscientist research"))[0]
-    assert WIDGET in dashboard and "<svg" in dashboard["text/html"]
+    assert WIDGET in dashboard and 'data-stage="idea.survey"' in dashboard["text/html"]
     assert "Approved idea.gate from code" in printed(cell_with(nb, "NOBODY_WATCHING = "))
     assert printed(cell_with(nb, "while run.wait(")).splitlines() == [
-        "approving experiment.gate", "approving paper.review", "The project is done"]
+        "approving experiment.gate",
+        "approving paper.review",
+        "The project is done",
+    ]
     assert "All checks passed" in printed(cell_with(nb, "info = api.status(PROJECT)"))
 
     process = mimes(cell_with(nb, "show PROCESS.md"))[0]["text/markdown"]
-    assert "idea.gate" in process and "approved" in process
+    for gate in ("idea.gate", "experiment.gate", "paper.review"):  # each approved by a click
+        entry = process[process.index(f"## {gate}") :]
+        assert "approved by the user via widget" in entry.split("\n## ")[0], entry[:400]
     assert any("image/png" in m for m in mimes(cell_with(nb, "show paper.figure")))
-    paper = [m["text/markdown"] for m in mimes(cell_with(nb, "show paper.write"))
-             if "text/markdown" in m]
+    paper = [
+        m["text/markdown"] for m in mimes(cell_with(nb, "show paper.write")) if "text/markdown" in m
+    ]
     assert any(text.startswith("# ") for text in paper[1:]), paper[:2]
     counts = mimes(cell_with(nb, "events.groupby"))[0]["text/html"]
     assert "stage.transition" in counts and "user.decision" in counts
@@ -111,7 +123,10 @@ def test_quickstart_runs_to_done_approving_each_gate_with_the_button(folder, mon
     state = json.loads((project / ".lightscientist" / "state.json").read_text())
     assert state["status"] == "done"
     assert [(d["stage"], d["source"]) for d in state["decisions"]] == [
-        ("idea.gate", "widget"), ("experiment.gate", "widget"), ("paper.review", "widget")]
+        ("idea.gate", "widget"),
+        ("experiment.gate", "widget"),
+        ("paper.review", "widget"),
+    ]
     assert (project / "paper" / "figures" / "figure1.png").stat().st_size > 0
 
 
@@ -123,8 +138,12 @@ def test_custom_stages_validates_reports_a_broken_table_and_runs_its_own_flow(fo
     drawing = mimes(cell_with(nb, "%lightscientist stages --stages my-stages/review.toml"))[0]
     assert 'data-stage="review.gate"' in drawing["text/html"]
     report = printed(cell_with(nb, "my-stages/broken.toml\nexcept"))
-    for problem in ("'review.reed' is not in 'allowed'", "unknown key 'aproval'",
-                    "must be a list", "review.missing.md does not exist"):
+    for problem in (
+        "'review.reed' is not in 'allowed'",
+        "unknown key 'aproval'",
+        "must be a list",
+        "review.missing.md does not exist",
+    ):
         assert problem in report, report
     assert "All checks passed." in printed(nb.cells[-2])
 
@@ -134,9 +153,12 @@ def test_custom_stages_validates_reports_a_broken_table_and_runs_its_own_flow(fo
     state = json.loads((project / ".lightscientist" / "state.json").read_text())
     assert state["status"] == "done"
     assert [(d["stage"], d["source"], d["comment"]) for d in state["decisions"]] == [
-        ("review.gate", "api", "Enough reading; write it up.")]
-    assert "approved by the user via api — “Enough reading; write it up.”" in (
-        project / "PROCESS.md").read_text()
+        ("review.gate", "api", "Enough reading; write it up.")
+    ]
+    assert (
+        "approved by the user via api — “Enough reading; write it up.”"
+        in (project / "PROCESS.md").read_text()
+    )
 
 
 @pytest.mark.timeout(120)
@@ -144,7 +166,8 @@ def test_real_model_skips_cleanly_with_no_model_configured(folder):
     nb = execute(folder, "real-model.ipynb")
     assert_clean(nb)
     assert "Skipping the run: no real model is configured." in printed(
-        cell_with(nb, "def reason_to_skip"))
+        cell_with(nb, "def reason_to_skip")
+    )
     assert printed(code_cells(nb)[-1]).strip() == "Skipped: no real model is configured"
     assert not (folder / "studies").exists()  # nothing started
 
@@ -190,7 +213,8 @@ def test_real_model_checks_a_local_server_before_starting(folder, fake_server, m
     nb = execute(folder, "real-model.ipynb")
     assert_clean(nb)
     assert f"{fake_server} serves tiny-model, not qwen3:8b" in printed(
-        cell_with(nb, "def reason_to_skip"))
+        cell_with(nb, "def reason_to_skip")
+    )
     assert not (folder / "studies").exists()
 
     monkeypatch.setenv("LIGHTSCIENTIST_MODEL", "tiny-model")  # served: the run starts

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -48,3 +49,22 @@ def append_text(path: str | os.PathLike[str], text: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def missing_files(paths: Iterable[str], root: Path, *, dirs_ok: bool = False) -> list[str]:
+    """Of `paths` (workspace-relative; a leading `/` is the workspace root, as workers see
+    it), those that are not a non-empty file (or, with `dirs_ok`, a folder holding
+    something), as `path (missing|empty)`."""
+    problems = []
+    for rel in dict.fromkeys(p for p in paths if p):
+        path = root / rel.lstrip("/")
+        if ".." in Path(rel).parts:
+            problems.append(f"{rel} (outside the workspace)")
+        elif dirs_ok and path.is_dir():
+            if not any(path.iterdir()):
+                problems.append(f"{rel} (empty)")
+        elif not path.is_file():
+            problems.append(f"{rel} (missing)")
+        elif path.stat().st_size == 0:
+            problems.append(f"{rel} (empty)")
+    return problems

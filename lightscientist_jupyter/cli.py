@@ -192,6 +192,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         subscribers=_subscribers(args),
     )
+    retried = project.reopen()  # a failed stage: say what failed before it starts again
+    if retried:
+        print(retried, flush=True)
     return _run_project(project, args)
 
 

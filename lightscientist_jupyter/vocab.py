@@ -120,6 +120,8 @@ class EventType(StrEnum):
     STAGE_FINISH = "stage.finish"
     STAGE_TRANSITION = "stage.transition"
     STAGE_REJECTED = "stage.rejected"
+    STAGE_RETRIED = "stage.retried"
+    """`resume` of a failed project starts the failed stage again, with fresh workers."""
     USER_DECISION_REQUESTED = "user.decision_requested"
     USER_DECISION = "user.decision"
     # layer 2: the stage supervisor

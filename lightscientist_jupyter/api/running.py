@@ -170,6 +170,7 @@ def _launch(
 ) -> Run:
     buffer = EventBuffer()
     project = open_project((*subscribers, buffer))
+    project.reopen()  # a failed stage starts again; `project.retried` says what failed before
     run = Run(project, buffer)
     with _lock:
         _runs[run.workspace.root] = run

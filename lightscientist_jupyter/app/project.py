@@ -75,6 +75,8 @@ class Project:
         self._cancelling: threading.Thread | None = None
         self._closed = False
         self._poll_stop = True
+        self.retried: str | None = None
+        """What failed before, when this run retries a failed stage (see `reopen`)."""
 
     # ------------------------------------------------------------------ opening
 
@@ -143,7 +145,7 @@ class Project:
         """Run until done, failed, cancelled, stopped — or waiting at a gate, unless
         `wait_for_replies`, in which case a gate waits for its reply and the run goes on."""
         controller = self.controller
-        controller.reopen()
+        self.reopen()
         self._poll_stop = False
         poller = threading.Thread(target=self._poll_inbox, daemon=True, name="ls-inbox")
         poller.start()
@@ -168,6 +170,16 @@ class Project:
         finally:
             self._poll_stop = True
         return controller.status
+
+    def reopen(self) -> str | None:
+        """Set a failed or cancelled project running again. A failed stage starts again from
+        its start with fresh workers (the history stays); the line saying what failed before
+        is returned (and kept in `retried`), else None. `run` does this first."""
+        notice = self.controller.reopen()
+        if notice is not None:
+            self.supervisor.restart_stage(self.controller.task_id)
+            self.retried = notice
+        return notice
 
     def stop(self) -> None:
         """Ask the run to stop at the next step boundary (workers stay resumable)."""

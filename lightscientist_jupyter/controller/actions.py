@@ -35,6 +35,8 @@ class Finish:
     missing: tuple[str, ...]
     """Required outputs the caller found missing or empty (`rules.missing_outputs`)."""
     at: float
+    missing_listed: tuple[str, ...] = ()
+    """Other outputs in `outputs` the caller found missing or empty (`rules.missing_files`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +73,8 @@ class End:
 
 @dataclasses.dataclass(frozen=True)
 class Reopen:
-    """Set a failed or cancelled project running again at its current stage."""
+    """Set a failed or cancelled project running again at its current stage (a failed one
+    says what failed before: the stage starts again from its start)."""
 
 
 Action = Start | Finish | Ask | Reply | End | Reopen

@@ -195,10 +195,15 @@ class ResearchController:
         with self._lock:
             s = self._state
             missing: tuple[str, ...] = ()
+            listed: tuple[str, ...] = ()
             if s.status == ProjectStatus.RUNNING:
-                missing = tuple(rules.missing_outputs(self.table[s.stage], self.workspace.root))
+                stage = self.table[s.stage]
+                root = self.workspace.root
+                missing = tuple(rules.missing_outputs(stage, root))
+                others = [o for o in outputs if o not in stage.outputs]
+                listed = tuple(rules.missing_files(others, root, dirs_ok=True))
             respond = self._run(
-                actions.Finish(summary, tuple(outputs), next_stage, missing, time.time())
+                actions.Finish(summary, tuple(outputs), next_stage, missing, time.time(), listed)
             )
             return FinishOutcome(respond.ok, respond.message, self._state.status, self._state.stage)
 
@@ -262,10 +267,13 @@ class ResearchController:
         with self._lock:
             self._run(actions.End(ProjectStatus.CANCELLED, reason))
 
-    def reopen(self) -> None:
-        """Set a failed or cancelled project running again at its current stage."""
+    def reopen(self) -> str | None:
+        """Set a failed or cancelled project running again at its current stage. For a
+        failed one, returns the line that says what failed before (the stage is retried
+        from its start); else None."""
         with self._lock:
-            self._run(actions.Reopen())
+            respond = self._run(actions.Reopen())
+            return None if respond.message == "ok" else respond.message
 
     def wait_change(self, timeout: float | None = None) -> None:
         with self.changed:

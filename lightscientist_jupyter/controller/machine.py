@@ -121,7 +121,7 @@ class _Run:
             return
         stage = self.table[s.stage]
         target = a.next_stage or stage.next
-        reason = rules.finish_refusal(stage, target, list(a.missing))
+        reason = rules.finish_refusal(stage, target, list(a.missing), a.missing_listed)
         if reason:
             self.emit(
                 EventType.STAGE_REJECTED,
@@ -321,8 +321,12 @@ class _Run:
     def reopen(self) -> None:
         s = self.state
         if s.status in (ProjectStatus.FAILED, ProjectStatus.CANCELLED) and s.stage != DONE:
+            retried = rules.retry_notice(s.stage, s.reason) if s.status == "failed" else None
             s.status, s.reason = ProjectStatus.RUNNING, None
             self.save()
+            if retried:  # the run loop starts the stage again with fresh workers
+                self.emit(EventType.STAGE_RETRIED, retried, s.stage, s.task_id, {"visit": s.visit})
+                self.respond(True, retried)
 
     # ------------------------------------------------------------ shared moves
 

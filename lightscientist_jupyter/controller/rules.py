@@ -7,26 +7,26 @@ refusal, written for a model or a person to act on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 
 
 def missing_outputs(stage: Stage, root: Path) -> list[str]:
     """Required outputs that do not exist or are empty, as `path (missing|empty)`."""
-    problems = []
-    for rel in stage.outputs:
-        path = root / rel
-        if not path.is_file():
-            problems.append(f"{rel} (missing)")
-        elif path.stat().st_size == 0:
-            problems.append(f"{rel} (empty)")
-    return problems
+    return missing_files(stage.outputs, root)
 
 
-def finish_refusal(stage: Stage, next_stage: str, missing: list[str]) -> str | None:
-    """Why a finish of `stage` suggesting `next_stage` must be refused, or None to accept."""
+def finish_refusal(
+    stage: Stage, next_stage: str, missing: list[str], unlisted: Iterable[str] = ()
+) -> str | None:
+    """Why a finish of `stage` suggesting `next_stage` must be refused, or None to accept.
+
+    `missing`: required outputs not ready; `unlisted`: other outputs the finish lists that
+    are not ready (a worker that reports a file its tools failed to write)."""
     reasons = []
     if next_stage not in stage.allowed:
         reasons.append(
@@ -39,7 +39,22 @@ def finish_refusal(stage: Stage, next_stage: str, missing: list[str]) -> str | N
             + ", ".join(missing)
             + "; write them (non-empty), then call finish_stage again"
         )
+    unlisted = list(unlisted)
+    if unlisted:
+        reasons.append(
+            "outputs the finish lists do not exist: "
+            + ", ".join(unlisted)
+            + "; write them (non-empty) or leave them out of the outputs"
+        )
     return "; ".join(reasons) or None
+
+
+def retry_notice(stage: str, reason: str | None) -> str:
+    """What `resume` of a project that failed at `stage` says before it tries again."""
+    return (
+        f"{stage} failed before ({reason or 'no reason was recorded'}); it starts again "
+        "from its start with fresh workers"
+    )
 
 
 def visit_limit_reason(stage: Stage, visits: int, table_path: Path) -> str | None:

@@ -114,6 +114,8 @@ def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
         model=args.model or m.model or None,
         base_url=args.base_url or m.base_url or None,
     )
+    if run.project.retried:
+        print(run.project.retried)
     display(boards.dashboard_of(run))
 
 

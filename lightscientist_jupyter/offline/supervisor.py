@@ -74,7 +74,9 @@ def on_finished(fields: dict[str, Any], h: History) -> Step:
         except ValueError:
             workers = []
         mine = [w for w in workers if w.get("task_id") == fields.get("task_id")]
-        probes = [w for w in mine if is_helper(str(w.get("label", "")))]
+        # a probe that failed was started again under its label: the latest one counts
+        latest = {str(w.get("label")): w for w in mine if is_helper(str(w.get("label", "")))}
+        probes = list(latest.values())
         if any(w.get("status") != WorkerStatus.COMPLETED for w in probes):
             return Say("continue")
         outputs = ["idea/probes/plan.md"] + [o for w in probes for o in w.get("outputs") or []]
@@ -102,12 +104,15 @@ def on_finished(fields: dict[str, Any], h: History) -> Step:
     )
 
 
-def retry(fields: dict[str, Any], h: History, why: str) -> Step:
+def retry(fields: dict[str, Any], h: History, why: str, label: str = "") -> Step:
+    """Start the stage's work again (a failed probe: that probe again, under its label)."""
     attempts = int(fields.get("attempts") or 1)
     if attempts >= MAX_ATTEMPTS:
         return Say("failed")
     if not h.done("retry"):
-        return Act("retry", tools.START, {"instructions": why})
+        return Act(
+            "retry", tools.START, {"instructions": why, **({"label": label} if label else {})}
+        )
     return Say("continue")
 
 
@@ -141,10 +146,12 @@ def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
             )
         return Say("continue")
     if kind == SchedulingKind.WORKER_FAILED:
+        label = str(fields.get("label") or "")
         return retry(
             fields,
             h,
             f"the previous worker failed ({fields.get('error', '')}); try again, more simply",
+            label if is_helper(label) else "",
         )
     if kind == SchedulingKind.WORKER_STALLED:
         if not h.done("cancel"):

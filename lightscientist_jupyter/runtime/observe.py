@@ -19,6 +19,8 @@ from lightscientist_jupyter.runtime.redact import safe
 
 EVENT_TEXT_LIMIT = 1500
 
+FILE_TOOLS = ("write_file", "edit_file")
+
 
 def message_chars(messages: list[Any]) -> int:
     """Characters of a model input: contents plus serialized tool calls."""
@@ -53,6 +55,8 @@ class SessionObserver(BaseCallbackHandler):
         self.input_chars = 0
         self.files_written: list[str] = []
         self.commands: list[str] = []
+        self.file_tool_failures = 0
+        """write_file / edit_file calls that answered with an error (in this process)."""
         self._tools: dict[UUID, str] = {}
 
     def on_chat_model_start(
@@ -106,7 +110,7 @@ class SessionObserver(BaseCallbackHandler):
         with self._lock:
             self._tools[run_id] = name
             self.tool_calls += 1
-            if name in ("write_file", "edit_file") and isinstance(inputs, dict):
+            if name in FILE_TOOLS and isinstance(inputs, dict):
                 path = inputs.get("file_path") or inputs.get("path")
                 if path and path not in self.files_written:
                     self.files_written.append(str(path))
@@ -122,6 +126,9 @@ class SessionObserver(BaseCallbackHandler):
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         name = self._tools.pop(run_id, "tool")
         content = getattr(output, "content", output)
+        if name in FILE_TOOLS and str(content).startswith("Error"):
+            with self._lock:
+                self.file_tool_failures += 1
         self.emit(
             "tool.result",
             f"{name} → {safe(content, 160)}",

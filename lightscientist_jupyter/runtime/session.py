@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
+from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, stop_call
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
@@ -149,6 +150,16 @@ class WorkerSession:
                     "outputs": [str(o) for o in args.get("outputs") or []],
                     "next_stage": args.get("next_stage"),
                 }
+                root, claimed = self.record.workspace, [str(o) for o in args.get("outputs") or []]
+                undelivered = missing_files(claimed, Path(root), dirs_ok=True)
+                if root and undelivered and self.observer.file_tool_failures:
+                    # its file tools failed, and it still reports files it could not write
+                    self._fail(
+                        "a file tool failed, yet it reported "
+                        + ", ".join(undelivered)
+                        + " as delivered in complete_stage"
+                    )
+                    return
                 self._set(status=WorkerStatus.COMPLETED, result=result)
             elif name == "suspend":
                 after = float(args.get("check_after_s") or 30.0)

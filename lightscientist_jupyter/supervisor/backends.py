@@ -73,13 +73,17 @@ class WorkerControl:
     # ------------------------------------------------------------------ workers
 
     def start_worker(
-        self, instructions: str = "", label: str = "", call_id: str | None = None
+        self, instructions: str = "", label: str = "", call_key: str | None = None
     ) -> str:
-        """Start a worker on the current stage; a replay of the same tool call (after a crash
-        cut the supervisor's turn short) returns the worker the first call started."""
+        """Start a worker on the current stage.
+
+        `call_key` says where the tool call sits in the agent's checkpointed thread
+        (`tools.call_position`), never the model's own call id, which models reuse: a replay of
+        the same call after a crash cut the agent's turn short returns the worker the first
+        run started; any other call starts a new one."""
         task, stage = self.task, self.stage
         with stage.lock:
-            known = stage.state.started.get(call_id) if call_id else None
+            known = stage.state.started.get(call_key) if call_key else None
         if known is not None and self.runtime.find(known) is not None:
             self.revive(known)
             return known
@@ -113,8 +117,8 @@ class WorkerControl:
                 updated_at=time.time(),
             )
             stage.state.records[worker_id] = record
-            if call_id:
-                stage.state.started[call_id] = worker_id
+            if call_key:
+                stage.state.started[call_key] = worker_id
             stage.save()
             self.runtime.start(spec)
         self.bus.emit(

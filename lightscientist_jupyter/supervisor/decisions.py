@@ -31,6 +31,10 @@ from lightscientist_jupyter.vocab import (
 MAX_IDLE_DECISIONS = 3
 """Consecutive `stage_idle` decisions that leave nothing running before the stage fails."""
 
+MAX_ATTEMPTS = 5
+"""Failed workers and refused finishes a stage may have; one more fails it (the supervisor
+agent decides its retries below this bound)."""
+
 RESTART_MESSAGE = "The run was restarted; check on your background job."
 """What a background worker is sent when a restart finds no resume scheduled for it."""
 
@@ -103,15 +107,25 @@ def status_counts(records: Iterable[WorkerRecord]) -> dict[str, int]:
     return counts
 
 
-def idle_failure(stage: str, idle_streak: int) -> StageResult | None:
+def idle_failure(
+    stage: str, idle_streak: int, problem: str | None = None, *, no_tool_calls: bool = False
+) -> StageResult | None:
     """The stage fails once the agent has answered `MAX_IDLE_DECISIONS` idle events in a row
-    without getting anything going; None while it has tries left."""
+    without getting anything going; None while it has tries left.
+
+    The reason says what went wrong before (`problem`: the last refusal or worker error), and
+    whether the agents never called a tool at all — the mark of a model that cannot."""
     if idle_streak < MAX_IDLE_DECISIONS:
         return None
-    return StageResult(
-        StageOutcome.FAILED,
-        f"the supervisor left {stage} with no worker running {idle_streak} times in a row",
-    )
+    reason = f"the supervisor left {stage} with no worker running {idle_streak} times in a row"
+    if no_tool_calls:
+        reason += (
+            "; its agents made no tool call (the model answered in text): this model or its "
+            "server may not support tool calling (`lightscientist check-model` tells)"
+        )
+    if problem:
+        reason = f"{problem} — {reason}"
+    return StageResult(StageOutcome.FAILED, reason)
 
 
 def next_idle_streak(idle_streak: int, kind: SchedulingKind) -> int:
@@ -119,13 +133,38 @@ def next_idle_streak(idle_streak: int, kind: SchedulingKind) -> int:
     return idle_streak + 1 if kind == SchedulingKind.STAGE_IDLE else 0
 
 
-def reply_failure(reply: Reply, stage: str, kind: SchedulingKind) -> StageResult | None:
-    """The stage's failure when the agent gave up on it, else None."""
+def reply_failure(
+    reply: Reply, stage: str, kind: SchedulingKind, problem: str | None = None
+) -> StageResult | None:
+    """The stage's failure when the agent gave up on it, else None; the reason leads with
+    the real problem (the last refusal or worker error) when there was one."""
     if reply != Reply.FAILED:
         return None
+    reason = f"the supervisor gave up on {stage} (after event {kind})"
+    return StageResult(StageOutcome.FAILED, f"{problem} — {reason}" if problem else reason)
+
+
+def attempts_failure(stage: str, attempts: int, problem: str | None) -> StageResult | None:
+    """The bound on retries, whatever the agent says: past `MAX_ATTEMPTS` failed workers or
+    refused finishes the stage fails with the last problem."""
+    if attempts <= MAX_ATTEMPTS:
+        return None
     return StageResult(
-        StageOutcome.FAILED, f"the supervisor gave up on {stage} (after event {kind})"
+        StageOutcome.FAILED,
+        f"{problem or 'its workers kept failing'} — {stage} failed {attempts} times, "
+        f"more than the {MAX_ATTEMPTS} tries a stage gets",
     )
+
+
+def problem_of(event: SchedulingEvent) -> str | None:
+    """What went wrong, for the events that report a problem: a refused finish's reason, a
+    failed worker's error (None for the others)."""
+    if event.kind == SchedulingKind.STAGE_REJECTED:
+        return str(event.data.get("reason") or "") or None
+    if event.kind == SchedulingKind.WORKER_FAILED:
+        error = str(event.data.get("error") or "")
+        return f"{event.worker_id} failed: {error}" if error else None
+    return None
 
 
 def counts_as_attempt(kind: SchedulingKind) -> bool:

@@ -28,7 +28,11 @@ from lightscientist_jupyter.runtime.types import WorkerUpdate
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor import agent, decisions, prompts
 from lightscientist_jupyter.supervisor.backends import WorkerControl
-from lightscientist_jupyter.supervisor.loop_state import SupervisedStage
+from lightscientist_jupyter.supervisor.loop_state import (
+    LoopState,
+    SupervisedStage,
+    save_loop_state,
+)
 from lightscientist_jupyter.supervisor.recovery import recover
 from lightscientist_jupyter.supervisor.task import StageHost, StageResult, StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent, apply_update, filter_update
@@ -111,6 +115,7 @@ class StageSupervisor:
         else:
             recover(stage, self.runtime, control)
         idle_streak = 0
+        calls_before = self._agent_tool_calls()
         while True:
             if stop is not None and stop.is_set():
                 return StageResult(StageOutcome.STOPPED, "stopped on request")
@@ -132,7 +137,13 @@ class StageSupervisor:
                 with self._lock:
                     idle = decisions.is_idle(stage.state, host.status)
                 if idle:
-                    failure = decisions.idle_failure(task.stage, idle_streak)
+                    failure = decisions.idle_failure(
+                        task.stage,
+                        idle_streak,
+                        stage.state.problem,
+                        no_tool_calls=self._agent_tool_calls() == calls_before
+                        and not any(r.progress.tool_calls for r in stage.state.records.values()),
+                    )
                     if failure is not None:
                         return failure
                     counts = decisions.status_counts(stage.state.records.values())
@@ -152,10 +163,17 @@ class StageSupervisor:
                     pass
                 continue
             reply = self._decide(stage, control, event)
-            failure = decisions.reply_failure(reply, task.stage, event.kind)
+            failure = decisions.reply_failure(
+                reply, task.stage, event.kind, stage.state.problem
+            ) or decisions.attempts_failure(task.stage, stage.state.attempts, stage.state.problem)
             if failure is not None:
                 return failure
             idle_streak = decisions.next_idle_streak(idle_streak, event.kind)
+
+    def _agent_tool_calls(self) -> int:
+        """The tool calls the supervisor agent has made so far (its session's counter)."""
+        record = self.runtime.find(agent.SUPERVISOR_ID)
+        return record.progress.tool_calls if record is not None else 0
 
     # ------------------------------------------------------------------ updates → events
 
@@ -195,6 +213,7 @@ class StageSupervisor:
         task = stage.task
         if decisions.counts_as_attempt(event.kind):
             stage.state.attempts += 1
+        stage.state.problem = decisions.problem_of(event) or stage.state.problem
         message = prompts.event_message(event, task, max(1, stage.state.attempts))
         self.bus.emit(
             EventType.SUPERVISOR_EVENT,
@@ -305,6 +324,12 @@ class StageSupervisor:
                     time.time(),
                 )
             )
+
+    def restart_stage(self, task_id: str) -> None:
+        """Forget what layer 2 knew of `task_id` (workers, events, attempts): the next
+        `run_stage` of it starts from the stage's start with fresh workers."""
+        with self._lock:
+            save_loop_state(self.workspace.state_dir / "supervisor.json", LoopState(task_id))
 
     def records(self) -> list[WorkerRecord]:
         """Layer 2's records of the current stage's workers."""

@@ -48,7 +48,10 @@ class LoopState:
     attempts: int = 0
     """Failed workers and rejected finishes so far (the supervisor's retry budget)."""
     started: dict[str, str] = dataclasses.field(default_factory=dict)
-    """start_worker tool-call id → worker id: a replayed call never starts a second worker."""
+    """start_worker call's place in the agent's thread (`thread:message.call`) → worker id:
+    a call replayed after a crash never starts a second worker."""
+    problem: str | None = None
+    """The last refusal or worker error of the stage (a failure's reason leads with it)."""
     in_progress: SchedulingEvent | None = None
     last_finish: dict[str, Any] | None = None
     stalled: set[str] = dataclasses.field(default_factory=set)
@@ -62,6 +65,7 @@ class LoopState:
             "schedules": self.schedules,
             "attempts": self.attempts,
             "started": self.started,
+            "problem": self.problem,
             "in_progress": self.in_progress.to_dict() if self.in_progress else None,
             "last_finish": self.last_finish,
             "stalled": sorted(self.stalled),
@@ -78,6 +82,7 @@ class LoopState:
             schedules=list(raw.get("schedules", [])),
             attempts=int(raw.get("attempts", 0)),
             started=dict(raw.get("started", {})),
+            problem=raw.get("problem"),
             in_progress=SchedulingEvent.from_dict(raw["in_progress"])
             if raw.get("in_progress")
             else None,

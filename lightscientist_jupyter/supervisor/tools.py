@@ -7,9 +7,10 @@ text or JSON a model can read. Starting a worker never blocks.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langchain.tools import ToolRuntime
+from langchain_core.tools import BaseTool, tool
 
 from lightscientist_jupyter.errors import LightScientistError
 
@@ -44,12 +45,11 @@ def supervisor_tools(sup: WorkerControl) -> list[BaseTool]:
         return guard(lambda: json.dumps(sup.worker_record(worker_id), ensure_ascii=False))()
 
     @tool
-    def start_worker(
-        tool_call_id: Annotated[str, InjectedToolCallId], instructions: str = "", label: str = ""
-    ) -> str:
+    def start_worker(runtime: ToolRuntime, instructions: str = "", label: str = "") -> str:
         """Start a new worker on the current stage (returns at once with its id). `label`
         names a sub-task (e.g. 'probe c1'); `instructions` are added to its task."""
-        return guard(lambda: f"started {sup.start_worker(instructions, label, tool_call_id)}")()
+        key = call_position(runtime)
+        return guard(lambda: f"started {sup.start_worker(instructions, label, key)}")()
 
     @tool
     def resume_worker(worker_id: str, answer: str = "", message: str = "") -> str:
@@ -91,3 +91,20 @@ def supervisor_tools(sup: WorkerControl) -> list[BaseTool]:
         finish_stage,
         request_user_decision,
     ]
+
+
+def call_position(runtime: ToolRuntime[Any, Any]) -> str | None:
+    """Where this tool call sits in the agent's checkpointed thread: `thread:message.call`.
+
+    A call replayed after a crash (the tool node runs again from the checkpoint) sits at the
+    same place; a new call never does, even when the model reuses its tool-call ids (the
+    offline model does across turns; some OpenAI-compatible servers send `call_0` every
+    time). None when the position cannot be read."""
+    thread = (runtime.config or {}).get("configurable", {}).get("thread_id")
+    messages = (runtime.state or {}).get("messages") or []
+    for index in range(len(messages) - 1, -1, -1):
+        calls = getattr(messages[index], "tool_calls", None) or []
+        for position, call in enumerate(calls):
+            if call.get("id") == runtime.tool_call_id:
+                return f"{thread}:{index}.{position}"
+    return None

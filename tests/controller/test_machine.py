@@ -406,12 +406,12 @@ CASES = [
         {"reason": None},
     ),
     Case(
-        "reopen runs a failed project again",
+        "reopen runs a failed project again, saying what failed before",
         at("a", status=ProjectStatus.FAILED, reason="boom"),
         actions.Reopen(),
         ProjectStatus.RUNNING,
         "a",
-        ["save"],
+        ["save", "emit stage.retried", "ok"],
         {"reason": None},
     ),
     Case(

@@ -46,6 +46,15 @@ class ModelConfigError(RuntimeLayerError):
     """A model specification cannot be used (unknown provider, missing key…)."""
 
 
+class DiskFault(LightScientistError):
+    """A write failed on a full or read-only disk; the run stopped (`stopped`) and
+    `lightscientist resume` continues once there is room. The shells exit 1."""
+
+    def __init__(self, fault: str):
+        self.fault = fault
+        super().__init__(f"{fault}: free space and run `lightscientist resume`")
+
+
 class BadInput(LightScientistError):
     """A request that cannot be used as given (what to change is in the message)."""
 

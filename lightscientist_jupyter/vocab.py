@@ -23,6 +23,9 @@ class ProjectStatus(StrEnum):
     DONE = "done"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    STOPPED = "stopped"
+    """The run stopped on a fault outside the project (the disk was full or read-only);
+    `lightscientist resume` continues it where it stopped."""
 
 
 FINAL_PROJECT_STATUSES: frozenset[ProjectStatus] = frozenset(
@@ -69,6 +72,9 @@ class WorkerStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+    """Shown for a record left `running` by a runner that died (a SIGKILL, a crash): no
+    process runs it now; `lightscientist resume` continues its turn. Never written to disk."""
 
 
 FINAL_WORKER_STATUSES: frozenset[WorkerStatus] = frozenset(
@@ -142,6 +148,10 @@ class EventType(StrEnum):
     WORKER_WAITING = "worker.waiting"
     WORKER_BACKGROUND = "worker.background"
     WORKER_CANCELLED = "worker.cancelled"
+    SANDBOX_UNAVAILABLE = "sandbox.unavailable"
+    """`--sandbox auto` found no working bubblewrap: worker commands run unsandboxed."""
+    REPLAY_DIVERGENCE = "replay.divergence"
+    """A replayed request differs from the recorded one (lenient replay, or a command's output)."""
 
     @property
     def layer(self) -> Layer:
@@ -175,6 +185,8 @@ EVENT_LAYERS: dict[EventType, Layer] = {
             EventType.WORKER_WAITING,
             EventType.WORKER_BACKGROUND,
             EventType.WORKER_CANCELLED,
+            EventType.SANDBOX_UNAVAILABLE,
+            EventType.REPLAY_DIVERGENCE,
         )
     },
 }

@@ -58,3 +58,24 @@ class Workspace:
     def exists(self) -> bool:
         """Whether a project has been started here."""
         return self.state_file.is_file()
+
+
+def folder_problem(root: Path, *, write: bool) -> str | None:
+    """Why `root` cannot hold a project (to read it, or with `write` to run it), or None."""
+    if root.exists() and not root.is_dir():
+        return f"{root} is a file, not a folder; give a folder as --workspace"
+    if not root.exists():
+        return None if write else f"{root} does not exist"
+    if write:
+        target = root / STATE_DIR if (root / STATE_DIR).is_dir() else root
+        if not os.access(target, os.W_OK | os.X_OK):
+            reason = "a read-only file system" if _read_only(target) else "no write permission"
+            return (
+                f"the workspace {target} cannot be written ({reason}); "
+                "pick a folder you can write or make this one writable"
+            )
+    return None
+
+
+def _read_only(path: Path) -> bool:
+    return bool(os.statvfs(path).f_flag & os.ST_RDONLY)

@@ -65,7 +65,8 @@ class Reply:
 
 @dataclasses.dataclass(frozen=True)
 class End:
-    """Stop the project for good (`failed` or `cancelled`); a final status is kept."""
+    """Stop the project for good (`failed` or `cancelled`), or until a resume (`stopped`,
+    which keeps the pending decision); a final status is kept."""
 
     status: ProjectStatus
     reason: str

@@ -315,11 +315,18 @@ class _Run:
         s = self.state
         if s.status in FINAL_PROJECT_STATUSES:
             return
-        s.status, s.reason, s.pending = a.status, a.reason, None
+        s.status, s.reason = a.status, a.reason
+        if a.status != ProjectStatus.STOPPED:  # a stopped project keeps its question
+            s.pending = None
         self.save()
 
     def reopen(self) -> None:
         s = self.state
+        if s.status == ProjectStatus.STOPPED:  # the fault is gone: go on where it stopped
+            s.status = ProjectStatus.WAITING_USER if s.pending else ProjectStatus.RUNNING
+            s.reason = None
+            self.save()
+            return
         if s.status in (ProjectStatus.FAILED, ProjectStatus.CANCELLED) and s.stage != DONE:
             retried = rules.retry_notice(s.stage, s.reason) if s.status == "failed" else None
             s.status, s.reason = ProjectStatus.RUNNING, None

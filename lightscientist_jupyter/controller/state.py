@@ -139,7 +139,8 @@ def load_state(path: Path) -> ProjectState:
         ) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ControllerError(
-            f"{path} is not valid JSON ({exc}); restore it or start a new project in another folder"
+            f"{path} is not valid JSON ({exc}); restore the file from a backup or start a new "
+            "project in another folder"
         ) from None
     if not isinstance(raw, dict):
         raise ControllerError(
@@ -147,12 +148,83 @@ def load_state(path: Path) -> ProjectState:
             "(a JSON object); restore it or start a new project in another "
             "folder"
         )
-    missing = [k for k in ("goal", "mode", "stage", "stages_file") if k not in raw]
-    if missing:
-        raise ControllerError(f"{path} lacks key(s) {', '.join(missing)}")
+    problem = shape_problem(raw)
+    if problem:
+        raise ControllerError(f"{path}: {problem}; {REPAIR}")
     try:
         return ProjectState.from_dict(raw)
     except ValueError as exc:
-        raise ControllerError(
-            f"{path}: {exc}; restore it or start a new project in another folder"
-        ) from None
+        raise ControllerError(f"{path}: {exc}; {REPAIR}") from None
+
+
+REPAIR = (
+    "fix that key in the file or restore the file from a backup "
+    "(`lightscientist status` reads it again)"
+)
+
+_STR, _NUM, _INT = "a string", "a number", "an integer"
+_KEYS: dict[str, tuple[str, bool]] = {  # key -> (expected type, required)
+    "goal": (_STR, True),
+    "mode": (f"one of {', '.join(Mode)}", True),
+    "stage": (_STR, True),
+    "stages_file": (_STR, True),
+    "status": (f"one of {', '.join(ProjectStatus)}", False),
+    "visits": ("an object of stage -> integer", False),
+    "history": ("a list of objects", False),
+    "pending": ("null or an object with id, kind, stage and question", False),
+    "decisions": ("a list of objects", False),
+    "feedback": ("null or a string", False),
+    "last_summary": ("an object of stage -> string", False),
+    "reason": ("null or a string", False),
+    "created_at": (_NUM, False),
+    "updated_at": (_NUM, False),
+    "decision_counter": (_INT, False),
+    "settings": ("an object", False),
+}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _fits(key: str, v: Any) -> bool:
+    match key:
+        case "goal" | "stage" | "stages_file":
+            return isinstance(v, str)
+        case "mode":
+            return v in set(Mode)
+        case "status":
+            return v in set(ProjectStatus)
+        case "visits":
+            return isinstance(v, dict) and all(_is_int(n) for n in v.values())
+        case "history" | "decisions":
+            return isinstance(v, list) and all(isinstance(x, dict) for x in v)
+        case "pending":
+            return v is None or (
+                isinstance(v, dict)
+                and v.get("kind") in set(DecisionKind)
+                and all(isinstance(v.get(k), str) for k in ("id", "stage", "question"))
+            )
+        case "feedback" | "reason":
+            return v is None or isinstance(v, str)
+        case "last_summary":
+            return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+        case "created_at" | "updated_at":
+            return isinstance(v, int | float) and not isinstance(v, bool)
+        case "decision_counter":
+            return _is_int(v)
+        case _:
+            return isinstance(v, dict)
+
+
+def shape_problem(raw: dict[str, Any]) -> str | None:
+    """What is wrong with a state file's keys (the first problem), or None."""
+    missing = [k for k, (_, required) in _KEYS.items() if required and k not in raw]
+    if missing:
+        return f"lacks key(s) {', '.join(missing)}"
+    for key, (expected, _) in _KEYS.items():
+        if key in raw and not _fits(key, raw[key]):
+            shown = json.dumps(raw[key], ensure_ascii=True)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            return f"key '{key}' should be {expected}, not {shown}"
+    return None

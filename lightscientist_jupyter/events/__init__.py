@@ -11,7 +11,7 @@ from lightscientist_jupyter.events.jsonl import (
     read_tail,
 )
 from lightscientist_jupyter.events.log import EventLog
-from lightscientist_jupyter.events.printer import TerminalPrinter, format_line
+from lightscientist_jupyter.events.printer import TerminalPrinter, format_line, printable
 
 __all__ = [
     "EVENT_TYPES",
@@ -25,6 +25,7 @@ __all__ = [
     "TerminalPrinter",
     "follow",
     "format_line",
+    "printable",
     "iter_events",
     "make_filter",
     "read_tail",

@@ -9,6 +9,7 @@ the blocks that hold them.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -161,7 +162,14 @@ class JsonlWriter:
     def write(self, event: Event) -> None:
         data = _encode(event)
         with self._lock:
-            os.write(self._fd, data)
+            try:
+                written = os.write(self._fd, data)
+            except OSError as exc:  # a full disk: name the log in the message
+                exc.filename = exc.filename or str(self.path)
+                raise
+            if written < len(data):  # cut short by a full disk: take the half line back
+                os.ftruncate(self._fd, os.lseek(self._fd, 0, os.SEEK_END) - written)
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
             if event.seq >= self.next_seq:
                 self.next_seq = event.seq + 1
 

@@ -26,8 +26,9 @@ from typing import Any, Protocol
 
 import ipywidgets as w
 
+from lightscientist_jupyter.app.sandboxing import status_info
 from lightscientist_jupyter.controller import ProjectState, StageTable
-from lightscientist_jupyter.events import format_line, read_tail
+from lightscientist_jupyter.events import format_line, printable, read_tail
 from lightscientist_jupyter.events.buffer import EventBuffer
 from lightscientist_jupyter.jupyter import graph, workers
 from lightscientist_jupyter.jupyter.batching import FLUSH_INTERVAL_S, Flusher
@@ -273,6 +274,9 @@ class Dashboard:
             extra = f"<div>Waiting for a reply: {html.escape(state.pending.question)}</div>"
         elif state.reason and state.status in ("failed", "cancelled"):
             extra = f"<div style='color:#c62828'>{html.escape(state.reason)}</div>"
+        warning = status_info(self.workspace, state.settings)["warning"]
+        if warning:
+            extra += f"<div style='color:#b26a00'>⚠ {html.escape(warning)}</div>"
         goal = html.escape(state.goal)
         return (
             f'<div style="font-size:13px"><b>LightScientist</b> · {goal}</div>'
@@ -286,16 +290,17 @@ class Dashboard:
         if state is None:
             return f"no LightScientist project in {self.workspace.root}"
         lines = [
-            f"LightScientist · {state.goal}",
+            f"LightScientist · {printable(state.goal)}",
             f"{state.status} at {state.stage} · mode {state.mode} · "
             f"model {self.source.model_spec()} · {self.workspace.root}",
         ]
         if state.pending is not None:
             lines.append(
-                f"waiting: {state.pending.question} (reply with %lightscientist reply y|n)"
+                f"waiting: {printable(state.pending.question)} "
+                "(reply with %lightscientist reply y|n)"
             )
         if state.reason and state.status in ("failed", "cancelled"):
-            lines.append(f"reason: {state.reason}")
+            lines.append(f"reason: {printable(state.reason)}")
         visited = [h["to"] for h in state.history]
         lines.append("path: " + " → ".join(visited))
         for row in sorted(self._rows.values(), key=lambda r: r.id):

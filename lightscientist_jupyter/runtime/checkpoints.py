@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -32,9 +34,51 @@ def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> 
     os.close(fd)
     os.chmod(path, 0o600)
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-    saver = SqliteSaver(conn)
-    saver.setup()
-    # WAL (turned on by the saver) with NORMAL sync stays consistent across a process crash;
-    # only a power loss may drop the newest checkpoints, which a resume then redoes
-    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            lines = [" ".join(p.split()) for row in problems for p in row.splitlines()]
+            found = [p for p in lines if p and not p.startswith("***")]
+            raise CheckpointsDamaged(path, "; ".join(found[:2]) or "quick_check failed")
+        saver = SqliteSaver(conn)
+        saver.setup()
+        # WAL (turned on by the saver) with NORMAL sync stays consistent across a process
+        # crash; only a power loss may drop the newest checkpoints, which a resume then redoes
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise
+        raise CheckpointsDamaged(path, str(exc)) from None
+    except BaseException:
+        conn.close()
+        raise
     return saver
+
+
+class CheckpointsDamaged(RuntimeLayerError):
+    """The checkpoint database fails its integrity check or cannot be read as one."""
+
+    def __init__(self, path: os.PathLike[str], detail: str):
+        self.path = path
+        super().__init__(
+            f"the checkpoint database {path} is damaged ({detail}); run `lightscientist resume "
+            "--fresh-sessions` to restart the current stage from its start with fresh worker "
+            "and supervisor sessions (the state, history and files are kept; the damaged "
+            "file is moved aside)"
+        )
+
+
+def move_aside(workspace: Workspace) -> Path | None:
+    """Rename the checkpoint database (and its WAL files) to `checkpoints.damaged-<time>.sqlite`
+    so that the next open starts an empty one; returns the new name (None: there was none)."""
+    path = workspace.checkpoints_file
+    if not path.exists():
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"checkpoints.damaged-{stamp}.sqlite")
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{path}{suffix}")
+        if source.exists():
+            os.replace(source, f"{target}{suffix}")
+    return target

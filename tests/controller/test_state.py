@@ -164,17 +164,37 @@ def test_no_file_says_there_is_no_project_and_how_to_start(state_file):
         (b'{"goal": "g", "stage": "a"}', "lacks key(s) mode, stages_file"),
         (
             b'{"goal": "g", "mode": "sometimes", "stage": "a", "stages_file": "t.toml"}',
-            "'sometimes' is not a valid Mode",
+            "key 'mode' should be one of auto, manual, not \"sometimes\"",
         ),
         (
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
             b'"status": "sleeping"}',
-            "'sleeping' is not a valid ProjectStatus",
+            "key 'status' should be one of running, waiting_user, done, failed, cancelled, "
+            'stopped, not "sleeping"',
         ),
         (
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
             b'"pending": {"id": "d1", "kind": "poll", "stage": "a", "question": "?"}}',
-            "'poll' is not a valid DecisionKind",
+            "key 'pending' should be null or an object with id, kind, stage and question",
+        ),
+        (
+            b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
+            b'"visits": ["a", 1]}',
+            """key 'visits' should be an object of stage -> integer, not ["a", 1]""",
+        ),
+        (
+            b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
+            b'"visits": {"a": "3"}}',
+            """key 'visits' should be an object of stage -> integer, not {"a": "3"}""",
+        ),
+        (
+            b'{"goal": 42, "mode": "auto", "stage": "a", "stages_file": "t.toml"}',
+            "key 'goal' should be a string, not 42",
+        ),
+        (
+            b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
+            b'"history": "none", "updated_at": "yesterday"}',
+            "key 'history' should be a list of objects, not \"none\"",
         ),
     ],
     ids=[
@@ -185,6 +205,10 @@ def test_no_file_says_there_is_no_project_and_how_to_start(state_file):
         "unknown mode",
         "unknown status",
         "unknown decision kind",
+        "visits a list",
+        "a visit count a string",
+        "goal a number",
+        "history a string",
     ],
 )
 def test_a_bad_file_is_named_with_its_problem(state_file, content, problem):
@@ -194,3 +218,5 @@ def test_a_bad_file_is_named_with_its_problem(state_file, content, problem):
         load_state(state_file)
     message = str(err.value)
     assert message.startswith(str(state_file)) and problem in message
+    if problem.startswith("key "):  # the file, the key, the expected type — and the remedy
+        assert "fix that key in the file or restore the file from a backup" in message

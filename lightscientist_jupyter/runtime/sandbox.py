@@ -5,11 +5,9 @@ paths: `..`, absolute paths outside the workspace, and symlinks that resolve out
 ones the worker made with the shell) are refused with a tool error that says why, while names
 such as `report..final.md` work. `/` means the workspace root, as deepagents' prompts expect.
 Writes into `.lightscientist/` (the controller's state) are refused. `execute` runs through
-`shell.run_command`: own process group, allow-listed environment, bounded lifetime.
-
-Shell commands are not confined by this backend: they start in the workspace with a clean
-environment, but a command can still read what the user running the kernel can read. Real
-isolation needs a container; the documentation says so.
+`shell.run_command`: own process group, allow-listed environment, bounded lifetime, and, with
+a sandboxed `ShellPolicy`, inside bubblewrap with the policy's network and resource limits
+(see `bwrap` and `spawn`; unsandboxed, a command can read what the kernel's user can read).
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from deepagents.backends.protocol import (
     WriteResult,
 )
 
-from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime import shell, spawn
 from lightscientist_jupyter.workspace import STATE_DIR
 
 
@@ -94,6 +92,7 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
         cancel: threading.Event,
         groups: shell.ProcessGroups,
         timeout: float = shell.DEFAULT_TIMEOUT_S,
+        policy: spawn.ShellPolicy | None = None,
     ):
         root = Path(root).resolve()
         super().__init__(root_dir=root, virtual_mode=True)
@@ -104,6 +103,8 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
         self.timeout = timeout
         self._log_dir = root / STATE_DIR / "workers" / worker_id / "commands"
         self._home = root / STATE_DIR / "workers" / worker_id / "home"
+        self._home.mkdir(parents=True, exist_ok=True)
+        self._confinement = (policy or spawn.ShellPolicy()).confinement(root, self._home)
         self._counter = itertools.count(1)
         self._id = f"ls-{uuid.uuid4().hex[:8]}"
 
@@ -159,6 +160,7 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
                 cancel=self.cancel,
                 groups=self.groups,
                 owner=self.worker_id,
+                confinement=self._confinement,
             )
         except (OSError, ValueError) as exc:  # a NUL byte, an argument list too long …
             hint = (

@@ -14,11 +14,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+from lightscientist_jupyter.runtime import spawn
 
 DEFAULT_TIMEOUT_S = 120.0
 GRACE_S = 1.0
@@ -106,6 +107,48 @@ def kill_group(pgid: int, grace: float = GRACE_S) -> None:
         pass
 
 
+def _start_time(pid: int) -> str | None:
+    """Field 22 of /proc/PID/stat (when the process started), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode(errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def mark_group(marker: Path, pgid: int) -> Path:
+    """Record a command's process group in `marker` (`<pgid> <leader start time>`), so that a
+    later process can end it when this one is killed before it could (see `end_recorded`)."""
+    marker.write_text(f"{pgid} {_start_time(pgid) or '-'}\n", encoding="ascii")
+    return marker
+
+
+def end_recorded(folder: Path) -> list[int]:
+    """End the process groups recorded by markers under `folder` (`*/commands/*.pgid`) whose
+    members still run, and remove the markers; returns the groups ended.
+
+    Called before a run starts in a workspace whose last runner died (it holds the run lock,
+    so no marker belongs to a live run). A group is ours while its leader is the process that
+    was recorded (same start time), or while the leader is gone but members remain (the
+    kernel does not reuse a pid that is still a group's id)."""
+    ended = []
+    for marker in sorted(folder.glob("*/commands/*.pgid")):
+        try:
+            pgid_text, start = marker.read_text(encoding="ascii").split()[:2]
+            pgid = int(pgid_text)
+        except (OSError, ValueError):
+            marker.unlink(missing_ok=True)
+            continue
+        now = _start_time(pgid)
+        if (now is None or now == start) and group_alive(pgid):
+            kill_group(pgid)
+            ended.append(pgid)
+        marker.unlink(missing_ok=True)
+    return ended
+
+
 class ProcessGroups:
     """Process groups still alive after their command returned, each with a deadline.
 
@@ -116,12 +159,16 @@ class ProcessGroups:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._groups: dict[int, tuple[str, float]] = {}
+        self._markers: dict[int, Path] = {}
+        """Each group's marker file (see `end_recorded`), removed when the group is gone."""
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def add(self, pgid: int, owner: str, deadline: float) -> None:
+    def add(self, pgid: int, owner: str, deadline: float, marker: Path | None = None) -> None:
         with self._lock:
             self._groups[pgid] = (owner, deadline)
+            if marker is not None:
+                self._markers[pgid] = marker
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._reap, name="ls-reaper", daemon=True)
                 self._thread.start()
@@ -136,6 +183,7 @@ class ProcessGroups:
             kill_group(pgid)
             with self._lock:
                 self._groups.pop(pgid, None)
+                self._forget(pgid)
 
     def kill_all(self) -> None:
         with self._lock:
@@ -143,6 +191,13 @@ class ProcessGroups:
             self._groups.clear()
         for pgid in groups:
             kill_group(pgid)
+            with self._lock:
+                self._forget(pgid)
+
+    def _forget(self, pgid: int) -> None:
+        marker = self._markers.pop(pgid, None)
+        if marker is not None:
+            marker.unlink(missing_ok=True)
 
     def _reap(self) -> None:
         while True:
@@ -155,9 +210,13 @@ class ProcessGroups:
                 gone = [g for g in self._groups if g not in due and not group_alive(g)]
                 for g in due + gone:
                     self._groups.pop(g, None)
+                for g in gone:
+                    self._forget(g)
                 wait = min((d for _, d in self._groups.values()), default=now + 1) - now
             for pgid in due:
                 kill_group(pgid)
+                with self._lock:
+                    self._forget(pgid)
             self._wake.wait(max(0.05, min(wait, 1.0)))
             self._wake.clear()
 
@@ -172,28 +231,21 @@ def run_command(
     cancel: threading.Event | None = None,
     groups: ProcessGroups | None = None,
     owner: str = "",
+    confinement: spawn.Confinement | None = None,
 ) -> CommandResult:
-    """Run `command` with bash in its own process group; see the module docstring."""
+    """Run `command` with bash in its own process group; see the module docstring.
+    `confinement`: the sandbox and limits (see `spawn`; None: plain bash, no limits)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     with open(log_path, "wb") as out:
-        proc = subprocess.Popen(
-            ["/bin/bash", "-c", command],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        started = spawn.start(command, confinement, cwd=cwd, env=env, out=out)
+    proc = started.proc
     pgid = proc.pid
+    marker: Path | None = mark_group(log_path.with_suffix(".pgid"), pgid)
     timed_out = cancelled = False
     while True:
-        try:
-            proc.wait(timeout=0.05)
+        if started.returned(0.05):
             break
-        except subprocess.TimeoutExpired:
-            pass
         if cancel is not None and cancel.is_set():
             cancelled = True
         elif time.monotonic() >= deadline:
@@ -202,11 +254,15 @@ def run_command(
             kill_group(pgid)
             proc.wait()
             break
+    started.settle()
     if not (timed_out or cancelled) and group_alive(pgid):
         if groups is not None:
-            groups.add(pgid, owner, deadline)
+            groups.add(pgid, owner, deadline, marker)
+            marker = None
         else:
             kill_group(pgid)
+    if marker is not None:
+        marker.unlink(missing_ok=True)
     text = log_path.read_bytes().decode("utf-8", errors="replace")
     truncated = len(text) > HEAD_CHARS + TAIL_CHARS
     if truncated:
@@ -223,8 +279,11 @@ def run_command(
         text += f"\n[command timed out after {timeout:g} s; its processes were stopped]"
     if cancelled:
         text += "\n[command stopped: the worker is being cancelled]"
+    note = started.limit_note(text)
+    if note:
+        text += f"\n{note}"
     return CommandResult(
-        exit_code=proc.returncode,
+        exit_code=started.exit_code,
         output=text,
         log_path=log_path,
         truncated=truncated,

@@ -1,0 +1,74 @@
+"""A run's sandbox settings: `--sandbox`, `--allow-network`, `--limits`.
+
+`research` checks them before any work and keeps them in the project's settings (as it keeps
+the model), so `resume` uses them unless told otherwise. Opening a run turns them into the
+workers' `ShellPolicy`; when `auto` finds no working bubblewrap the run says so with a
+`sandbox.unavailable` event and in `.lightscientist/sandbox.json`, which `status` reads.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime import bwrap
+from lightscientist_jupyter.runtime.bwrap import PidsCgroup, SandboxChoice
+from lightscientist_jupyter.runtime.limits import parse_spec
+from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.workspace import Workspace
+
+CHOICE_FILE = "sandbox.json"
+
+
+def settings(sandbox: str | None, allow_network: bool | None, limits: str | None) -> dict[str, Any]:
+    """The settings a new project keeps; raises (one line naming the option) when one is
+    wrong or `--sandbox bwrap` cannot be had here."""
+    bwrap.resolve(sandbox)
+    parse_spec(limits or "")
+    return {"sandbox": sandbox or "auto", "allow_network": bool(allow_network), "limits": limits}
+
+
+def open_policy(
+    ws: Workspace,
+    bus: EventBus,
+    stored: dict[str, Any],
+    *,
+    sandbox: str | None = None,
+    allow_network: bool | None = None,
+    limits: str | None = None,
+) -> tuple[ShellPolicy, SandboxChoice]:
+    """The workers' shell policy of this run (the options given now win over the stored)."""
+    choice = bwrap.resolve(sandbox or stored.get("sandbox"))
+    network = bool(stored.get("allow_network")) if allow_network is None else allow_network
+    overrides = parse_spec(limits if limits is not None else stored.get("limits") or "")
+    policy = ShellPolicy(
+        sandbox=choice.active == "bwrap",
+        network=network,
+        overrides=overrides,
+        cgroups=PidsCgroup() if "procs" not in overrides or overrides["procs"] else None,
+    )
+    write_json_atomic(ws.state_dir / CHOICE_FILE, {**choice.to_dict(), "network": network})
+    bwrap.announce(bus, choice)
+    return policy, choice
+
+
+def status_info(ws: Workspace, stored: dict[str, Any]) -> dict[str, Any]:
+    """`status`'s `sandbox`: the mode asked for, and what the latest run used (with a
+    `warning` when it ran unsandboxed under `auto`)."""
+    info: dict[str, Any] = {
+        "mode": stored.get("sandbox") or "auto",
+        "network": bool(stored.get("allow_network")),
+        "limits": stored.get("limits") or "",
+        "active": None,
+        "warning": None,
+    }
+    try:
+        last = json.loads((ws.state_dir / CHOICE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return info
+    if isinstance(last, dict):
+        info["active"] = last.get("active")
+        info["warning"] = last.get("warning")
+    return info

@@ -1,0 +1,230 @@
+"""The bubblewrap sandbox of a worker's shell command.
+
+Each command runs in a new `bwrap` sandbox: the system (`/usr`, `/etc` without its secrets,
+the Python environment) read-only; the workspace read-write but `.lightscientist/`
+read-only, except the worker's own home folder; a private `/tmp`; new user, PID and IPC
+namespaces (and network, unless allowed), no capabilities, `--die-with-parent` (a kernel that
+dies takes the sandbox with it) and `--new-session`. `resolve` picks the mode a run uses:
+`auto` takes bubblewrap when it works here, else none (and says why).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.vocab import EventType
+
+SANDBOX_MODES = ("auto", "bwrap", "none")
+_MASKED_ETC = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "security/opasswd")
+_MASKED_ETC_DIRS = ("ssh", "sudoers.d", "ssl/private")
+CGROUP_PIDS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+
+
+class SandboxUnavailable(LightScientistError):
+    """`--sandbox bwrap` asked for a sandbox this machine cannot make."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxChoice:
+    """What a run uses: `mode` as asked, `active` ('bwrap' or 'none'), and why not bwrap."""
+
+    mode: str
+    active: str
+    reason: str = ""
+
+    @property
+    def warning(self) -> str | None:
+        """The line `status` and the dashboard show when `auto` fell back to none."""
+        if self.mode == "auto" and self.active == "none":
+            return f"worker commands run unsandboxed: {self.reason}"
+        return None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {**dataclasses.asdict(self), "warning": self.warning}
+
+
+def _bwrap_path() -> str | None:
+    return shutil.which("bwrap", path=os.environ.get("PATH", os.defpath))
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(path: str) -> str | None:
+    try:
+        proc = subprocess.run(
+            [path, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-all", "--unshare-user"]
+            + ["--die-with-parent", "--", "/bin/true"],
+            capture_output=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{path} cannot run ({exc})"
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        return f"{path} cannot make a sandbox here ({err[-1] if err else proc.returncode})"
+    return None
+
+
+def problem() -> str | None:
+    """Why bubblewrap cannot sandbox a command on this machine, or None when it can."""
+    path = _bwrap_path()
+    if path is None:
+        return "bubblewrap (bwrap) is not on PATH; install the 'bubblewrap' package"
+    return _probe(path)
+
+
+def resolve(mode: str | None) -> SandboxChoice:
+    """The sandbox a run uses; raises SandboxUnavailable for 'bwrap' without bubblewrap."""
+    mode = mode or "auto"
+    if mode not in SANDBOX_MODES:
+        raise SandboxUnavailable(f"--sandbox {mode}: expected one of {', '.join(SANDBOX_MODES)}")
+    if mode == "none":
+        return SandboxChoice("none", "none", "--sandbox none")
+    why = problem()
+    if why is None:
+        return SandboxChoice(mode, "bwrap")
+    if mode == "bwrap":
+        raise SandboxUnavailable(f"--sandbox bwrap: {why} (or use --sandbox auto or none)")
+    return SandboxChoice(mode, "none", why)
+
+
+def announce(bus: EventBus, choice: SandboxChoice) -> None:
+    """Emit `sandbox.unavailable` when `auto` fell back to running commands unsandboxed."""
+    if choice.warning:
+        bus.emit(
+            EventType.SANDBOX_UNAVAILABLE,
+            choice.warning,
+            data={"mode": choice.mode, "reason": choice.reason},
+        )
+
+
+def _python_roots() -> list[Path]:
+    """The Python environment the experiments use, outside the system folders."""
+    roots = []
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        path = Path(prefix).resolve()
+        if not any(path == p or p in path.parents for p in (Path("/usr"), Path("/etc"))):
+            roots.append(path)
+    return sorted(roots)
+
+
+def argv(root: Path, home: Path, *, network: bool) -> list[str]:
+    """The `bwrap` arguments (up to the command) for a command of the worker owning `home`."""
+    args = [_bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        top = Path("/", name)
+        if top.is_symlink():
+            args += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            args += ["--ro-bind", str(top), str(top)]
+    args += ["--ro-bind", "/etc", "/etc"]
+    for name in _MASKED_ETC:
+        if Path("/etc", name).is_file():
+            args += ["--ro-bind", "/dev/null", f"/etc/{name}"]
+    for name in _MASKED_ETC_DIRS:
+        if Path("/etc", name).is_dir():
+            args += ["--tmpfs", f"/etc/{name}"]
+    for path in _python_roots():
+        args += ["--ro-bind", str(path), str(path)]
+    state = root / ".lightscientist"
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    args += ["--bind", str(root), str(root)]
+    if state.is_dir():
+        args += ["--ro-bind", str(state), str(state)]
+    args += ["--bind", str(home), str(home), "--chdir", str(root)]
+    args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if not network:
+        args.append("--unshare-net")
+    args += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
+    return args
+
+
+class PidsCgroup:
+    """A pids cgroup per command, for a process limit that binds root too (best effort)."""
+
+    def __init__(self) -> None:
+        self.parent: Path | None = None
+        for base in CGROUP_PIDS:
+            if (base / "pids.max").exists() or (base / "cgroup.procs").exists():
+                _sweep_stale(base)
+                candidate = base / f"lightscientist-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+                try:
+                    candidate.mkdir(exist_ok=True)
+                    if (candidate / "pids.max").exists():
+                        self.parent = candidate
+                        break
+                    candidate.rmdir()
+                except OSError:
+                    continue
+
+    def make(self, procs: int) -> Path | None:
+        """A new cgroup limited to `procs` processes, or None when none can be made."""
+        if self.parent is None:
+            return None
+        self.sweep()
+        path = self.parent / uuid.uuid4().hex[:10]
+        try:
+            path.mkdir()
+            (path / "pids.max").write_text(str(procs))
+        except OSError:
+            return None
+        return path
+
+    def sweep(self) -> None:
+        """Remove the cgroups whose commands have ended (a busy one refuses rmdir)."""
+        if self.parent is None:
+            return
+        for child in self.parent.iterdir():
+            if child.is_dir():
+                try:
+                    child.rmdir()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.sweep()
+        if self.parent is not None:
+            try:
+                self.parent.rmdir()
+            except OSError:
+                pass
+
+
+def _sweep_stale(base: Path) -> None:
+    """Remove the cgroups a killed process left behind (its pid is in the folder's name)."""
+    try:
+        parents = [p for p in base.glob("lightscientist-*") if p.is_dir()]
+    except OSError:
+        return
+    for parent in parents:
+        pid = parent.name.split("-")[1]
+        if pid.isdigit() and Path("/proc", pid).exists():
+            continue
+        for child in [c for c in parent.iterdir() if c.is_dir()] + [parent]:
+            try:
+                child.rmdir()
+            except OSError:
+                pass
+
+
+def limit_was_hit(cgroup: Path | None) -> bool:
+    """Whether a fork in `cgroup` was refused by its pids.max."""
+    if cgroup is None:
+        return False
+    try:
+        for line in (cgroup / "pids.events").read_text().splitlines():
+            key, _, count = line.partition(" ")
+            if key == "max" and int(count or 0) > 0:
+                return True
+    except (OSError, ValueError):
+        pass
+    return False

@@ -1,0 +1,269 @@
+"""The bubblewrap sandbox of workers' commands, with real bwrap and real processes: what a
+command inside cannot do (leave the workspace, read planted secrets, write the state folder,
+reach a loopback server, see the test's processes), the resource limits that stop it with a
+tool result naming the limit, and the background job that does not outlive its deadline.
+
+Without a working bubblewrap these tests are skipped, except under CI (`CI=true`), where
+they fail: CI installs it (scripts/setup).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from lightscientist_jupyter.runtime import bwrap
+from lightscientist_jupyter.runtime.limits import parse_spec
+from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
+from lightscientist_jupyter.runtime.shell import ProcessGroups, group_alive
+from lightscientist_jupyter.runtime.spawn import ShellPolicy
+
+
+@pytest.fixture(autouse=True)
+def needs_bwrap() -> None:
+    why = bwrap.problem()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"bubblewrap is needed under CI: {why}")
+        pytest.skip(why)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = (tmp_path / "ws").resolve()
+    (root / ".lightscientist").mkdir(parents=True)
+    (root / ".lightscientist" / "state.json").write_text('{"status": "running"}\n')
+    return root
+
+
+@pytest.fixture
+def groups():
+    groups = ProcessGroups()
+    yield groups
+    groups.kill_all()
+
+
+def shell(root: Path, groups: ProcessGroups, *, limits: str = "", network: bool = False, **kw):
+    """A sandboxed worker's backend (its `execute` is the model's tool)."""
+    policy = ShellPolicy(sandbox=True, overrides=parse_spec(limits), cgroups=bwrap.PidsCgroup())
+    return WorkspaceBackend(
+        root,
+        worker_id="w1",
+        cancel=threading.Event(),
+        groups=groups,
+        policy=policy.for_stage(network, {}),
+        **kw,
+    )
+
+
+def cmdlines() -> str:
+    """Every process's command line on the machine, one per line."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                out.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+            except OSError:
+                continue
+    return "\n".join(out)
+
+
+class LoopbackServer:
+    """A TCP server on 127.0.0.1 outside the sandbox; counts the connections it took."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            with conn:
+                conn.sendall(b"hello-from-outside")
+
+    def close(self) -> None:
+        self._stop = True
+        self.thread.join(2)
+        self.sock.close()
+
+
+@pytest.fixture
+def server():
+    srv = LoopbackServer()
+    yield srv
+    srv.close()
+
+
+def connect_command(port: int) -> str:
+    return (
+        "python -c \"import socket; s = socket.create_connection(('127.0.0.1', "
+        f'{port}), timeout=3); print(s.recv(64).decode())"'
+    )
+
+
+# ---------------------------------------------------------------- the file system
+
+
+def test_a_command_cannot_write_outside_the_workspace(root, groups, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sh = shell(root, groups)
+    commands = [
+        f"mkdir -p {outside} && echo x > {outside}/absolute.txt",
+        "mkdir -p ../outside && echo x > ../outside/dotdot.txt",
+        f"ln -s {outside} link && mkdir -p link && echo x > link/symlink.txt",
+        "echo x > /usr/ls-sandbox-probe.txt",
+        "echo x > /etc/ls-sandbox-probe.txt",
+    ]
+    for command in commands:
+        sh.execute(command)
+    assert sorted(p.name for p in outside.iterdir()) == []
+    assert not Path("/usr/ls-sandbox-probe.txt").exists()
+    assert not Path("/etc/ls-sandbox-probe.txt").exists()
+    result = sh.execute("echo x > /usr/ls-sandbox-probe.txt")
+    assert result.exit_code == 1
+    assert "Read-only file system" in result.output
+    assert (root / "link").is_symlink()  # it made the link; writing through it went nowhere
+
+
+def test_a_command_writes_the_workspace_but_not_the_state_folder(root, groups):
+    sh = shell(root, groups)
+    result = sh.execute(
+        "echo data > results.txt && echo x > .lightscientist/evil.txt; "
+        "echo x >> .lightscientist/state.json; echo done"
+    )
+    assert (root / "results.txt").read_text() == "data\n"
+    assert not (root / ".lightscientist" / "evil.txt").exists()
+    assert (root / ".lightscientist" / "state.json").read_text() == '{"status": "running"}\n'
+    assert result.output.count("Read-only file system") == 2
+
+
+def test_a_command_cannot_read_a_secret_planted_in_home_or_root(root, groups):
+    secret = f"TOPSECRET-{uuid.uuid4().hex}"
+    planted = []
+    for folder in {Path.home(), Path("/root")}:
+        path = folder / f".ls-sandbox-secret-{uuid.uuid4().hex[:8]}"
+        try:
+            path.write_text(secret)
+        except OSError:
+            continue
+        planted.append(path)
+    assert planted, "no home folder to plant a secret in"
+    try:
+        sh = shell(root, groups)
+        reads = " ; ".join(f"cat {p}" for p in planted)
+        result = sh.execute(f"{reads} ; cat ~/{planted[0].name} ; grep -rs TOPSECRET /root /home")
+        assert secret not in result.output
+        assert "No such file or directory" in result.output
+    finally:
+        for path in planted:
+            path.unlink()
+
+
+def test_the_venv_python_runs_with_the_clean_environment(root, groups, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-must-not-leak")
+    sh = shell(root, groups)
+    result = sh.execute(
+        "python -c \"import numpy, pandas, matplotlib, sys; print('ok', sys.prefix)\"; env"
+    )
+    assert result.exit_code == 0
+    assert f"ok {sys.prefix}" in result.output
+    assert "sk-test-must-not-leak" not in result.output
+    assert f"HOME={root}/.lightscientist/workers/w1/home" in result.output
+
+
+# ---------------------------------------------------------------- network and processes
+
+
+def test_a_loopback_server_outside_is_unreachable(root, groups, server):
+    result = shell(root, groups).execute(connect_command(server.port))
+    assert result.exit_code == 1
+    assert "hello-from-outside" not in result.output
+    assert "Connection refused" in result.output or "Network is unreachable" in result.output
+    assert server.accepted == 0
+
+
+def test_with_network_allowed_the_loopback_server_is_reachable(root, groups, server):
+    result = shell(root, groups, network=True).execute(connect_command(server.port))
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "hello-from-outside"
+    assert server.accepted == 1
+
+
+def test_a_command_cannot_see_the_tests_processes(root, groups):
+    marker = f"ls-visible-{uuid.uuid4().hex[:8]}"
+    outside = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", marker], start_new_session=True
+    )
+    try:
+        result = shell(root, groups).execute(
+            "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done; "
+            f"kill -0 {outside.pid} && echo SIGNALLED-$((40 + 2))"
+        )
+        assert marker not in result.output
+        assert "SIGNALLED-42" not in result.output
+        assert "/bin/bash -c" in result.output  # it does see its own processes
+    finally:
+        outside.kill()
+        outside.wait()
+
+
+# ---------------------------------------------------------------- limits and lifetime
+
+
+def test_a_fork_bomb_is_stopped_by_the_process_limit(root, groups):
+    sh = shell(root, groups, limits="procs=40", timeout=20)
+    result = sh.execute("bomb() { bomb | bomb & }; bomb; sleep 3; echo after-the-bomb")
+    assert "[stopped by the process limit: procs=40;" in result.output
+    assert "after-the-bomb" in result.output
+    groups.kill_all()
+    assert sh.execute("echo the worker goes on").output.strip() == "the worker goes on"
+
+
+def test_a_memory_hog_is_stopped_by_the_memory_limit(root, groups):
+    result = shell(root, groups, limits="mem=1G").execute(
+        'python -c "x = bytearray(3 << 30); print(len(x))"'
+    )
+    assert result.exit_code == 1
+    assert "MemoryError" in result.output
+    assert "[stopped by the memory limit (address space): mem=1G;" in result.output
+
+
+def test_cpu_and_file_size_limits_name_themselves(root, groups):
+    sh = shell(root, groups, limits="cpu=1,fsize=1M")
+    spin = sh.execute("python -c 'while True: pass'")
+    assert spin.exit_code == 128 + 24  # SIGXCPU
+    assert "[stopped by the CPU-time limit: cpu=1 s;" in spin.output
+    big = sh.execute("head -c 5000000 /dev/zero > big.bin")
+    assert (root / "big.bin").stat().st_size == 1 << 20
+    assert "[stopped by the file-size limit: fsize=1M;" in big.output
+
+
+def test_a_background_job_is_gone_after_the_timeout(root, groups):
+    started = time.monotonic()
+    result = shell(root, groups, timeout=2).execute("sleep 987.654 & echo started")
+    assert result.output.strip() == "started"
+    assert time.monotonic() - started < 1.5  # the command itself returned at once
+    assert "987.654" in cmdlines()  # the job runs on, as it does unsandboxed ...
+    deadline = time.monotonic() + 6
+    while "987.654" in cmdlines() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "987.654" not in cmdlines()  # ... until the command's deadline
+    assert not any(group_alive(g) for g in groups.owned_by("w1"))

@@ -18,6 +18,7 @@ from typing import Any
 
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import StageTableError
+from lightscientist_jupyter.runtime.limits import LIMIT_KEYS, parse_table
 
 TOP_KEYS = {"start": str, "stages": dict}
 STAGE_KEYS: dict[str, tuple[type, bool]] = {
@@ -27,6 +28,8 @@ STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "allowed": (list, True),
     "approval": (bool, False),
     "max_visits": (int, False),
+    "network": (bool, False),
+    "limits": (dict, False),
 }
 _STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]""")
@@ -223,6 +226,15 @@ def _build_stage(
         problems.append(
             f"{where}, key 'max_visits'{lines.of(stage_id, 'max_visits')}: must be at least 1"
         )
+    limits: dict[str, int | None] = {}
+    if "limits" in ok:
+        try:
+            limits = parse_table(ok["limits"])
+        except ValueError as exc:
+            problems.append(
+                f"{where}, key 'limits'{lines.of(stage_id, 'limits')}: {exc} "
+                f'(keys: {", ".join(LIMIT_KEYS)}; e.g. limits = {{ mem = "2G", cpu = 600 }})'
+            )
     skill = None
     if "skill" in ok:
         skill = (path.parent / ok["skill"]).resolve()
@@ -242,6 +254,8 @@ def _build_stage(
         allowed=tuple(allowed),
         approval=ok.get("approval", False),
         max_visits=max_visits,
+        network=ok.get("network", False),
+        limits=limits,
     )
 
 

@@ -28,6 +28,10 @@ class Stage:
     """A gate: in manual mode, finishing it waits for a human reply."""
     max_visits: int | None = None
     """Entering the stage more often than this fails the project (a runaway loop)."""
+    network: bool = False
+    """Whether its workers' shell commands may use the network (else the sandbox has none)."""
+    limits: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
+    """Resource limits of its workers' commands (`mem`, `cpu`, `procs`, `fsize`)."""
 
     @property
     def phase(self) -> str:

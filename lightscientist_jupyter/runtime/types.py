@@ -53,6 +53,10 @@ class WorkerSpec:
     """Feed the model only the current turn (the supervisor's bounded input)."""
     labels: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Free-form tags (e.g. the probe candidate) kept in the record."""
+    network: bool = False
+    """Whether the worker's shell commands may use the network (the stage's `network`)."""
+    limits: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The stage's resource limits (`runtime.limits` keys; None lifts one)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -49,6 +49,8 @@ class WorkerRecordDict(TypedDict):
     file_tools: bool
     current_turn_only: bool
     workspace: str
+    network: bool
+    limits: dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +87,10 @@ class WorkerRecord:
     current_turn_only: bool = False
     """Whether the model sees only the current turn (the supervisor's bounded input)."""
     workspace: str = ""
+    network: bool = False
+    """Whether its shell commands may use the network (from the spec, kept for a restart)."""
+    limits: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Its stage's resource limits (from the spec, kept for a restart)."""
 
     @property
     def label(self) -> str:
@@ -128,5 +134,7 @@ class WorkerRecord:
             system_prompt=raw.get("system_prompt"),
             file_tools=bool(raw.get("file_tools", True)),
             current_turn_only=bool(raw.get("current_turn_only", False)),
+            network=bool(raw.get("network", False)),
+            limits=dict(raw.get("limits") or {}),
             workspace=str(raw.get("workspace") or ""),
         )

@@ -106,6 +106,8 @@ class WorkerControl:
                 goal=task.goal,
                 worker_id=worker_id,
                 labels=labels,
+                network=task.network,
+                limits=dict(task.limits),
             )
             record = WorkerRecord(
                 id=worker_id,

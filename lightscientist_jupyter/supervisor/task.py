@@ -34,6 +34,10 @@ class StageTask:
     """A reviewer's comment from a rejected gate, for the next worker to act on."""
     task_id: str = ""
     """`<stage>#<visit>`: names this run of the stage in events and records."""
+    network: bool = False
+    """The stage's `network`: its workers' commands may use the network."""
+    limits: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The stage's `limits` for its workers' commands."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

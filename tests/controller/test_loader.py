@@ -163,6 +163,8 @@ def test_unknown_stage_key(tmp_path, write_table):
         ("next", "3", "must be a string, not an integer"),
         ("allowed", '"second"', "must be a list, not a string"),
         ("skill", "[]", "must be a string, not a list"),
+        ("network", '"yes"', "must be true or false, not a string"),
+        ("limits", '"2G"', "must be a table, not a string"),
     ],
 )
 def test_wrong_types(tmp_path, write_table, key, value, expected):
@@ -174,6 +176,35 @@ def test_wrong_types(tmp_path, write_table, key, value, expected):
     assert f"stage 'first', key '{key}'" in problem
     assert expected in problem
     assert f"(line {line_of(text, f'{key} = {value}')})" in problem
+
+
+def test_network_and_limits_reach_the_stage(tmp_path, write_table):
+    text = GOOD.replace(
+        'allowed = ["second"]',
+        'allowed = ["second"]\nnetwork = true\nlimits = { mem = "2G", cpu = 60, procs = "none" }',
+    )
+    files = {"skills/first.md": "x", "skills/second.md": "y"}
+    table = load_table(write_table(tmp_path, text, files))
+    assert table["first"].network is True
+    assert dict(table["first"].limits) == {"mem": 2 << 30, "cpu": 60, "procs": None}
+    assert table["second"].network is False and dict(table["second"].limits) == {}
+
+
+@pytest.mark.parametrize(
+    ("limits", "expected"),
+    [
+        ('{ memory = "2G" }', "unknown limit 'memory'; expected mem, cpu, procs, fsize"),
+        ('{ mem = "lots" }', "mem='lots' must be a size such as 2G or 512M (or none)"),
+        ('{ cpu = "10M" }', "cpu='10M' must be a whole number (or none)"),
+        ("{ procs = 0 }", "procs must be at least 1"),
+    ],
+)
+def test_bad_limits_name_the_key(tmp_path, write_table, limits, expected):
+    text = GOOD.replace('allowed = ["second"]', f'allowed = ["second"]\nlimits = {limits}')
+    err = load_error(write_table(tmp_path, text, {"skills/first.md": "x", "skills/second.md": "y"}))
+    problem = only_problem(err)
+    assert problem.startswith(f"stage 'first', key 'limits' (line {line_of(text, 'limits =')}): ")
+    assert expected in problem
 
 
 def test_entries_of_lists_must_be_strings(tmp_path, write_table):

@@ -31,6 +31,8 @@ KEYS = [
     "file_tools",
     "current_turn_only",
     "workspace",
+    "network",
+    "limits",
 ]
 
 

@@ -7,6 +7,8 @@
   LangChain's `init_chat_model`; the provider's key must be in the environment.
 - any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) with `base_url`: through
   `ChatOpenAI` on the chat-completions API (most such servers do not serve the Responses API).
+- `replay:PATH[,lenient]`: the answers of a recorded run (`--record`), from a recording file,
+  a folder of them, or a workspace (see `runtime/replay.py`); no network.
 
 Transient failures (429, 5xx, timeouts, refused connections) are retried with backoff by
 `retry_middleware`; a call that still fails ends the worker `failed`, never the process.
@@ -24,6 +26,7 @@ from pydantic import SecretStr
 from lightscientist_jupyter.errors import ModelConfigError
 
 OFFLINE = "offline"
+REPLAY = "replay"
 
 _PROVIDERS: dict[str, tuple[str, str | None]] = {
     # provider: (package, key variable or None)
@@ -76,6 +79,8 @@ def resolve_model(
                 "the offline model takes loops=N"
             )
         return OfflineScientistModel(loops=loops)
+    if spec.startswith(REPLAY + ":"):
+        return _replay_model(spec.partition(":")[2])
     if base_url:
         from langchain_openai import ChatOpenAI
 
@@ -122,6 +127,19 @@ def resolve_model(
         return init_chat_model(name, model_provider=provider, **kwargs)
     except Exception as exc:  # the provider's own validation, reported plainly
         raise ModelConfigError(f"cannot set up model '{spec}': {exc}") from None
+
+
+def _replay_model(text: str) -> BaseChatModel:
+    from lightscientist_jupyter.runtime.replay import ReplayChatModel, Tape
+
+    path, *flags = [part.strip() for part in text.split(",")]
+    unknown = [f for f in flags if f not in ("lenient", "strict")]
+    if not path or unknown:
+        raise ModelConfigError(
+            f"model 'replay:{text}' must be replay:PATH or replay:PATH,lenient"
+            + (f" (unknown option: {', '.join(unknown)})" if unknown else "")
+        )
+    return ReplayChatModel(tape=Tape.load(path), lenient="lenient" in flags)
 
 
 def retry_middleware(max_retries: int = 3, initial_delay: float = 1.0) -> Any:

@@ -16,6 +16,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
 from lightscientist_jupyter.runtime.redact import safe
+from lightscientist_jupyter.vocab import EventType
 
 EVENT_TEXT_LIMIT = 1500
 
@@ -95,6 +96,14 @@ class SessionObserver(BaseCallbackHandler):
             }
         summary = ", ".join(c["name"] for c in calls) if calls else safe(text, 120)
         self.emit("model.output", f"→ {summary}" if calls else summary, data)
+        output = getattr(response.generations[0][0], "generation_info", None) or {}
+        for found in output.get("replay_divergences") or ():
+            self.emit(
+                EventType.REPLAY_DIVERGENCE,
+                f"call {found['call']}: {found['where']} differs from the recording "
+                f"({found['kind']}; {output.get('replay_total')} so far)",
+                {**found, "total": output.get("replay_total")},
+            )
 
     def on_tool_start(
         self,

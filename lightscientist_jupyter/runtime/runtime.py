@@ -26,6 +26,7 @@ from langgraph.types import Command
 from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime import recording
 from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
 from lightscientist_jupyter.runtime.lifecycle import LifecycleMiddleware, lifecycle_tools
 from lightscientist_jupyter.runtime.models import retry_middleware
@@ -62,6 +63,7 @@ class ExecutionRuntime:
         checkpointer: 'sqlite' (default), 'memory', or a LangGraph saver.
         command_timeout: the default lifetime of a worker's shell command, in seconds.
         retries: retries of a failing model call (transient errors only); 0 for offline.
+        record: append every model call to `.lightscientist/recordings/` (see `recording`).
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class ExecutionRuntime:
         command_timeout: float = 120.0,
         retries: int | None = None,
         retry_initial_delay: float = 1.0,
+        record: bool = False,
     ):
         self.workspace = workspace
         self.model = model
@@ -82,8 +85,8 @@ class ExecutionRuntime:
         self.bus = bus or EventBus()
         self.saver = open_checkpointer(workspace, checkpointer)
         self.command_timeout = command_timeout
-        offline = type(model).__name__ == "OfflineScientistModel"
-        self.retries = (0 if offline else 3) if retries is None else retries
+        scripted = type(model).__name__ == "OfflineScientistModel" or recording.is_replay(model)
+        self.retries = (0 if scripted else 3) if retries is None else retries
         self.retry_initial_delay = retry_initial_delay
         self.groups = ProcessGroups()
         self._sessions: dict[str, WorkerSession] = {}
@@ -91,6 +94,8 @@ class ExecutionRuntime:
         self._droppers: list[threading.Thread] = []
         """Threads deleting cancelled sessions' checkpoints (joined before the database closes)."""
         self._lock = threading.RLock()
+        self.recorder = recording.Recorder.of(workspace, model) if record else None
+        self._taped = record or recording.is_replay(model)
 
     # ------------------------------------------------------------------ API
 
@@ -268,6 +273,8 @@ class ExecutionRuntime:
             session.finished.wait(max(0.0, deadline - time.monotonic()))
         for dropper in list(self._droppers):
             dropper.join(max(0.0, deadline - time.monotonic()))
+        if self.recorder is not None:
+            self.recorder.close()
         conn = getattr(self.saver, "conn", None)
         busy = any(s.running for s in sessions) or any(d.is_alive() for d in self._droppers)
         if conn is not None and not busy:
@@ -305,6 +312,8 @@ class ExecutionRuntime:
         self, record: WorkerRecord, folder: Path, spec: WorkerSpec | None
     ) -> WorkerSession:
         session = WorkerSession(record, folder, emit=self.bus.emit, report=self._report)
+        if self._taped:
+            session.tape(self.recorder, self.workspace.workers_dir)
         extra = list(spec.extra_tools) if spec else []
         if spec is not None:
             self._specs[record.id] = spec

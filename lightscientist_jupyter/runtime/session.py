@@ -22,6 +22,7 @@ from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, stop_call
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
+from lightscientist_jupyter.runtime.tape import session_key, tape_metadata
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
 from lightscientist_jupyter.runtime.worker_files import save_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
@@ -59,6 +60,9 @@ class WorkerSession:
         self.observer.model_calls = record.progress.model_calls
         self.observer.tool_calls = record.progress.tool_calls
         self._steps = record.progress.steps
+        self.tape_key: str | None = None
+        """Set by the runtime when calls are recorded or replayed: the session's key there."""
+        self.callbacks: list[Any] = [self.observer]
 
     # ------------------------------------------------------------------ properties
 
@@ -74,9 +78,34 @@ class WorkerSession:
     def config(self) -> dict[str, Any]:
         return {
             "configurable": {"thread_id": self.record.thread_id},
-            "callbacks": [self.observer],
+            "callbacks": list(self.callbacks),
             "recursion_limit": RECURSION_LIMIT,
         }
+
+    def tape(self, recorder: Any, workers_dir: Path) -> None:
+        """Mark the session's model calls for a recording or a replay (its key: see
+        `tape.session_key`), and let `recorder`, if any, write them."""
+        r = self.record
+        self.tape_key = session_key(str(r.role), r.stage, r.id, workers_dir)
+        if recorder is not None:
+            self.callbacks.append(recorder)
+
+    def turn_config(self) -> dict[str, Any]:
+        """`config`, plus the metadata a recorder or the replay model reads (see
+        `tape.tape_metadata`) when the session has a tape key."""
+        config = self.config
+        if self.tape_key is not None:
+            snapshot = self.graph.get_state(config)
+            messages = snapshot.values.get("messages", []) if snapshot.values else []
+            config["metadata"] = tape_metadata(
+                key=self.tape_key,
+                worker_id=self.id,
+                role=str(self.record.role),
+                stage=self.record.stage,
+                root=self.record.workspace,
+                calls_before=sum(isinstance(m, AIMessage) for m in messages),
+            )
+        return config
 
     def progress(self) -> Progress:
         o = self.observer
@@ -113,7 +142,7 @@ class WorkerSession:
 
     def _turn(self, inp: Any) -> None:
         try:
-            for chunk in self.graph.stream(inp, self.config, stream_mode="updates"):
+            for chunk in self.graph.stream(inp, self.turn_config(), stream_mode="updates"):
                 if isinstance(chunk, dict) and "__interrupt__" not in chunk:
                     self._steps += len(chunk)
             self._conclude()

@@ -56,6 +56,7 @@ class StageSupervisor:
         command_timeout: the default lifetime of a worker's shell command, in seconds.
         retries: retries of a failing model call (see `ExecutionRuntime`).
         retry_initial_delay: the first retry's delay, in seconds.
+        record: record every model call (see `ExecutionRuntime`).
     """
 
     def __init__(
@@ -70,6 +71,7 @@ class StageSupervisor:
         command_timeout: float = 120.0,
         retries: int | None = None,
         retry_initial_delay: float = 1.0,
+        record: bool = False,
     ):
         self.workspace = workspace
         self.host = host
@@ -85,6 +87,7 @@ class StageSupervisor:
             command_timeout=command_timeout,
             retries=retries,
             retry_initial_delay=retry_initial_delay,
+            record=record,
         )
         self._lock = threading.RLock()
         self._stage: SupervisedStage | None = None

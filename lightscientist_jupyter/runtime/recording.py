@@ -1,0 +1,344 @@
+"""Recordings of model calls: what a session asked the model and what it answered.
+
+A recording is `.lightscientist/recordings/run-NNNN.jsonl`, one per run (a `research` or a
+`resume`), append-only, one JSON line per successful model call (a call that failed and was
+retried is not recorded). The first line describes the run (`"kind": "run"`); each call line
+(`"kind": "call"`) holds:
+
+- the session: `session` (the key the replay matches: `worker/<stage>/<n>`, the n-th worker
+  session started for that stage, or `supervisor/<n>` for the supervisor agent, whose one
+  session spans stages), `worker`, `role`, `stage`, and `call`, the call's index within the
+  session (0-based, counted over every turn and every run of the session);
+- the request: `messages` and `tools`, each a list of hashes; a message's or a tool schema's
+  text is written once per file, under `defs`, the first time it appears;
+- the response: `content`, `tool_calls`, `usage`.
+
+A human's reply (a gate's approve / reject, in manual mode) is a line of its own
+(`"kind": "reply"`: `stage`, `approve`, `comment`, `to`, `source`), in the order they came.
+
+Everything written goes through the event stream's redaction (`redact.redact`: key-like strings
+and the values of secret-looking environment variables become `[REDACTED]`), and the
+workspace's absolute path becomes `<workspace>`, so a recording made in one folder replays in
+another.
+
+Two requests are "the same" when their messages' *compared forms* are equal: the stored text
+with times (`2026-12-01 07:40`, ISO times, Unix times in seconds or milliseconds) replaced by
+`<time>`, worker ids (`w12`) by `w*`, absolute paths of the machine (under `/tmp`, `/home`,
+`/Users`, … — see `HOST_FOLDERS`; e.g. the stage table's) by `<path>/<last component>`, and
+tool-call ids left out. A message's hash is the hash of its compared form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from lightscientist_jupyter.runtime.redact import redact, redactor
+from lightscientist_jupyter.runtime.tape import META, CallCounter
+
+FORMAT = 1
+RECORD_ENV = "LIGHTSCIENTIST_RECORD"
+WORKSPACE = "<workspace>"
+
+_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?: ?(?:UTC|Z|[+-]\d{2}:?\d{2}))?"
+)
+_EPOCH = re.compile(r"(?<![\d.])1[6-9]\d{8}(?:\d{3}(?![\d.])|\.\d+)?(?!\d)")
+_WORKER = re.compile(r"\bw\d+\b")
+HOST_FOLDERS = (
+    "tmp home Users root var private opt mnt srv usr etc Volumes work builds runner github"
+).split()
+"""Absolute paths under these top folders are a machine's, not a workspace's (whose files
+the workers see as `/name`): they compare by their last component."""
+_HOST_PATH = re.compile(
+    r"(?<![\w.~/-])/(?:" + "|".join(HOST_FOLDERS) + r")(?:/[^\s'\"`()\[\]{},;:|<>]*)?"
+)
+
+
+def recording_requested(flag: bool | None = None) -> bool:
+    """`flag` when given, else whether `LIGHTSCIENTIST_RECORD` is set to a true value."""
+    if flag:
+        return True
+    return os.environ.get(RECORD_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def is_replay(model: Any) -> bool:
+    """Whether `model` answers from a recording (`replay.ReplayChatModel`, whose class
+    attribute `replays` is True): no retries, no model check."""
+    return bool(getattr(model, "replays", False))
+
+
+def model_label(model: Any) -> str:
+    """`<llm type>:<model name>`, for a recording's run line."""
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    kind = getattr(model, "_llm_type", type(model).__name__)
+    return f"{kind}:{name}" if isinstance(name, str) else str(kind)
+
+
+# ----------------------------------------------------------------------------- forms
+
+
+Scrub = Callable[[str], str]
+"""`redact`, or a `redact.redactor()` that read the environment once."""
+
+
+def portable(text: str, root: str, scrub: Scrub = redact) -> str:
+    """The stored form of a text: redacted, the workspace's path as `<workspace>`."""
+    text = scrub(text)
+    return text.replace(root, WORKSPACE) if root else text
+
+
+def compared(text: str) -> str:
+    """The compared form of a stored text: times, worker ids and machine paths masked."""
+    text = _HOST_PATH.sub(lambda m: "<path>/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text)
+    return _WORKER.sub("w*", _EPOCH.sub("<time>", _TIME.sub("<time>", text)))
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else json.dumps(content, default=str)
+
+
+def _portable_value(value: Any, root: str, scrub: Scrub = redact) -> Any:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return json.loads(portable(text, root, scrub))
+    except ValueError:  # a redaction broke the JSON: keep the text
+        return portable(str(value), root, scrub)
+
+
+def _calls_view(calls: Any, root: str, scrub: Scrub = redact) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": c.get("name"),
+            "args": _portable_value(c.get("args"), root, scrub),
+            "id": c.get("id"),
+        }
+        for c in calls or []
+    ]
+
+
+def message_view(message: Any, root: str, scrub: Scrub = redact) -> dict[str, Any]:
+    """One request message in its stored form."""
+    view: dict[str, Any] = {
+        "role": getattr(message, "type", "message"),
+        "content": portable(_text(getattr(message, "content", "")), root, scrub),
+    }
+    calls = getattr(message, "tool_calls", None)
+    if calls:
+        view["tool_calls"] = _calls_view(calls, root, scrub)
+    if view["role"] == "tool":
+        view["name"] = getattr(message, "name", None)
+        view["tool_call_id"] = getattr(message, "tool_call_id", None)
+    return view
+
+
+def tool_view(schema: Any) -> dict[str, Any]:
+    """A bound tool's schema in its stored form (name, description, parameters)."""
+    if not isinstance(schema, dict):
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        schema = convert_to_openai_tool(schema)
+    function = schema.get("function", schema)
+    return {
+        "name": function.get("name"),
+        "description": function.get("description", ""),
+        "parameters": function.get("parameters", {}),
+    }
+
+
+def view_hash(view: dict[str, Any]) -> str:
+    """The hash of a stored view's compared form (tool-call ids left out)."""
+    form = {k: v for k, v in view.items() if k != "tool_call_id"}
+    if "tool_calls" in form:
+        form["tool_calls"] = [{k: v for k, v in c.items() if k != "id"} for c in form["tool_calls"]]
+    text = compared(json.dumps(form, sort_keys=True, ensure_ascii=False, default=str))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class _Views:
+    """Recently seen request messages → (hash, view), so that each call computes the views of
+    its new messages only. A plain text message is looked up by its text (a middleware may
+    build the same system prompt anew for every call); one with tool calls or content blocks
+    by the object itself, holding it and its content (LangChain and deepagents copy a message
+    to change it)."""
+
+    def __init__(self, make: Callable[[Any, str, Scrub], dict[str, Any]], size: int = 4096):
+        self.make = make
+        self.size = size
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
+
+    def __call__(
+        self, message: Any, root: str, scrub: Scrub = redact
+    ) -> tuple[str, dict[str, Any]]:
+        content = getattr(message, "content", None)
+        if isinstance(content, str) and not getattr(message, "tool_calls", None):
+            key: tuple[Any, ...] = (message.type, content, getattr(message, "name", None), root)
+            keep: tuple[Any, ...] = ()
+        else:
+            key, keep = (id(message), root), (message, content)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None and (not keep or (hit[0] is keep[0] and hit[1] is keep[1])):
+                self._items.move_to_end(key)
+                return hit[-2], hit[-1]
+        view = self.make(message, root, scrub)
+        digest = view_hash(view)
+        with self._lock:
+            self._items[key] = (*keep, digest, view)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return digest, view
+
+
+views = _Views(message_view)
+"""`views(message, root) -> (hash, view)`: shared by the recorder and the replay model."""
+tool_views = _Views(lambda schema, root, scrub: tool_view(schema), size=512)
+"""`tool_views(schema, "") -> (hash, view)` for bound tools' schemas."""
+
+
+def response_view(message: Any, root: str, scrub: Scrub = redact) -> dict[str, Any]:
+    """A model's answer in its stored form (its request view is made, and kept, on the way:
+    the answer is a message of the session's next request)."""
+    usage = getattr(message, "usage_metadata", None)
+    content = getattr(message, "content", "")
+    _, view = views(message, root, scrub)
+    return {
+        "content": view["content"] if isinstance(content, str) else _portable_value(content, root),
+        "tool_calls": view.get("tool_calls", []),
+        "usage": dict(usage) if usage else None,
+    }
+
+
+# ----------------------------------------------------------------------------- the recorder
+
+
+class Recorder(BaseCallbackHandler):
+    """A callback that appends each of a session's successful model calls to a recording.
+
+    Args:
+        folder: `.lightscientist/recordings` (created when the first call is written).
+        root: the workspace's path (written as `<workspace>`).
+        model: a label of the model, for the run line.
+    """
+
+    raise_error = False
+
+    def __init__(self, folder: Path, root: Path, model: str = ""):
+        self.folder = folder
+        self.root = str(root)
+        self.model = model
+        self.path: Path | None = None
+        self.counter = CallCounter()
+        self._lock = threading.Lock()
+        self._defined: set[str] = set()
+        self._pending: dict[UUID, tuple[list[Any], list[Any], dict[str, Any]]] = {}
+        self._fd: int | None = None
+
+    @classmethod
+    def of(cls, workspace: Any, model: Any) -> Recorder:
+        """The recorder of a run of `model` in `workspace` (a `Workspace`)."""
+        return cls(workspace.state_dir / "recordings", workspace.root, model_label(model))
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        invocation_params: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if metadata and META in metadata:
+            tools = list((invocation_params or {}).get("tools") or [])
+            self._pending[run_id] = (messages[0] if messages else [], tools, dict(metadata))
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._pending.pop(run_id, None)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        pending = self._pending.pop(run_id, None)
+        if pending is None:
+            return
+        try:
+            message = response.generations[0][0].message
+        except (AttributeError, IndexError):
+            return
+        messages, tools, meta = pending
+        index = self.counter.take(meta)
+        scrub = redactor()
+        seen = [views(m, self.root, scrub) for m in messages]
+        schemas = [tool_views(t, "") for t in tools]
+        line: dict[str, Any] = {
+            "kind": "call",
+            "session": meta[META],
+            "worker": meta.get("ls_worker"),
+            "role": meta.get("ls_role"),
+            "stage": meta.get("ls_stage"),
+            "call": index,
+            "messages": [h for h, _ in seen],
+            "tools": [h for h, _ in schemas],
+            "response": response_view(message, self.root, scrub),
+        }
+        with self._lock:
+            defs = {}
+            for h, view in [*seen, *schemas]:
+                if h not in self._defined:
+                    self._defined.add(h)
+                    defs[h] = view
+            line["defs"] = defs
+            self._write(line)
+
+    def write_reply(self, stage: str | None, decision: dict[str, Any]) -> None:
+        """Append a human reply (a `user.decision`) to the recording."""
+        line = {
+            "kind": "reply",
+            "stage": stage,
+            "approve": bool(decision.get("approve")),
+            "comment": portable(str(decision.get("comment") or ""), self.root),
+            "to": decision.get("to"),
+            "source": str(decision.get("source") or "api"),
+        }
+        with self._lock:
+            self._write(line)
+
+    def _write(self, line: dict[str, Any]) -> None:
+        if self._fd is None:
+            self.path = new_recording(self.folder)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            header = {"kind": "run", "v": FORMAT, "at": time.time(), "model": self.model}
+            os.write(self._fd, (json.dumps(header) + "\n").encode())
+        data = json.dumps(line, ensure_ascii=False, default=str) + "\n"
+        os.write(self._fd, data.encode())  # one write per line: lines never interleave
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def new_recording(folder: Path) -> Path:
+    """Create the next free `run-NNNN.jsonl` in `folder` (names sort in run order)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    numbers = [int(p.stem[4:]) for p in folder.glob("run-*.jsonl") if p.stem[4:].isdigit()]
+    n = max([0, *numbers]) + 1
+    while True:
+        path = folder / f"run-{n:04d}.jsonl"
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return path
+        except FileExistsError:
+            n += 1

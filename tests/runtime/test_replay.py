@@ -1,0 +1,226 @@
+"""Recording model calls at layer 3 and answering them again with the replay model: the real
+`ChatOpenAI` client against the local chat server records, a new workspace replays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.runtime import answer, finish, http_error, plain_spec, tool_call
+
+from lightscientist_jupyter.errors import ModelConfigError
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.models import resolve_model
+from lightscientist_jupyter.runtime.recording import compared
+from lightscientist_jupyter.runtime.replay import ReplayChatModel
+from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.workspace import Workspace
+
+KEY = "sk-fake0123456789abcdefghijklmn"
+SECRET = "hunter2-correct-horse-battery"
+
+
+def recording(ws: Workspace) -> list[dict]:
+    folder = ws.state_dir / "recordings"
+    return [
+        json.loads(line)
+        for path in sorted(folder.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+
+
+def calls(ws: Workspace) -> list[tuple[str, int, list[str]]]:
+    return [
+        (c["session"], c["call"], [t["name"] for t in c["response"]["tool_calls"]])
+        for c in recording(ws)
+        if c["kind"] == "call"
+    ]
+
+
+@pytest.fixture
+def other(tmp_path: Path) -> Workspace:
+    """A second, empty workspace to replay into."""
+    (tmp_path / "other").mkdir()
+    return Workspace.at(tmp_path / "other")
+
+
+def replay_runtime(other: Workspace, source: Workspace, spec: str = "", **options):
+    bus = EventBus()
+    seen: list = []
+    bus.subscribe(seen.append)
+    model = resolve_model(f"replay:{source.root}{spec}")
+    return ExecutionRuntime(other, model, bus=bus, **options), seen
+
+
+def test_a_recording_holds_no_key_and_no_secret_of_the_environment(
+    chat_server, make_runtime, ws, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
+    chat_server.play(
+        tool_call("write_file", file_path="/notes.md", content=f"token {SECRET} key {KEY}\n"),
+        answer(f"Done. The token was {SECRET}."),
+    )
+    model = resolve_model("some-model", base_url=chat_server.base_url)
+    runtime = make_runtime(model, retries=0, record=True)
+    worker = runtime.start(plain_spec(f"Write down {SECRET}."))
+    assert finish(runtime, worker)["status"] == "completed"
+    runtime.close()
+
+    (path,) = (ws.state_dir / "recordings").glob("*.jsonl")
+    text = path.read_text(encoding="utf-8")
+    assert SECRET not in text and KEY not in text
+    assert text.count("[REDACTED]") >= 4  # the task, the call's arguments, the answer
+    assert calls(ws) == [
+        ("worker/custom.stage/0", 0, ["write_file"]),
+        ("worker/custom.stage/0", 1, []),
+    ]
+    last = recording(ws)[-1]
+    assert last["response"]["content"] == "Done. The token was [REDACTED]."
+    assert last["response"]["usage"]["input_tokens"] == 11
+    assert str(ws.root) not in text
+
+
+def test_a_retried_call_is_recorded_once(chat_server, chat_model, make_runtime, ws):
+    chat_server.play(
+        http_error(500), tool_call("write_file", file_path="/a.md", content="a"), answer("ok")
+    )
+    runtime = make_runtime(chat_model, retries=1, retry_initial_delay=0.01, record=True)
+    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
+    assert len(chat_server.requests) == 3
+    assert calls(ws) == [
+        ("worker/custom.stage/0", 0, ["write_file"]),
+        ("worker/custom.stage/0", 1, []),
+    ]
+
+
+def test_a_replay_matches_sessions_by_stage_and_order_not_by_worker_id(
+    chat_server, chat_model, make_runtime, ws, other
+):
+    chat_server.play(tool_call("write_file", file_path="/a.md", content="a"), answer("all done"))
+    runtime = make_runtime(chat_model, retries=0, record=True)
+    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
+    runtime.close()
+    chat_server.close()
+
+    replayer, seen = replay_runtime(other, ws)
+    try:
+        worker = replayer.start(plain_spec(worker_id="w7"))
+        record = finish(replayer, worker)
+    finally:
+        replayer.close()
+    assert isinstance(replayer.model, ReplayChatModel) and replayer.retries == 0
+    assert record["status"] == "completed", record
+    assert record["result"] == {"kind": "final_message", "text": "all done"}
+    assert (other.root / "a.md").read_text() == "a"
+    assert [e for e in seen if e.type == "replay.divergence"] == []
+
+
+def test_a_session_that_asks_for_more_calls_than_recorded_fails(
+    chat_server, chat_model, make_runtime, ws, other
+):
+    chat_server.play(tool_call("write_file", file_path="/a.md", content="a"), answer("ok"))
+    runtime = make_runtime(chat_model, retries=0, record=True)
+    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
+    runtime.close()
+    (path,) = (ws.state_dir / "recordings").glob("*.jsonl")
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))  # drop the last
+
+    replayer, _ = replay_runtime(other, ws)
+    try:
+        record = finish(replayer, replayer.start(plain_spec()))
+    finally:
+        replayer.close()
+    assert record["status"] == "failed"
+    assert record["error"] == (
+        f"ReplayExhausted: replay: worker w1 (stage custom.stage) asks for model call 2, but "
+        f"{ws.root} recorded 1 for this session (worker/custom.stage/0)"
+    )
+
+
+def test_a_command_whose_output_changed_is_reported_not_failed(
+    chat_server, chat_model, make_runtime, ws, other
+):
+    chat_server.play(tool_call("execute", command="date +%N"), answer("timed"))
+    runtime = make_runtime(chat_model, retries=0, record=True)
+    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
+    runtime.close()
+
+    replayer, seen = replay_runtime(other, ws)
+    try:
+        record = finish(replayer, replayer.start(plain_spec()))
+    finally:
+        replayer.close()
+    assert record["status"] == "completed", record
+    (found,) = [e for e in seen if e.type == "replay.divergence"]
+    assert found.data["kind"] == "command output"
+    assert (found.data["call"], found.data["where"], found.data["total"]) == (
+        2,
+        "message 4 (tool)",
+        1,
+    )
+
+
+def test_call_indices_go_on_across_runs_and_replay_across_them(
+    chat_server, chat_model, make_runtime, ws, other
+):
+    chat_server.play(tool_call("suspend", reason="a long job", check_after_s=1))
+    first = make_runtime(chat_model, retries=0, record=True)
+    worker = first.start(plain_spec())
+    assert finish(first, worker)["status"] == "background"
+    first.close()
+    chat_server.play(answer("finished after the pause"))
+    second = make_runtime(chat_model, retries=0, record=True)
+    second.resume(worker, message="check again")
+    assert finish(second, worker)["status"] == "completed"
+    second.close()
+    assert sorted(p.name for p in (ws.state_dir / "recordings").glob("*")) == [
+        "run-0001.jsonl",
+        "run-0002.jsonl",
+    ]
+    assert calls(ws) == [
+        ("worker/custom.stage/0", 0, ["suspend"]),
+        ("worker/custom.stage/0", 1, []),
+    ]
+
+    replayer, seen = replay_runtime(other, ws)
+    try:
+        again = replayer.start(plain_spec())
+        assert finish(replayer, again)["status"] == "background"
+        replayer.resume(again, message="check again")
+        record = finish(replayer, again)
+    finally:
+        replayer.close()
+    assert record["result"] == {"kind": "final_message", "text": "finished after the pause"}
+    assert [e for e in seen if e.type == "replay.divergence"] == []
+
+
+def test_the_compared_form_masks_times_ids_and_machine_paths():
+    text = (
+        "at 2026-12-01 07:40 UTC (2026-12-01T07:40:05.123+00:00), updated_at 1796111244.80, "
+        "thread w3-1796111419372, worker w12; table /home/me/proj/table.toml; file /out/a.md"
+    )
+    assert compared(text) == (
+        "at <time> (<time>), updated_at <time>, thread w*-<time>, worker w*; "
+        "table <path>/table.toml; file /out/a.md"
+    )
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("replay:/no/such/recording", "replay: /no/such/recording does not exist; give a"),
+        ("replay:", "model 'replay:' must be replay:PATH or replay:PATH,lenient"),
+        ("replay:x,fast", r"must be replay:PATH or replay:PATH,lenient \(unknown option: fast\)"),
+    ],
+)
+def test_bad_replay_specs_name_what_to_fix(spec, message):
+    with pytest.raises(ModelConfigError, match=message):
+        resolve_model(spec)
+
+
+def test_a_folder_without_recorded_calls_is_refused(tmp_path):
+    (tmp_path / "empty.jsonl").write_text('{"kind": "run", "v": 1}\n')
+    with pytest.raises(ModelConfigError, match=f"replay: {tmp_path} holds no recorded model call"):
+        resolve_model(f"replay:{tmp_path}")

@@ -1,9 +1,10 @@
 """The `lightscientist` command line (also `python -m lightscientist_jupyter`).
 
 Subcommands dispatch through `COMMANDS`, a table from name to (argument setup, handler).
-Exit codes: 0 for `done` and `waiting_user` (and for commands that only read), 1 for
-`failed`, 2 for bad input — a usage error, an invalid stage table, a reply with nothing
-pending. Errors print one line naming what to fix, never a traceback.
+Exit codes: 0 for `done` and `waiting_user` (and for commands that only read, and a `cancel`
+that took effect), 1 for `failed` and `cancelled`, 2 for bad input — a usage error, an invalid
+stage table, a reply with nothing pending, a model that failed the model check. Errors print
+one line naming what to fix, never a traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.text import table_text
 from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller.inbox import take_receipt
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import (
@@ -82,7 +84,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_reply(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     sent = commands.submit_reply(
-        ws, args.answer in ("y", "yes"), args.comment, args.to, source="cli", option="--to"
+        ws,
+        args.answer in ("y", "yes"),
+        args.comment,
+        args.to,
+        source="cli",
+        option="--to",
+        receipt=True,  # a run of another process says what became of it (`_await_runner`)
     )
     if sent.route is Route.UNCHANGED:
         print(sent.message)
@@ -106,16 +114,24 @@ def _await_runner(ws: Workspace, path: Path) -> int:
     deadline = time.monotonic() + REPLY_WAIT_S
     while path.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
+    pid = holder.get("pid", "?")
     if path.exists():
-        print(f"reply queued in {path}; the run held by pid {holder.get('pid', '?')} will apply it")
-    else:
-        print(f"reply taken by the run held by pid {holder.get('pid', '?')}")
+        print(f"reply queued in {path}; the run held by pid {pid} will apply it")
+        return _finish_line(load_state(ws.state_file).status)
+    receipt = take_receipt(path)
+    if receipt is None or receipt.get("applied"):
+        print(f"reply taken by the run held by pid {pid}")
+    else:  # dropped: a duplicate, or a decision no longer pending
+        print(f"reply not applied by the run held by pid {pid}: {receipt.get('message')}")
     return _finish_line(load_state(ws.state_file).status)
 
 
 def _finish_line(status: str) -> int:
+    """Print the status as the last line; exit 1 for a project that ended without reaching
+    its goal (`failed`, `cancelled`), 0 otherwise (as the README's command-line section says)."""
     print(status)
-    return EXIT_FAILED if status == ProjectStatus.FAILED else EXIT_OK
+    ended = status in (ProjectStatus.FAILED, ProjectStatus.CANCELLED)
+    return EXIT_FAILED if ended else EXIT_OK
 
 
 # ------------------------------------------------------------------------- research, resume
@@ -179,6 +195,7 @@ def cmd_research(args: argparse.Namespace) -> int:
         model=args.model,
         base_url=args.base_url,
         subscribers=_subscribers(args),
+        skip_model_check=args.skip_model_check,
     )
     return _run_project(project, args)
 
@@ -191,6 +208,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         model=args.model,
         base_url=args.base_url,
         subscribers=_subscribers(args),
+        check_model=not args.skip_model_check,
     )
     retried = project.reopen()  # a failed stage: say what failed before it starts again
     if retried:
@@ -227,7 +245,8 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         return EXIT_OK
     if sent.route is Route.UNCHANGED:
         print(sent.message)
-    return _finish_line(sent.status)
+    _finish_line(sent.status)
+    return EXIT_OK  # the cancel took effect (or had nothing left to do)
 
 
 # ------------------------------------------------------------------------- events
@@ -260,6 +279,15 @@ def cmd_events(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------------------- check-model
+
+
+def cmd_check_model(args: argparse.Namespace) -> int:
+    outcome = commands.check_model(args.model, args.base_url)
+    print(outcome.message)
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
 # ------------------------------------------------------------------------- dispatch
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
@@ -290,6 +318,7 @@ COMMANDS: dict[str, Command] = {
     "status": (options.status, cmd_status, "show the project's stage, status and pending decision"),
     "events": (options.events, cmd_events, "print the event stream"),
     "stages": (options.stages, cmd_stages, "validate and print a stage table"),
+    "check-model": (options.check_model, cmd_check_model, "can this model call tools?"),
 }
 
 

@@ -29,6 +29,11 @@ def run_options(p: Parser) -> None:
         "--base-url", metavar="URL", help="an OpenAI-compatible server (chat completions)"
     )
     p.add_argument(
+        "--skip-model-check",
+        action="store_true",
+        help="start without first checking that the model can call tools (see check-model)",
+    )
+    p.add_argument(
         "--watch",
         action="store_true",
         help="print events as they happen (a notebook's dashboard always streams)",
@@ -115,3 +120,14 @@ def cancel(p: Parser) -> None:
 
 def stages(p: Parser) -> None:
     p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+
+
+def check_model(p: Parser) -> None:
+    p.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="the model to check (default: LIGHTSCIENTIST_MODEL, else offline)",
+    )
+    p.add_argument(
+        "--base-url", metavar="URL", help="an OpenAI-compatible server (chat completions)"
+    )

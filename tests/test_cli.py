@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -307,6 +308,62 @@ def test_reply_while_another_process_runs_the_project(waiting):
     assert out.split() == ["running", "experiment.setup"]
     assert state_of(waiting)["decisions"][-1]["source"] == "cli"
     assert list(waiting.inbox_dir.iterdir()) == []
+
+
+ONE_POLL_RUNNER = textwrap.dedent("""\
+    import sys
+    from lightscientist_jupyter.controller import ResearchController
+    from lightscientist_jupyter.controller.lock import WorkspaceLock
+    from lightscientist_jupyter.workspace import Workspace
+    ws = Workspace.at(sys.argv[1])
+    controller = ResearchController.open(ws)
+    with WorkspaceLock(ws).acquire("notebook"):
+        print("ready", flush=True)
+        sys.stdin.readline()  # both replies are queued: take them in one poll
+        controller.poll_inbox()
+        print(controller.status, flush=True)
+        sys.stdin.readline()
+""")
+
+
+def test_a_duplicate_reply_is_told_it_was_dropped_not_taken(waiting):
+    """Two `reply y` for one gate, both queued before the run polls: the run applies the
+    first and drops the second; each sender is told what really happened to its reply."""
+    runner = subprocess.Popen(
+        [sys.executable, "-c", ONE_POLL_RUNNER, str(waiting.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    senders = []
+    try:
+        assert runner.stdout.readline().strip() == "ready"
+        command = [sys.executable, "-m", "lightscientist_jupyter", "reply", "y"]
+        for _ in range(2):
+            senders.append(
+                subprocess.Popen(command, cwd=waiting.root, stdout=subprocess.PIPE, text=True)
+            )
+        deadline = time.monotonic() + 20
+        while len(list(waiting.inbox_dir.glob("*.json"))) < 2:
+            assert time.monotonic() < deadline, "the replies were never queued"
+            time.sleep(0.05)
+        runner.stdin.write("\n")
+        runner.stdin.flush()
+        assert runner.stdout.readline().strip() == "running"
+        said = sorted(p.communicate(timeout=30)[0].splitlines()[0] for p in senders)
+        runner.communicate("\n", timeout=30)
+    finally:
+        for proc in [runner, *senders]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    decision = state_of(waiting)["decisions"][-1]["id"]
+    assert said == [
+        f"reply not applied by the run held by pid {runner.pid}: decision {decision} was "
+        "already answered (approved via cli); nothing changed",
+        f"reply taken by the run held by pid {runner.pid}",
+    ]
+    assert list(waiting.inbox_dir.iterdir()) == []  # each receipt was read and removed
 
 
 # ------------------------------------------------------------------ events

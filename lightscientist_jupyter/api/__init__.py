@@ -37,7 +37,7 @@ from lightscientist_jupyter.api.running import (
 )
 from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.app import commands
-from lightscientist_jupyter.app.commands import Sent, worker_records
+from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, worker_records
 from lightscientist_jupyter.controller import StageTable, load_table
 from lightscientist_jupyter.errors import BadInput, Conflict
 
@@ -50,7 +50,9 @@ __all__ = [
     "ProjectView",
     "Sent",
     "Run",
+    "ModelCheck",
     "cancel",
+    "check_model",
     "current",
     "events",
     "events_frame",

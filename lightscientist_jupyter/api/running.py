@@ -124,6 +124,14 @@ class Run(ProjectView):
             with self.controller.changed:  # under the controller's lock: saved, not half-set
                 status = self.controller.status
             if status in wanted:
+                if (
+                    status in FINAL_PROJECT_STATUSES
+                    and self._thread is not threading.current_thread()
+                ):
+                    # the run's thread writes its last events as it closes: wait for that,
+                    # so a tail read at once sees them
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    self._thread.join(left)
                 return status
             if not self.alive:
                 return self.state().status

@@ -25,7 +25,7 @@ from lightscientist_jupyter.controller import ResearchController, StageTable, lo
 from lightscientist_jupyter.controller.inbox import write_command, write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
-from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
+from lightscientist_jupyter.errors import BadInput, Conflict, ModelConfigError, WorkspaceLocked
 from lightscientist_jupyter.events import EventLog
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
 from lightscientist_jupyter.workspace import Workspace
@@ -154,13 +154,16 @@ def submit_reply(
     source: str = "api",
     live: ResearchController | None = None,
     option: str = "to",
+    receipt: bool = False,
 ) -> Sent:
     """Answer the pending decision of the project in `ws`.
 
     With `live` (the controller of a run in this process) the reply takes effect at once;
     otherwise it is queued in the inbox, where the running process (if any) applies it within
     a second. A reply for a decision that is no longer the pending one changes nothing.
-    `option` names the rejection target as the user gave it (see `check_target`).
+    `option` names the rejection target as the user gave it (see `check_target`). With
+    `receipt`, a run of another process leaves word of what became of the reply (applied, or
+    dropped and why) for `inbox.take_receipt`.
     """
     if live is not None:
         check_target(live.table, approve, to, option=option)
@@ -183,7 +186,13 @@ def submit_reply(
         )
     check_target(load_table(state.stages_file), approve, to, option=option)
     path = write_reply(
-        ws, approve=approve, comment=comment, to_stage=to, decision_id=pending.id, source=source
+        ws,
+        approve=approve,
+        comment=comment,
+        to_stage=to,
+        decision_id=pending.id,
+        source=source,
+        receipt=receipt and read_holder(ws) is not None,
     )
     holder = read_holder(ws)
     if holder is not None:
@@ -261,3 +270,52 @@ def cancel(
         controller = ResearchController.open(ws, bus=bus)
         controller.cancel(f"cancelled from the {source}")
         return Sent(Route.APPLIED, f"the project is {controller.status}", status=controller.status)
+
+
+# ------------------------------------------------------------------------- the model
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelCheck:
+    """Whether a model can call tools, as `check-model` and the run's first step tell it."""
+
+    ok: bool
+    message: str
+    """One line naming the model (and its server) and what it did."""
+    skipped: bool = False
+    """The offline model and a replay call tools by construction: nothing was asked."""
+
+
+def check_model(model: str | None = None, base_url: str | None = None) -> ModelCheck:
+    """One short call offering one trivial tool: does the model answer with a proper call?
+
+    A model that cannot be set up at all (an unknown provider, a missing key) raises
+    `ModelConfigError`, as a run would."""
+    import os
+    import time
+
+    from lightscientist_jupyter.runtime.model_check import needs_check, tool_calling_problem
+    from lightscientist_jupyter.runtime.models import default_spec, resolve_model
+
+    spec = (model or "").strip() or default_spec()
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+    name = f"model '{spec}'" + (f" at {url}" if url and needs_check(spec) else "")
+    chat = resolve_model(spec, base_url=url, timeout=60.0)
+    if not needs_check(spec):
+        return ModelCheck(True, f"{name} calls tools by construction; nothing to check", True)
+    started = time.monotonic()
+    problem = tool_calling_problem(chat)
+    if problem is not None:
+        return ModelCheck(False, f"{name} {problem}")
+    took = time.monotonic() - started
+    return ModelCheck(True, f"{name} can call tools (it called the test tool in {took:.1f} s)")
+
+
+def require_tool_calling(model: str | None, base_url: str | None) -> None:
+    """The check before a run's first stage: `ModelConfigError` with the check's line (and
+    how to go on anyway) when the model cannot call tools."""
+    outcome = check_model(model, base_url)
+    if not outcome.ok:
+        raise ModelConfigError(
+            f"{outcome.message} (the run did not start; --skip-model-check goes on anyway)"
+        )

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.loader import load_table
@@ -92,13 +93,17 @@ class Project:
         model: str | None = None,
         base_url: str | None = None,
         subscribers: tuple[Subscriber, ...] = (),
+        skip_model_check: bool = False,
         **options: Any,
     ) -> Project:
-        """Start a new project in `root` (created if missing)."""
+        """Start a new project in `root` (created if missing), once the model passed the
+        model check (`commands.check_model`) unless `skip_model_check`."""
         workspace = Workspace.at(root)
         workspace.root.mkdir(parents=True, exist_ok=True)
         table = load_table(stages)
         resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
+        if not skip_model_check:  # one short call: can this model call tools at all?
+            commands.require_tool_calling(model, base_url)
         lock = WorkspaceLock(workspace).acquire("research")
         try:
             log = EventLog(workspace.events_file, subscribers)
@@ -124,14 +129,21 @@ class Project:
         model: str | None = None,
         base_url: str | None = None,
         subscribers: tuple[Subscriber, ...] = (),
+        check_model: bool = False,
         **options: Any,
     ) -> Project:
-        """Open the project in `root` to run it (resume, reply, continue)."""
+        """Open the project in `root` to run it (resume, reply, continue); with
+        `check_model` the model must pass the model check first."""
         workspace = Workspace.at(root)
         lock = WorkspaceLock(workspace).acquire("run")
         try:
             log = EventLog(workspace.events_file, subscribers)
             controller = ResearchController.open(workspace, bus=log.bus)
+            if check_model:  # `resume`: the project's model, checked before anything runs
+                settings = controller.state.settings
+                commands.require_tool_calling(
+                    model or settings.get("model"), base_url or settings.get("base_url")
+                )
             return cls(workspace, controller, log, lock, model=model, base_url=base_url, **options)
         except BaseException:
             lock.release()

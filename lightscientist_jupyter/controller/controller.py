@@ -253,6 +253,8 @@ class ResearchController:
                 )
             except ControllerError as exc:
                 outcome = ReplyOutcome(False, str(exc), raw.get("decision_id"))
+            if raw.get("receipt"):  # its sender waits to hear (before the unlink)
+                inbox.write_receipt(path, outcome.applied, outcome.message)
             path.unlink(missing_ok=True)
             outcomes.append(outcome)
         return outcomes

@@ -26,8 +26,10 @@ def write_reply(
     to_stage: str | None = None,
     decision_id: str | None = None,
     source: str = "cli",
+    receipt: bool = False,
 ) -> Path:
-    """Queue a reply; returns the file written."""
+    """Queue a reply; returns the file written. With `receipt` the run that applies it
+    leaves a receipt beside it (`write_receipt`), for the sender to read."""
     name = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
     path = workspace.inbox_dir / name
     write_json_atomic(
@@ -38,6 +40,7 @@ def write_reply(
             "to_stage": to_stage or None,
             "decision_id": decision_id,
             "source": source,
+            "receipt": receipt,
             "written_at": time.time(),
         },
     )
@@ -59,6 +62,40 @@ def queued_replies(workspace: Workspace) -> list[tuple[Path, dict[str, Any] | No
         except (OSError, ValueError):
             out.append((path, None))
     return out
+
+
+RECEIPT_KEEP_S = 300.0
+"""A receipt nobody read (its sender did not wait) is removed after this long."""
+
+
+def receipt_path(reply: Path) -> Path:
+    """Where the run tells the sender of `reply` what became of it."""
+    return reply.with_suffix(".taken")
+
+
+def write_receipt(reply: Path, applied: bool, message: str) -> None:
+    """Say what became of a queued reply (applied, or dropped and why) beside it, for the
+    process that queued it and waits (`take_receipt`); unread receipts older than
+    `RECEIPT_KEEP_S` (their sender gave up waiting) are removed."""
+    write_json_atomic(receipt_path(reply), {"applied": applied, "message": message})
+    now = time.time()
+    for old in reply.parent.glob("*.taken"):
+        try:
+            if now - old.stat().st_mtime > RECEIPT_KEEP_S:
+                old.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def take_receipt(reply: Path) -> dict[str, Any] | None:
+    """The run's receipt for `reply` (removed as it is read), or None when there is none."""
+    path = receipt_path(reply)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    path.unlink(missing_ok=True)
+    return raw if isinstance(raw, dict) else None
 
 
 def write_command(workspace: Workspace, command: str, **args: Any) -> Path:

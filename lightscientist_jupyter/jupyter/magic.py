@@ -87,6 +87,7 @@ def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
         stages=args.stages,
         model=args.model or m.model or None,
         base_url=args.base_url or m.base_url or None,
+        skip_model_check=args.skip_model_check,
     )
     display(boards.dashboard_of(run))
 
@@ -113,6 +114,7 @@ def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
         m.workspace_of(args),
         model=args.model or m.model or None,
         base_url=args.base_url or m.base_url or None,
+        check_model=not args.skip_model_check,
     )
     if run.project.retried:
         print(run.project.retried)
@@ -192,6 +194,13 @@ def _stages(m: LightScientistMagics, args: argparse.Namespace) -> TableDiagram:
     return TableDiagram(api.stages(args.stages))
 
 
+def _check_model(m: LightScientistMagics, args: argparse.Namespace) -> None:
+    outcome = api.check_model(args.model or m.model or None, args.base_url or m.base_url or None)
+    if not outcome.ok:
+        raise UsageError(f"{PROG} check-model: {outcome.message}")
+    print(outcome.message)
+
+
 def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
     if args.command:
         if args.command not in COMMANDS:
@@ -229,6 +238,7 @@ COMMANDS: dict[str, Command] = {
     "workers": Command(options.workers, _workers, "the workers as a DataFrame"),
     "cancel": Command(options.cancel, _cancel, "cancel one worker, or the whole run"),
     "stages": Command(options.stages, _stages, "validate and draw a stage table"),
+    "check-model": Command(options.check_model, _check_model, "can this model call tools?"),
     "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
 }
 

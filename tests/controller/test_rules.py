@@ -95,6 +95,36 @@ def test_every_reason_comes_at_once():
     assert not_ready.startswith(" outputs are not ready: a (missing), b (empty);")
 
 
+def test_listed_outputs_are_checked_like_required_ones(tmp_path):
+    """A finish may list more files than the stage requires; each must exist, non-empty (a
+    folder holding something counts), inside the workspace."""
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "c1.md").write_text("ok")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "empty.md").write_text("")
+    listed = ["/probes/c1.md", "probes/c2.md", "runs", "empty.md", "../elsewhere.md", ""]
+    assert rules.missing_files(listed, tmp_path, dirs_ok=True) == [
+        "probes/c2.md (missing)",
+        "runs (empty)",
+        "empty.md (empty)",
+        "../elsewhere.md (outside the workspace)",
+    ]
+
+
+def test_a_finish_listing_a_file_that_does_not_exist_is_refused_naming_it():
+    reason = rules.finish_refusal(PROBE, "review", [], ["idea/probes/c2.md (missing)"])
+    assert reason == (
+        "outputs the finish lists do not exist: idea/probes/c2.md (missing); write them "
+        "(non-empty) or leave them out of the outputs"
+    )
+
+
+def test_the_retry_notice_says_what_failed_before():
+    assert rules.retry_notice("survey", "w2 failed: boom") == (
+        "survey failed before (w2 failed: boom); it starts again from its start with fresh workers"
+    )
+
+
 # --------------------------------------------------------------------------- visit_limit_reason
 
 

@@ -288,3 +288,48 @@ def test_a_finished_worker_already_heard_of_changes_nothing():
     before = worker(status=S.COMPLETED, result=result)
     out = decisions.reconcile(before, before, [], now=50.0)
     assert out.event is None and out.schedule is None and not out.revive
+
+
+def test_a_failure_reason_leads_with_the_real_problem():
+    problem = "required outputs are not ready: out/a.md (missing)"
+    gave_up = decisions.reply_failure(Reply.FAILED, "a", SchedulingKind.STAGE_REJECTED, problem)
+    assert gave_up is not None
+    assert (
+        gave_up.summary == f"{problem} — the supervisor gave up on a (after event stage_rejected)"
+    )
+    idle = decisions.idle_failure("a", decisions.MAX_IDLE_DECISIONS, problem)
+    assert idle is not None and idle.summary.startswith(f"{problem} — the supervisor left a")
+
+
+def test_an_idle_failure_says_when_no_agent_called_a_tool():
+    idle = decisions.idle_failure("hx.collect", 3, no_tool_calls=True)
+    assert idle is not None
+    assert idle.summary == (
+        "the supervisor left hx.collect with no worker running 3 times in a row; its agents made "
+        "no tool call (the model answered in text): this model or its server may not support "
+        "tool calling (`lightscientist check-model` tells)"
+    )
+
+
+def test_retries_are_bounded_whatever_the_agent_says():
+    limit = decisions.MAX_ATTEMPTS
+    assert decisions.attempts_failure("a", limit, "w3 failed: x") is None
+    failure = decisions.attempts_failure("a", limit + 1, "w9 failed: x")
+    assert failure is not None and failure.status == StageOutcome.FAILED
+    assert failure.summary == (
+        f"w9 failed: x — a failed {limit + 1} times, more than the {limit} tries a stage gets"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "problem"),
+    [
+        (SchedulingKind.STAGE_REJECTED, {"reason": "no"}, "no"),
+        (SchedulingKind.WORKER_FAILED, {"error": "boom"}, "w4 failed: boom"),
+        (SchedulingKind.WORKER_FAILED, {}, None),
+        (SchedulingKind.WORKER_FINISHED, {"reason": "x"}, None),
+    ],
+)
+def test_the_events_that_report_a_problem(kind, data, problem):
+    event = SchedulingEvent(kind, "a#1", "w4", data, 0.0)
+    assert decisions.problem_of(event) == problem

@@ -14,8 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
 from lightscientist_jupyter import api
 from lightscientist_jupyter.events import Event
+from lightscientist_jupyter.supervisor.tools import call_position
 
 PROBE = "c2-lr-sweep"
 
@@ -146,3 +150,28 @@ def test_resume_of_a_failed_project_retries_the_failed_stage_once_the_cause_is_g
     assert fresh and all(w["status"] in ("completed", "failed") for w in fresh)
     state = json.loads((ws / ".lightscientist" / "state.json").read_text())
     assert state["visits"] == {"note": 1}  # the same visit, retried: the history is kept
+
+
+def _runtime(messages: list, call_id: str, thread: str = "supervisor-1") -> ToolRuntime:
+    return ToolRuntime(
+        state={"messages": messages},
+        context=None,
+        config={"configurable": {"thread_id": thread}},
+        stream_writer=lambda _: None,
+        tool_call_id=call_id,
+        store=None,
+    )
+
+
+def test_a_start_worker_call_is_known_by_its_place_not_by_the_model_s_call_id():
+    """Servers that number calls per reply send `call_0` every time: two such calls are two
+    calls; the same call seen again from the same checkpoint (a replay) is the same one."""
+    first = AIMessage("", tool_calls=[{"name": "start_worker", "args": {}, "id": "call_0"}])
+    answer = ToolMessage("started w1", tool_call_id="call_0")
+    second = AIMessage("", tool_calls=[{"name": "start_worker", "args": {}, "id": "call_0"}])
+    history = [HumanMessage("event 1"), first]
+    one = call_position(_runtime(history, "call_0"))
+    two = call_position(_runtime([*history, answer, HumanMessage("event 2"), second], "call_0"))
+    assert one == "supervisor-1:1.0" and two == "supervisor-1:4.0"
+    assert call_position(_runtime(list(history), "call_0")) == one  # a replay: the same place
+    assert call_position(_runtime(history, "call_0", thread="supervisor-2")) != one

@@ -33,6 +33,7 @@ from lightscientist_jupyter.runtime.models import retry_middleware
 from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.session import WorkerSession
 from lightscientist_jupyter.runtime.shell import ProcessGroups
+from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 from lightscientist_jupyter.runtime.worker_files import load_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
@@ -78,6 +79,7 @@ class ExecutionRuntime:
         retries: int | None = None,
         retry_initial_delay: float = 1.0,
         record: bool = False,
+        shell_policy: ShellPolicy | None = None,
     ):
         self.workspace = workspace
         self.model = model
@@ -88,6 +90,8 @@ class ExecutionRuntime:
         scripted = type(model).__name__ == "OfflineScientistModel" or recording.is_replay(model)
         self.retries = (0 if scripted else 3) if retries is None else retries
         self.retry_initial_delay = retry_initial_delay
+        self.shell_policy = shell_policy or ShellPolicy()
+        """The run's sandbox, network and limits; a worker's stage adds its own."""
         self.groups = ProcessGroups()
         self._sessions: dict[str, WorkerSession] = {}
         self._specs: dict[str, WorkerSpec] = {}
@@ -129,6 +133,8 @@ class ExecutionRuntime:
                 file_tools=spec.file_tools,
                 current_turn_only=spec.max_input_messages,
                 workspace=str(self.workspace.root),
+                network=spec.network,
+                limits=dict(spec.limits),
             )
             write_text_atomic(folder / "task.md", spec.message)
             session = self._make_session(record, folder, spec)
@@ -265,6 +271,8 @@ class ExecutionRuntime:
         `wait` seconds, the checkpoint database is closed too (folding its WAL file back in);
         otherwise it is left open for the turns still finishing."""
         self.groups.kill_all()
+        if self.shell_policy.cgroups is not None:
+            self.shell_policy.cgroups.close()
         sessions = list(self._sessions.values())
         for session in sessions:
             session.hard_stop.set()
@@ -342,6 +350,7 @@ class ExecutionRuntime:
                 cancel=session.cancel,
                 groups=self.groups,
                 timeout=self.command_timeout,
+                policy=self.shell_policy.for_stage(record.network, record.limits),
             )
             return create_deep_agent(
                 self.model,

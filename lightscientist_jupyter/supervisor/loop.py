@@ -24,6 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from lightscientist_jupyter.errors import RuntimeLayerError, SupervisorError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerUpdate
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor import agent, decisions, prompts
@@ -57,6 +58,7 @@ class StageSupervisor:
         retries: retries of a failing model call (see `ExecutionRuntime`).
         retry_initial_delay: the first retry's delay, in seconds.
         record: record every model call (see `ExecutionRuntime`).
+        shell_policy: the workers' sandbox, network and limits (see `ExecutionRuntime`).
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class StageSupervisor:
         retries: int | None = None,
         retry_initial_delay: float = 1.0,
         record: bool = False,
+        shell_policy: ShellPolicy | None = None,
     ):
         self.workspace = workspace
         self.host = host
@@ -88,6 +91,7 @@ class StageSupervisor:
             retries=retries,
             retry_initial_delay=retry_initial_delay,
             record=record,
+            shell_policy=shell_policy,
         )
         self._lock = threading.RLock()
         self._stage: SupervisedStage | None = None

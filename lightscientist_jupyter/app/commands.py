@@ -21,20 +21,24 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter.app import sandboxing
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
 from lightscientist_jupyter.controller.inbox import write_command, write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput, Conflict, ModelConfigError, WorkspaceLocked
 from lightscientist_jupyter.events import EventLog
-from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
-from lightscientist_jupyter.workspace import Workspace
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, WorkerStatus
+from lightscientist_jupyter.workspace import Workspace, folder_problem
 
 # ------------------------------------------------------------------------- reading
 
 
 def require_project(ws: Workspace) -> ProjectState:
     """The project's state; `BadInput` naming the folder when there is none."""
+    problem = folder_problem(ws.root, write=False)
+    if problem and ws.root.exists():  # a file given as the workspace
+        raise BadInput(problem)
     if not ws.exists():
         raise BadInput(
             f"no LightScientist project in {ws.root} (start one with "
@@ -69,20 +73,27 @@ def status(ws: Workspace) -> dict[str, Any]:
         "decisions": state.decisions,
         "runner": read_holder(ws),
         "updated_at": state.updated_at,
+        "sandbox": sandboxing.status_info(ws, state.settings),
     }
 
 
 def worker_records(ws: Workspace) -> list[dict[str, Any]]:
-    """Every `workers/<id>/worker.json` of the workspace, oldest first."""
+    """Every `workers/<id>/worker.json` of the workspace, oldest first. A record left
+    `running` when no process runs the project (its runner was killed) is shown
+    `interrupted`: nothing runs it until `lightscientist resume`."""
     folder = ws.workers_dir
     if not folder.is_dir():
         return []
     out = []
+    dead_runner = read_holder(ws) is None
     for path in folder.glob("*/worker.json"):
         try:
-            out.append(json.loads(path.read_text(encoding="utf-8")))
+            record = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
             continue
+        if dead_runner and record.get("status") == WorkerStatus.RUNNING:
+            record["status"] = str(WorkerStatus.INTERRUPTED)
+        out.append(record)
     return sorted(out, key=lambda r: r.get("created_at", 0))
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lightscientist_jupyter.controller import actions, inbox, machine, process_log, rules
+from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.state import ProjectState, load_state, save_state
 from lightscientist_jupyter.controller.table import DONE, StageTable
@@ -81,18 +82,16 @@ class ResearchController:
         start_stage: str | None = None,
         bus: EventBus | None = None,
         settings: dict[str, Any] | None = None,
+        max_goal_chars: int | None = None,
     ) -> ResearchController:
         """Start a new project in `workspace` (which must not hold one yet)."""
-        goal = " ".join(goal.split())
-        if not goal:
-            raise ControllerError(
-                "the research goal is empty; say what the project should find out"
-            )
+        goal = check_goal(goal, max_goal_chars)
         try:
             run_mode = Mode(mode)
         except ValueError:
             raise ControllerError(f"mode '{mode}' is not one of {', '.join(Mode)}") from None
         if workspace.exists():
+            load_state(workspace.state_file)  # a damaged state: its message says how to repair
             raise ControllerError(
                 f"{workspace.root} already holds a project "
                 f"({workspace.state_file}); continue it with "
@@ -169,7 +168,7 @@ class ResearchController:
                 raise ControllerError("the project is done; there is no stage to run")
             stage = self.table[s.stage]
             return StageTask(
-                goal=s.goal,
+                goal=prompt_goal(s.goal),
                 stage=stage.id,
                 skill_path=str(stage.skill),
                 outputs=stage.outputs,
@@ -180,6 +179,8 @@ class ResearchController:
                 visit=s.visit,
                 feedback=s.feedback,
                 task_id=s.task_id,
+                network=stage.network,
+                limits=dict(stage.limits),
             )
 
     def on_answer(self, listener: Callable[[dict[str, Any]], None]) -> None:
@@ -264,6 +265,12 @@ class ResearchController:
     def fail(self, reason: str) -> None:
         with self._lock:
             self._run(actions.End(ProjectStatus.FAILED, reason))
+
+    def stop(self, reason: str) -> None:
+        """Mark the project `stopped` (a fault outside it, such as a full disk); a resume
+        continues it where it was."""
+        with self._lock:
+            self._run(actions.End(ProjectStatus.STOPPED, reason))
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
         with self._lock:

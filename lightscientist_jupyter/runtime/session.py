@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
-from lightscientist_jupyter._fs import missing_files
+from lightscientist_jupyter._fs import missing_files, report_disk_fault
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, stop_call
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
@@ -147,7 +147,12 @@ class WorkerSession:
                     self._steps += len(chunk)
             self._conclude()
         except Exception as exc:  # a worker failure never escapes its thread
-            self._fail(f"{type(exc).__name__}: {safe(str(exc), 600)}")
+            report_disk_fault(exc)  # a full disk stops the run before the failure counts
+            try:
+                self._fail(f"{type(exc).__name__}: {safe(str(exc), 600)}")
+            except Exception as again:  # the record cannot be written either
+                if not report_disk_fault(again):
+                    raise
         finally:
             self.finished.set()
 

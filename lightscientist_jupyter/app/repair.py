@@ -1,0 +1,70 @@
+"""Putting a workspace right before a run: after a killed runner, and on a damaged
+checkpoint database (`lightscientist resume --fresh-sessions`).
+
+Both run under the workspace's run lock, before anything of the run starts: no other process
+writes there, so every recorded process group and temporary file is a dead runner's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+
+from lightscientist_jupyter._fs import remove_stray_tmp
+from lightscientist_jupyter.runtime.checkpoints import move_aside
+from lightscientist_jupyter.runtime.shell import end_recorded
+from lightscientist_jupyter.runtime.worker_files import load_record, save_record
+from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus
+from lightscientist_jupyter.workspace import Workspace
+
+
+def after_crash(ws: Workspace) -> list[str]:
+    """End the process groups a killed run's commands left running and remove its stray
+    temporary files; returns one line per thing done (nothing when there was none)."""
+    notes = []
+    ended = end_recorded(ws.workers_dir) if ws.workers_dir.is_dir() else []
+    if ended:
+        groups = ", ".join(str(g) for g in ended)
+        notes.append(f"ended {len(ended)} process group(s) a killed run left running: {groups}")
+    folders = [ws.state_dir, *(p for p in ws.workers_dir.glob("*") if p.is_dir())]
+    remove_stray_tmp(*(f for f in folders if f.is_dir()))
+    return notes
+
+
+def fresh_sessions(ws: Workspace) -> list[str]:
+    """Restart the current stage from its start with new sessions: the checkpoint database
+    and the supervisor's stage memory are moved aside (never deleted), the records of
+    unfinished workers are closed as `cancelled`; the state, history and files stay."""
+    notes = []
+    moved = move_aside(ws)
+    if moved is not None:
+        notes.append(f"the checkpoint database was moved aside to {moved}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    loop_file = ws.state_dir / "supervisor.json"
+    if loop_file.exists():
+        os.replace(loop_file, ws.state_dir / f"supervisor.before-fresh-{stamp}.json")
+    folders = sorted(ws.workers_dir.glob("*")) if ws.workers_dir.is_dir() else []
+    closed = []
+    for folder in folders:
+        record = load_record(folder)
+        if record is None or record.status in FINAL_WORKER_STATUSES:
+            continue
+        if record.role == Role.SUPERVISOR:  # its next turn starts a new session
+            os.replace(folder / "worker.json", folder / f"worker.before-fresh-{stamp}.json")
+            continue
+        save_record(
+            folder,
+            dataclasses.replace(
+                record,
+                status=WorkerStatus.CANCELLED,
+                updated_at=time.time(),
+                error="its session was in a checkpoint database that was set aside "
+                "(`resume --fresh-sessions`); the stage started again with new workers",
+            ),
+        )
+        closed.append(record.id)
+    if closed:
+        notes.append(f"closed the unfinished worker(s) {', '.join(closed)}")
+    notes.append("the current stage starts again from its start with fresh sessions")
+    return notes

@@ -194,6 +194,8 @@ def cmd_research(args: argparse.Namespace) -> int:
         stages=args.stages,
         model=args.model,
         base_url=args.base_url,
+        record=bool(args.record),
+        replies=args.replies,
         subscribers=_subscribers(args),
         skip_model_check=args.skip_model_check,
     )
@@ -207,6 +209,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         args.workspace or ".",
         model=args.model,
         base_url=args.base_url,
+        record=bool(args.record),
+        replies=args.replies,
         subscribers=_subscribers(args),
         check_model=not args.skip_model_check,
     )

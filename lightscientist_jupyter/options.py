@@ -23,10 +23,23 @@ def run_options(p: Parser) -> None:
     p.add_argument(
         "--model",
         metavar="SPEC",
-        help="offline (default), provider:model, or a model name with --base-url",
+        help="offline (default), provider:model, a model name with --base-url, or "
+        "replay:PATH[,lenient] (the answers of a run made with --record)",
     )
     p.add_argument(
         "--base-url", metavar="URL", help="an OpenAI-compatible server (chat completions)"
+    )
+    p.add_argument(
+        "--record",
+        action="store_true",
+        default=None,
+        help="append every model call to .lightscientist/recordings/ (a project started "
+        "with --record keeps recording when resumed; also LIGHTSCIENTIST_RECORD=1)",
+    )
+    p.add_argument(
+        "--replies",
+        choices=["recorded"],
+        help="with --model replay:PATH: answer each gate with the recording's next reply",
     )
     p.add_argument(
         "--skip-model-check",

@@ -226,13 +226,16 @@ def start(
     stages: str | os.PathLike[str] | None = None,
     model: str | None = None,
     base_url: str | None = None,
+    record: bool = False,
     subscribers: tuple[Subscriber, ...] = (),
     **options: Any,
 ) -> Run:
     """Start a new project in `workspace` and run it on a daemon thread; returns at once.
 
     Bad input (an existing project, an unknown stage, an invalid table or model) raises
-    here, before any thread starts. `options` go to `Project` (e.g. `stall_after_s`).
+    here, before any thread starts. `record` appends every model call to
+    `.lightscientist/recordings/` (and keeps doing so when the project is resumed); `options`
+    go to `Project` (e.g. `stall_after_s`).
     """
     from lightscientist_jupyter.app.project import Project
 
@@ -250,6 +253,7 @@ def start(
             stages=stages,
             model=model,
             base_url=base_url,
+            record=record,
             subscribers=subs,
             **options,
         ),
@@ -262,10 +266,12 @@ def resume(
     *,
     model: str | None = None,
     base_url: str | None = None,
+    record: bool = False,
     subscribers: tuple[Subscriber, ...] = (),
     **options: Any,
 ) -> Run:
-    """Continue the project in `workspace` on a daemon thread (its live run here, if any)."""
+    """Continue the project in `workspace` on a daemon thread (its live run here, if any);
+    `record` records this run's model calls."""
     from lightscientist_jupyter.app.project import Project
 
     root = _root(workspace)
@@ -275,7 +281,7 @@ def resume(
             return run
         return _launch(
             lambda subs: Project.open(
-                root, model=model, base_url=base_url, subscribers=subs, **options
+                root, model=model, base_url=base_url, record=record, subscribers=subs, **options
             ),
             subscribers,
         )

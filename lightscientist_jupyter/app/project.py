@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.replies import check as check_replies
+from lightscientist_jupyter.app.replies import next_reply, recorded_replies, recorder_hook
 from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.events import EventLog, Subscriber
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
+from lightscientist_jupyter.runtime.recording import recording_requested
 from lightscientist_jupyter.supervisor.loop import StageSupervisor
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
@@ -51,6 +54,8 @@ class Project:
         stall_after_s: float = 300.0,
         retries: int | None = None,
         retry_initial_delay: float = 1.0,
+        record: bool = False,
+        replies: str | None = None,
     ):
         self.workspace = workspace
         self.controller = controller
@@ -61,6 +66,11 @@ class Project:
         self.model_spec = model or settings.get("model") or default_spec()
         self.base_url = base_url or settings.get("base_url")
         self.model = resolve_model(self.model_spec, base_url=self.base_url)
+        self.record = recording_requested(record or settings.get("record"))
+        """Whether this run records its model calls (`--record`, kept in the settings)."""
+        check_replies(replies, self.model_spec)
+        self.recorded_replies = recorded_replies(self.model) if replies else []
+        """`--replies recorded`: the recording's replies, given again at the gates."""
         self.supervisor = StageSupervisor(
             workspace,
             self.model,
@@ -70,8 +80,11 @@ class Project:
             stall_after_s=stall_after_s,
             retries=retries,
             retry_initial_delay=retry_initial_delay,
+            record=self.record,
         )
         controller.on_answer(self.supervisor.on_user_answer)
+        if self.supervisor.runtime.recorder is not None:
+            bus.subscribe(recorder_hook(self.supervisor.runtime.recorder))
         self.stop_event = threading.Event()
         self._cancelling: threading.Thread | None = None
         self._closed = False
@@ -93,6 +106,7 @@ class Project:
         model: str | None = None,
         base_url: str | None = None,
         subscribers: tuple[Subscriber, ...] = (),
+        record: bool = False,
         skip_model_check: bool = False,
         **options: Any,
     ) -> Project:
@@ -102,6 +116,7 @@ class Project:
         workspace.root.mkdir(parents=True, exist_ok=True)
         table = load_table(stages)
         resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
+        check_replies(options.get("replies"), model or default_spec())
         if not skip_model_check:  # one short call: can this model call tools at all?
             commands.require_tool_calling(model, base_url)
         lock = WorkspaceLock(workspace).acquire("research")
@@ -114,7 +129,11 @@ class Project:
                 table=table,
                 start_stage=stage,
                 bus=log.bus,
-                settings={"model": model or default_spec(), "base_url": base_url},
+                settings={
+                    "model": model or default_spec(),
+                    "base_url": base_url,
+                    "record": recording_requested(record),
+                },
             )
             return cls(workspace, controller, log, lock, model=model, base_url=base_url, **options)
         except BaseException:
@@ -170,6 +189,8 @@ class Project:
                     status == ProjectStatus.WAITING_USER
                     and controller.pending_kind == DecisionKind.GATE
                 ):
+                    if self._recorded_reply():
+                        continue
                     if not wait_for_replies:
                         break
                     if on_idle:
@@ -192,6 +213,15 @@ class Project:
             self.supervisor.restart_stage(self.controller.task_id)
             self.retried = notice
         return notice
+
+    def _recorded_reply(self) -> bool:
+        """`--replies recorded`: answer the pending gate with the next recorded reply."""
+        reply = next_reply(self.recorded_replies, len(self.controller.state.decisions))
+        if reply is None:
+            return False
+        comment, to, source = str(reply.get("comment") or ""), reply.get("to"), reply["source"]
+        self.controller.reply(bool(reply["approve"]), comment, to, source=source)
+        return True
 
     def stop(self) -> None:
         """Ask the run to stop at the next step boundary (workers stay resumable)."""

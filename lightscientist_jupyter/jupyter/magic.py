@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import Markdown, display
-from traitlets import Enum, Unicode
+from traitlets import Bool, Enum, Unicode
 
 from lightscientist_jupyter import api, options
 from lightscientist_jupyter.app.commands import Route, Sent
@@ -87,6 +87,8 @@ def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
         stages=args.stages,
         model=args.model or m.model or None,
         base_url=args.base_url or m.base_url or None,
+        record=bool(args.record or m.record),
+        replies=args.replies,
         skip_model_check=args.skip_model_check,
     )
     display(boards.dashboard_of(run))
@@ -98,7 +100,9 @@ def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
     view = api.open_project(workspace)
     sent = view.reply(approve, args.comment, args.to, source="magic")
     if sent.route is Route.QUEUED:  # nobody runs the project: run it here
-        view = api.resume(workspace, model=m.model or None, base_url=m.base_url or None)
+        view = api.resume(
+            workspace, model=m.model or None, base_url=m.base_url or None, record=m.record
+        )
         sent = Sent(
             sent.route,
             "reply queued; the project resumes in this kernel and applies it",
@@ -114,6 +118,8 @@ def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
         m.workspace_of(args),
         model=args.model or m.model or None,
         base_url=args.base_url or m.base_url or None,
+        record=bool(args.record or m.record),
+        replies=args.replies,
         check_model=not args.skip_model_check,
     )
     if run.project.retried:
@@ -213,7 +219,7 @@ def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
     lines += [
         "",
         "Defaults for a session: %config LightScientistMagics.model / .base_url / "
-        ".mode / .workspace",
+        ".mode / .workspace / .record",
     ]
     print("\n".join(lines))
 
@@ -260,6 +266,11 @@ class LightScientistMagics(Magics):
         None,
         allow_none=True,
         help="An OpenAI-compatible server for the model (e.g. a local Ollama or vLLM).",
+    ).tag(config=True)
+    record = Bool(
+        False,
+        help="Record every model call of the runs this kernel starts or resumes "
+        "(.lightscientist/recordings/), as --record does.",
     ).tag(config=True)
     mode = Enum(
         ["auto", "manual"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -32,13 +33,15 @@ class ChatServer:
     """An OpenAI-compatible chat-completions server that plays a script, one reply per request.
 
     When the script runs out, the last reply repeats (so `[http_error(500)]` always fails).
-    `requests` keeps every request body it received, in order.
+    `requests` keeps every request body it received, in order. `answer_with(decide)` replaces
+    the script by a function of each request body (for sessions that run side by side).
     """
 
     USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
     def __init__(self) -> None:
         self.script: list[dict[str, Any]] = []
+        self.decide: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         server = self
@@ -66,6 +69,10 @@ class ChatServer:
         self.script = list(replies)
         return self
 
+    def answer_with(self, decide: Callable[[dict[str, Any]], dict[str, Any]]) -> ChatServer:
+        self.decide = decide
+        return self
+
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
@@ -77,6 +84,8 @@ class ChatServer:
             n = len(self.requests)
             self.requests.append(body)
             reply = self.script[min(n, len(self.script) - 1)] if self.script else answer("ok")
+        if self.decide is not None:
+            reply = self.decide(body)
         if handler.path.rstrip("/") != "/v1/chat/completions":
             self._send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
         elif "status" in reply:

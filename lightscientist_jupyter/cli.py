@@ -26,11 +26,12 @@ from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import (
     BadInput,
+    DiskFault,
     LightScientistError,
     StageTableError,
     WorkspaceLocked,
 )
-from lightscientist_jupyter.events import follow, format_line, make_filter, read_tail
+from lightscientist_jupyter.events import follow, format_line, make_filter, printable, read_tail
 from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
@@ -58,10 +59,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, ensure_ascii=False))
         return EXIT_OK
-    print(f"goal:    {info['goal']}")
+    print(f"goal:    {printable(info['goal'])}")
     print(f"stage:   {info['stage']}  (mode {info['mode']})")
     if info["reason"]:
-        print(f"reason:  {info['reason']}")
+        print(f"reason:  {printable(info['reason'])}")
     runner = info["runner"]
     print(
         f"runner:  pid {runner.get('pid')} on {runner.get('host')}"
@@ -70,10 +71,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     )
     pending = info["pending"]
     if pending:
-        print(f"pending: {pending['id']} — {pending['question']}")
+        print(f"pending: {pending['id']} — {printable(pending['question'])}")
         for out in pending["outputs"]:
-            print(f"         {out}")
+            print(f"         {printable(out)}")
         print("         reply with `lightscientist reply y` or `reply n --comment … [--to STAGE]`")
+    warning = info["sandbox"]["warning"]
+    if warning:
+        print(f"warning: {warning}")
     print(info["status"])
     return EXIT_OK
 
@@ -152,7 +156,7 @@ def _announce_gate(project) -> Callable[[], None]:
         if pending is not None and pending.id not in shown:
             shown.add(pending.id)
             print(
-                f"waiting at {pending.stage}: {pending.question} — reply with "
+                f"waiting at {pending.stage}: {printable(pending.question)} — reply with "
                 "`lightscientist reply y` or `n` (or from the side panel)",
                 flush=True,
             )
@@ -176,10 +180,11 @@ def _run_project(project, args: argparse.Namespace) -> int:
         project.close()
     reason = project.controller.state.reason
     if status == ProjectStatus.FAILED and reason:
-        print(f"reason: {reason}")
+        print(f"reason: {printable(reason)}")
     pending = project.controller.state.pending
     if status == ProjectStatus.WAITING_USER and pending:
-        print(f"waiting: {pending.question} — reply with `lightscientist reply y` or `n`")
+        question = printable(pending.question)
+        print(f"waiting: {question} — reply with `lightscientist reply y` or `n`")
     return _finish_line(status)
 
 
@@ -198,6 +203,7 @@ def cmd_research(args: argparse.Namespace) -> int:
         replies=args.replies,
         subscribers=_subscribers(args),
         skip_model_check=args.skip_model_check,
+        **options.sandbox_values(args),
     )
     return _run_project(project, args)
 
@@ -212,8 +218,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
         record=bool(args.record),
         replies=args.replies,
         subscribers=_subscribers(args),
+        fresh_sessions=args.fresh_sessions,
         check_model=not args.skip_model_check,
+        **options.sandbox_values(args),
     )
+    for note in project.notes:
+        print(note)
     retried = project.reopen()  # a failed stage: say what failed before it starts again
     if retried:
         print(retried, flush=True)
@@ -233,7 +243,7 @@ def cmd_workers(args: argparse.Namespace) -> int:
     print(f"{'worker':<12}{'role':<11}{'stage':<20}{'status':<11}{'model':>6}{'tools':>6}  label")
     for r in records:
         p = r.get("progress") or {}
-        label = (r.get("labels") or {}).get("label", "")
+        label = printable((r.get("labels") or {}).get("label", ""))
         print(
             f"{r['id']:<12}{r.get('role', ''):<11}{(r.get('stage') or ''):<20}"
             f"{r.get('status', ''):<11}{p.get('model_calls', 0):>6}{p.get('tool_calls', 0):>6}  "
@@ -344,6 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     handler = COMMANDS[args.command][1]
     try:
         return handler(args)
+    except DiskFault as exc:  # the run stopped; `resume` continues once there is room
+        print(f"lightscientist {args.command}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except StageTableError as exc:
         print(f"lightscientist {args.command}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

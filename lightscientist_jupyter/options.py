@@ -9,6 +9,7 @@ takes the default mode as a parameter.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 Parser = argparse.ArgumentParser
 
@@ -51,6 +52,37 @@ def run_options(p: Parser) -> None:
         action="store_true",
         help="print events as they happen (a notebook's dashboard always streams)",
     )
+    sandbox(p)
+
+
+def sandbox(p: Parser) -> None:
+    """Where workers' commands run; a project keeps what `research` was given, and `resume`
+    uses it unless told otherwise."""
+    p.add_argument(
+        "--sandbox",
+        choices=["auto", "bwrap", "none"],
+        default=None,
+        help="run workers' commands in a bubblewrap sandbox: auto (default: when bwrap "
+        "works here, else unsandboxed with a warning), bwrap (refuse to run without it), none",
+    )
+    p.add_argument(
+        "--allow-network",
+        action="store_true",
+        default=None,
+        help="let workers' commands use the network (default: only stages with network = true)",
+    )
+    p.add_argument(
+        "--limits",
+        metavar="SPEC",
+        help="resource limits of each command, e.g. mem=2G,cpu=600,procs=256,fsize=1G "
+        "(defaults mem=4G,cpu=600,procs=256,fsize=1G; 'none' lifts one; they win over a "
+        "stage's limits)",
+    )
+
+
+def sandbox_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The sandbox options as keyword arguments of `Project.create`/`open` (and the API)."""
+    return {"sandbox": args.sandbox, "allow_network": args.allow_network, "limits": args.limits}
 
 
 def wait(p: Parser) -> None:
@@ -92,6 +124,13 @@ def reply(p: Parser) -> None:
 def resume(p: Parser) -> None:
     workspace(p)
     run_options(p)
+    p.add_argument(
+        "--fresh-sessions",
+        action="store_true",
+        help="restart the current stage from its start with new worker and supervisor "
+        "sessions (state, history and files are kept; the checkpoint database is moved "
+        "aside): the way on from a damaged checkpoint database",
+    )
 
 
 def status(p: Parser) -> None:

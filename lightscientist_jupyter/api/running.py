@@ -24,7 +24,7 @@ from lightscientist_jupyter.api.views import ProjectView, _quietly
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.errors import BadInput, ControllerError
+from lightscientist_jupyter.errors import BadInput, ControllerError, DiskFault
 from lightscientist_jupyter.events import EventBuffer, Subscriber
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
 from lightscientist_jupyter.workspace import Workspace
@@ -63,6 +63,8 @@ class Run(ProjectView):
     def _main(self) -> None:
         try:
             self.project.run(wait_for_replies=True)
+        except DiskFault as exc:  # the project is `stopped`; resume continues it
+            self.error = exc
         except BaseException as exc:  # noqa: BLE001 - kept on the handle; a thread must not print
             self.error = exc
             try:

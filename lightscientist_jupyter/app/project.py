@@ -16,13 +16,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.app import commands
+from lightscientist_jupyter._fs import (
+    disk_fault,
+    release_space,
+    report_disk_fault,
+    reserve_space,
+    watch_disk_faults,
+)
+from lightscientist_jupyter.app import commands, repair, sandboxing
 from lightscientist_jupyter.app.replies import check as check_replies
 from lightscientist_jupyter.app.replies import next_reply, recorded_replies, recorder_hook
 from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
+from lightscientist_jupyter.controller.goal import check_goal
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
+from lightscientist_jupyter.errors import BadInput, DiskFault
 from lightscientist_jupyter.events import EventLog, Subscriber
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
 from lightscientist_jupyter.runtime.recording import recording_requested
@@ -33,7 +42,7 @@ from lightscientist_jupyter.vocab import (
     ProjectStatus,
     StageOutcome,
 )
-from lightscientist_jupyter.workspace import Workspace
+from lightscientist_jupyter.workspace import Workspace, folder_problem
 
 INBOX_POLL_S = 0.25
 
@@ -55,6 +64,9 @@ class Project:
         retries: int | None = None,
         retry_initial_delay: float = 1.0,
         record: bool = False,
+        sandbox: str | None = None,
+        allow_network: bool | None = None,
+        limits: str | None = None,
         replies: str | None = None,
     ):
         self.workspace = workspace
@@ -71,6 +83,9 @@ class Project:
         check_replies(replies, self.model_spec)
         self.recorded_replies = recorded_replies(self.model) if replies else []
         """`--replies recorded`: the recording's replies, given again at the gates."""
+        policy, self.sandbox = sandboxing.open_policy(
+            workspace, bus, settings, sandbox=sandbox, allow_network=allow_network, limits=limits
+        )
         self.supervisor = StageSupervisor(
             workspace,
             self.model,
@@ -81,6 +96,7 @@ class Project:
             retries=retries,
             retry_initial_delay=retry_initial_delay,
             record=self.record,
+            shell_policy=policy,
         )
         controller.on_answer(self.supervisor.on_user_answer)
         if self.supervisor.runtime.recorder is not None:
@@ -91,6 +107,10 @@ class Project:
         self._poll_stop = True
         self.retried: str | None = None
         """What failed before, when this run retries a failed stage (see `reopen`)."""
+        self.fault: str | None = None
+        """Set when a write failed on a full or read-only disk (see `_fs.disk_fault`)."""
+        self.notes: list[str] = []
+        """What opening the project put right (a killed run's processes, fresh sessions)."""
 
     # ------------------------------------------------------------------ opening
 
@@ -106,19 +126,23 @@ class Project:
         model: str | None = None,
         base_url: str | None = None,
         subscribers: tuple[Subscriber, ...] = (),
+        max_goal_chars: int | None = None,
         record: bool = False,
         skip_model_check: bool = False,
         **options: Any,
     ) -> Project:
         """Start a new project in `root` (created if missing), once the model passed the
         model check (`commands.check_model`) unless `skip_model_check`."""
-        workspace = Workspace.at(root)
-        workspace.root.mkdir(parents=True, exist_ok=True)
+        goal = check_goal(goal, max_goal_chars)  # before any file is written
+        workspace = usable(root, create=True)
         table = load_table(stages)
         resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
         check_replies(options.get("replies"), model or default_spec())
         if not skip_model_check:  # one short call: can this model call tools at all?
             commands.require_tool_calling(model, base_url)
+        run_settings = sandboxing.settings(
+            options.get("sandbox"), options.get("allow_network"), options.get("limits")
+        )
         lock = WorkspaceLock(workspace).acquire("research")
         try:
             log = EventLog(workspace.events_file, subscribers)
@@ -133,7 +157,9 @@ class Project:
                     "model": model or default_spec(),
                     "base_url": base_url,
                     "record": recording_requested(record),
+                    **run_settings,
                 },
+                max_goal_chars=max_goal_chars,
             )
             return cls(workspace, controller, log, lock, model=model, base_url=base_url, **options)
         except BaseException:
@@ -148,12 +174,14 @@ class Project:
         model: str | None = None,
         base_url: str | None = None,
         subscribers: tuple[Subscriber, ...] = (),
+        fresh_sessions: bool = False,
         check_model: bool = False,
         **options: Any,
     ) -> Project:
         """Open the project in `root` to run it (resume, reply, continue); with
-        `check_model` the model must pass the model check first."""
-        workspace = Workspace.at(root)
+        `fresh_sessions` the current stage starts again with new sessions (see `repair`);
+        with `check_model` the model must pass the model check first."""
+        workspace = usable(root)
         lock = WorkspaceLock(workspace).acquire("run")
         try:
             log = EventLog(workspace.events_file, subscribers)
@@ -163,7 +191,14 @@ class Project:
                 commands.require_tool_calling(
                     model or settings.get("model"), base_url or settings.get("base_url")
                 )
-            return cls(workspace, controller, log, lock, model=model, base_url=base_url, **options)
+            notes = repair.after_crash(workspace)  # before the runtime opens anything
+            if fresh_sessions:
+                notes += repair.fresh_sessions(workspace)
+            project = cls(
+                workspace, controller, log, lock, model=model, base_url=base_url, **options
+            )
+            project.notes = notes
+            return project
         except BaseException:
             lock.release()
             raise
@@ -180,6 +215,9 @@ class Project:
         self._poll_stop = False
         poller = threading.Thread(target=self._poll_inbox, daemon=True, name="ls-inbox")
         poller.start()
+        watch_disk_faults(self._on_disk_fault)
+        reserve = self.workspace.state_dir / "space.reserve"
+        reserve_space(reserve)
         try:
             while not self.stop_event.is_set():
                 status = controller.status
@@ -198,11 +236,37 @@ class Project:
                     controller.wait_change(INBOX_POLL_S)
                     continue
                 result = self.supervisor.run_stage(controller.task(), self.stop_event)
-                if result.status == StageOutcome.FAILED:
+                if result.status == StageOutcome.FAILED and self.fault is None:
                     controller.fail(result.summary)
+        except Exception as exc:
+            fault = disk_fault(exc)
+            if fault is None:
+                raise
+            self._on_disk_fault(fault)
         finally:
             self._poll_stop = True
+            watch_disk_faults(self._on_disk_fault, stop=True)
+            release_space(reserve)  # on a full disk: room to record the stop
+        if self.fault is not None:
+            error = DiskFault(self.fault)
+            try:
+                controller.stop(str(error))
+            except Exception as exc:  # the state cannot be written: it stays `running`
+                if disk_fault(exc) is None:
+                    raise
+            raise error
         return controller.status
+
+    def _on_disk_fault(self, fault: str) -> None:
+        """A write of this run failed on a full or read-only disk: stop at once."""
+        where = fault.split(" while writing ", 1)[-1]
+        if (self.fault is None or self.fault.endswith(" ?")) and (
+            not where.startswith("/") or where.startswith(str(self.workspace.root))
+        ):  # a path elsewhere is another project's fault
+            self.fault = fault.replace(
+                "the checkpoint database", str(self.workspace.checkpoints_file)
+            )
+            self.stop_event.set()
 
     def reopen(self) -> str | None:
         """Set a failed or cancelled project running again. A failed stage starts again from
@@ -238,9 +302,14 @@ class Project:
 
     def _poll_inbox(self) -> None:
         while not self._poll_stop:
-            self.controller.poll_inbox()
-            for command in inbox.take_commands(self.workspace):
-                self._apply_command(command)
+            try:
+                self.controller.poll_inbox()
+                for command in inbox.take_commands(self.workspace):
+                    self._apply_command(command)
+            except Exception as exc:
+                if report_disk_fault(exc) is None:
+                    raise
+                return
             self.stop_event.wait(INBOX_POLL_S)
 
     def _apply_command(self, command: dict[str, Any]) -> None:
@@ -275,3 +344,20 @@ class Project:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def usable(root: str | Path, *, create: bool = False) -> Workspace:
+    """The workspace at `root`, checked for a run (`BadInput` naming what to fix);
+    `create` makes the folder when it is missing."""
+    workspace = Workspace.at(root)
+    problem = folder_problem(workspace.root, write=True)
+    if problem is None and create:
+        try:
+            workspace.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            problem = f"the workspace {workspace.root} cannot be created ({exc.strerror})"
+        else:
+            problem = folder_problem(workspace.root, write=True)
+    if problem:
+        raise BadInput(problem)
+    return workspace

@@ -90,6 +90,7 @@ def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
         record=bool(args.record or m.record),
         replies=args.replies,
         skip_model_check=args.skip_model_check,
+        **options.sandbox_values(args),
     )
     display(boards.dashboard_of(run))
 
@@ -118,9 +119,11 @@ def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
         m.workspace_of(args),
         model=args.model or m.model or None,
         base_url=args.base_url or m.base_url or None,
+        fresh_sessions=args.fresh_sessions,
         record=bool(args.record or m.record),
         replies=args.replies,
         check_model=not args.skip_model_check,
+        **options.sandbox_values(args),
     )
     if run.project.retried:
         print(run.project.retried)

@@ -4,8 +4,8 @@
     scripts/bench --quick --out /tmp/R.md   # tiny sizes (what the smoke test runs)
 
 Runs, each in its own process, one after the other: prompt_growth.py, overhead.py,
-events.py, full_run.py — and cell_latency.py (the notebook-latency benchmark; it needs a
-Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it unless
+events.py, full_run.py, recording.py — and cell_latency.py (the notebook-latency benchmark; it
+needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it unless
 `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
 average, date), a table of every target, and for each missed target by how much and why.
 """
@@ -32,6 +32,7 @@ SCRIPTS = [
     ("overhead", "2. Orchestration overhead"),
     ("events", "3. Event pipeline"),
     ("full_run", "4. The full run"),
+    ("recording", "5. Recording"),
 ]
 
 
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         if not met:
             misses.append(
                 (
-                    "5. Notebook latency",
+                    "6. Notebook latency",
                     {
                         "name": "cell p95",
                         "measured": f"{lat['p95']:.1f} ms",
@@ -249,7 +250,7 @@ def render(
         ]
     if lat is not None:
         lines += [
-            "## 5. Notebook latency (cell_latency.py)",
+            "## 6. Notebook latency (cell_latency.py)",
             "",
             f"`python benchmarks/cell_latency.py` ({lat['seconds']:.0f} s): a trivial cell "
             "executed over and over in a real kernel while the `%lightscientist research` "

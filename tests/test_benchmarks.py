@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-SCRIPTS = ("prompt_growth", "overhead", "events", "full_run")
+SCRIPTS = ("prompt_growth", "overhead", "events", "full_run", "recording")
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +91,17 @@ def test_full_run_measures_memory_and_files(reports):
     assert run["sqlite"] > 0 and run["events_bytes"] > 0
 
 
+def test_recording_compares_plain_and_recording_runs(reports):
+    data = reports["recording"]["data"]
+    plain = [r for r in data["runs"] if not r["record"]]
+    recorded = [r for r in data["runs"] if r["record"]]
+    assert len(plain) == len(recorded) == 1
+    assert plain[0]["status"] == recorded[0]["status"] == "done"
+    assert plain[0]["recording_bytes"] == 0 and plain[0]["calls"] == 0
+    assert recorded[0]["calls"] > 10 and recorded[0]["recording_bytes"] > 0
+    assert 0 < recorded[0]["recording_s"] < recorded[0]["wall_s"]
+
+
 def test_run_all_writes_results(reports, tmp_path):
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
@@ -115,6 +126,7 @@ def test_run_all_writes_results(reports, tmp_path):
         "## 2. Orchestration overhead",
         "## 3. Event pipeline",
         "## 4. The full run",
+        "## 5. Recording",
     ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text

@@ -4,8 +4,8 @@
     scripts/bench --quick --out /tmp/R.md   # tiny sizes (what the smoke test runs)
 
 Runs, each in its own process, one after the other: prompt_growth.py, overhead.py,
-events.py, full_run.py, recording.py — and cell_latency.py (the notebook-latency benchmark; it
-needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it unless
+events.py, full_run.py, recording.py, sandbox.py — and cell_latency.py (the notebook-latency
+benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it unless
 `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
 average, date), a table of every target, and for each missed target by how much and why.
 """
@@ -33,6 +33,7 @@ SCRIPTS = [
     ("events", "3. Event pipeline"),
     ("full_run", "4. The full run"),
     ("recording", "5. Recording"),
+    ("sandbox", "6. Sandbox"),
 ]
 
 
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         if not met:
             misses.append(
                 (
-                    "6. Notebook latency",
+                    "7. Notebook latency",
                     {
                         "name": "cell p95",
                         "measured": f"{lat['p95']:.1f} ms",
@@ -250,7 +251,7 @@ def render(
         ]
     if lat is not None:
         lines += [
-            "## 6. Notebook latency (cell_latency.py)",
+            "## 7. Notebook latency (cell_latency.py)",
             "",
             f"`python benchmarks/cell_latency.py` ({lat['seconds']:.0f} s): a trivial cell "
             "executed over and over in a real kernel while the `%lightscientist research` "

@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-SCRIPTS = ("prompt_growth", "overhead", "events", "full_run", "recording")
+SCRIPTS = ("prompt_growth", "overhead", "events", "full_run", "recording", "sandbox")
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +102,13 @@ def test_recording_compares_plain_and_recording_runs(reports):
     assert 0 < recorded[0]["recording_s"] < recorded[0]["wall_s"]
 
 
+def test_sandbox_compares_both_modes(reports):
+    data = reports["sandbox"]["data"]
+    assert len(data["walls"]["none"]) == len(data["walls"]["bwrap"]) == 1
+    assert data["ratio"] == data["walls"]["bwrap"][0] / data["walls"]["none"][0]
+    assert set(data["per_command_ms"]["true"]) == {"none", "bwrap"}
+
+
 def test_run_all_writes_results(reports, tmp_path):
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
@@ -127,6 +134,7 @@ def test_run_all_writes_results(reports, tmp_path):
         "## 3. Event pipeline",
         "## 4. The full run",
         "## 5. Recording",
+        "## 6. Sandbox",
     ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text

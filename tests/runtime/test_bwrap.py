@@ -51,17 +51,25 @@ def groups():
     groups.kill_all()
 
 
-def shell(root: Path, groups: ProcessGroups, *, limits: str = "", network: bool = False, **kw):
-    """A sandboxed worker's backend (its `execute` is the model's tool)."""
-    policy = ShellPolicy(sandbox=True, overrides=parse_spec(limits), cgroups=bwrap.PidsCgroup())
-    return WorkspaceBackend(
-        root,
-        worker_id="w1",
-        cancel=threading.Event(),
-        groups=groups,
-        policy=policy.for_stage(network, {}),
-        **kw,
-    )
+@pytest.fixture
+def shell(root: Path, groups: ProcessGroups):
+    """Makes a sandboxed worker's backend (its `execute` is the model's tool)."""
+    cgroups = bwrap.PidsCgroup()
+
+    def make(*, limits: str = "", network: bool = False, **kw) -> WorkspaceBackend:
+        policy = ShellPolicy(sandbox=True, overrides=parse_spec(limits), cgroups=cgroups)
+        return WorkspaceBackend(
+            root,
+            worker_id="w1",
+            cancel=threading.Event(),
+            groups=groups,
+            policy=policy.for_stage(network, {}),
+            **kw,
+        )
+
+    yield make
+    groups.kill_all()
+    cgroups.close()
 
 
 def cmdlines() -> str:
@@ -121,10 +129,10 @@ def connect_command(port: int) -> str:
 # ---------------------------------------------------------------- the file system
 
 
-def test_a_command_cannot_write_outside_the_workspace(root, groups, tmp_path):
+def test_a_command_cannot_write_outside_the_workspace(root, groups, shell, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    sh = shell(root, groups)
+    sh = shell()
     commands = [
         f"mkdir -p {outside} && echo x > {outside}/absolute.txt",
         "mkdir -p ../outside && echo x > ../outside/dotdot.txt",
@@ -143,8 +151,8 @@ def test_a_command_cannot_write_outside_the_workspace(root, groups, tmp_path):
     assert (root / "link").is_symlink()  # it made the link; writing through it went nowhere
 
 
-def test_a_command_writes_the_workspace_but_not_the_state_folder(root, groups):
-    sh = shell(root, groups)
+def test_a_command_writes_the_workspace_but_not_the_state_folder(root, groups, shell):
+    sh = shell()
     result = sh.execute(
         "echo data > results.txt && echo x > .lightscientist/evil.txt; "
         "echo x >> .lightscientist/state.json; echo done"
@@ -155,7 +163,7 @@ def test_a_command_writes_the_workspace_but_not_the_state_folder(root, groups):
     assert result.output.count("Read-only file system") == 2
 
 
-def test_a_command_cannot_read_a_secret_planted_in_home_or_root(root, groups):
+def test_a_command_cannot_read_a_secret_planted_in_home_or_root(root, groups, shell):
     secret = f"TOPSECRET-{uuid.uuid4().hex}"
     planted = []
     for folder in {Path.home(), Path("/root")}:
@@ -167,7 +175,7 @@ def test_a_command_cannot_read_a_secret_planted_in_home_or_root(root, groups):
         planted.append(path)
     assert planted, "no home folder to plant a secret in"
     try:
-        sh = shell(root, groups)
+        sh = shell()
         reads = " ; ".join(f"cat {p}" for p in planted)
         result = sh.execute(f"{reads} ; cat ~/{planted[0].name} ; grep -rs TOPSECRET /root /home")
         assert secret not in result.output
@@ -177,9 +185,9 @@ def test_a_command_cannot_read_a_secret_planted_in_home_or_root(root, groups):
             path.unlink()
 
 
-def test_the_venv_python_runs_with_the_clean_environment(root, groups, monkeypatch):
+def test_the_venv_python_runs_with_the_clean_environment(root, groups, shell, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-must-not-leak")
-    sh = shell(root, groups)
+    sh = shell()
     result = sh.execute(
         "python -c \"import numpy, pandas, matplotlib, sys; print('ok', sys.prefix)\"; env"
     )
@@ -192,28 +200,28 @@ def test_the_venv_python_runs_with_the_clean_environment(root, groups, monkeypat
 # ---------------------------------------------------------------- network and processes
 
 
-def test_a_loopback_server_outside_is_unreachable(root, groups, server):
-    result = shell(root, groups).execute(connect_command(server.port))
+def test_a_loopback_server_outside_is_unreachable(root, groups, shell, server):
+    result = shell().execute(connect_command(server.port))
     assert result.exit_code == 1
     assert "hello-from-outside" not in result.output
     assert "Connection refused" in result.output or "Network is unreachable" in result.output
     assert server.accepted == 0
 
 
-def test_with_network_allowed_the_loopback_server_is_reachable(root, groups, server):
-    result = shell(root, groups, network=True).execute(connect_command(server.port))
+def test_with_network_allowed_the_loopback_server_is_reachable(root, groups, shell, server):
+    result = shell(network=True).execute(connect_command(server.port))
     assert result.exit_code == 0, result.output
     assert result.output.strip() == "hello-from-outside"
     assert server.accepted == 1
 
 
-def test_a_command_cannot_see_the_tests_processes(root, groups):
+def test_a_command_cannot_see_the_tests_processes(root, groups, shell):
     marker = f"ls-visible-{uuid.uuid4().hex[:8]}"
     outside = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)", marker], start_new_session=True
     )
     try:
-        result = shell(root, groups).execute(
+        result = shell().execute(
             "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done; "
             f"kill -0 {outside.pid} && echo SIGNALLED-$((40 + 2))"
         )
@@ -228,8 +236,8 @@ def test_a_command_cannot_see_the_tests_processes(root, groups):
 # ---------------------------------------------------------------- limits and lifetime
 
 
-def test_a_fork_bomb_is_stopped_by_the_process_limit(root, groups):
-    sh = shell(root, groups, limits="procs=40", timeout=20)
+def test_a_fork_bomb_is_stopped_by_the_process_limit(root, groups, shell):
+    sh = shell(limits="procs=40", timeout=20)
     result = sh.execute("bomb() { bomb | bomb & }; bomb; sleep 3; echo after-the-bomb")
     assert "[stopped by the process limit: procs=40;" in result.output
     assert "after-the-bomb" in result.output
@@ -237,17 +245,15 @@ def test_a_fork_bomb_is_stopped_by_the_process_limit(root, groups):
     assert sh.execute("echo the worker goes on").output.strip() == "the worker goes on"
 
 
-def test_a_memory_hog_is_stopped_by_the_memory_limit(root, groups):
-    result = shell(root, groups, limits="mem=1G").execute(
-        'python -c "x = bytearray(3 << 30); print(len(x))"'
-    )
+def test_a_memory_hog_is_stopped_by_the_memory_limit(root, groups, shell):
+    result = shell(limits="mem=1G").execute('python -c "x = bytearray(3 << 30); print(len(x))"')
     assert result.exit_code == 1
     assert "MemoryError" in result.output
     assert "[stopped by the memory limit (address space): mem=1G;" in result.output
 
 
-def test_cpu_and_file_size_limits_name_themselves(root, groups):
-    sh = shell(root, groups, limits="cpu=1,fsize=1M")
+def test_cpu_and_file_size_limits_name_themselves(root, groups, shell):
+    sh = shell(limits="cpu=1,fsize=1M")
     spin = sh.execute("python -c 'while True: pass'")
     assert spin.exit_code == 128 + 24  # SIGXCPU
     assert "[stopped by the CPU-time limit: cpu=1 s;" in spin.output
@@ -256,9 +262,9 @@ def test_cpu_and_file_size_limits_name_themselves(root, groups):
     assert "[stopped by the file-size limit: fsize=1M;" in big.output
 
 
-def test_a_background_job_is_gone_after_the_timeout(root, groups):
+def test_a_background_job_is_gone_after_the_timeout(root, groups, shell):
     started = time.monotonic()
-    result = shell(root, groups, timeout=2).execute("sleep 987.654 & echo started")
+    result = shell(timeout=2).execute("sleep 987.654 & echo started")
     assert result.output.strip() == "started"
     assert time.monotonic() - started < 1.5  # the command itself returned at once
     assert "987.654" in cmdlines()  # the job runs on, as it does unsandboxed ...

@@ -133,10 +133,12 @@ def argv(root: Path, home: Path, *, network: bool) -> list[str]:
     for name in _MASKED_ETC_DIRS:
         if Path("/etc", name).is_dir():
             args += ["--tmpfs", f"/etc/{name}"]
+    # the private /tmp and /run first: a Python environment or a workspace under one of them
+    # (a virtual environment made in /tmp) is then mounted on top, not hidden
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     for path in _python_roots():
         args += ["--ro-bind", str(path), str(path)]
     state = root / ".lightscientist"
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     args += ["--bind", str(root), str(root)]
     if state.is_dir():
         args += ["--ro-bind", str(state), str(state)]

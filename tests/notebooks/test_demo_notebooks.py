@@ -173,7 +173,7 @@ def test_real_model_skips_cleanly_with_no_model_configured(folder):
 
 
 class _FakeServer(BaseHTTPRequestHandler):
-    """An OpenAI-compatible server that lists one model and answers nothing else."""
+    """An OpenAI-compatible server that lists one model and answers only the model check."""
 
     def do_GET(self) -> None:  # the http.server API names it
         if self.path.rstrip("/") == "/v1/models":
@@ -187,7 +187,31 @@ class _FakeServer(BaseHTTPRequestHandler):
             self.send_error(404)
 
     def do_POST(self) -> None:
-        self.send_error(400, "this test server answers no chat requests")
+        """Passes the model check (one call offering `report_word`), refuses all else."""
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        tools = [t.get("function", {}).get("name") for t in request.get("tools") or []]
+        if tools != ["report_word"]:
+            self.send_error(400, "this test server answers no other chat requests")
+            return
+        call = {
+            "id": "call_0",
+            "type": "function",
+            "function": {"name": "report_word", "arguments": '{"word": "ready"}'},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        body = json.dumps(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "model": "tiny-model",
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def log_message(self, *args) -> None:
         pass

@@ -197,6 +197,19 @@ def test_the_venv_python_runs_with_the_clean_environment(root, groups, shell, mo
     assert f"HOME={root}/.lightscientist/workers/w1/home" in result.output
 
 
+def test_a_python_environment_under_tmp_is_not_hidden_by_the_private_tmp(
+    root, groups, shell, monkeypatch, tmp_path_factory
+):
+    # as in a Binder replay or a CI job, whose virtual environment is made under /tmp
+    env = tmp_path_factory.mktemp("venv-under-tmp")
+    assert str(env).startswith("/tmp/"), env
+    (env / "marker.txt").write_text("the environment is mounted\n")
+    monkeypatch.setattr(sys, "exec_prefix", str(env))
+    result = shell().execute(f"cat {env}/marker.txt; ls /tmp | wc -l")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("the environment is mounted\n"), result.output
+
+
 # ---------------------------------------------------------------- network and processes
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from lightscientist_jupyter import api
 from lightscientist_jupyter.events import read_tail
 
 
+@pytest.mark.slow
 def test_wait_returns_after_the_last_events_are_written(tmp_path):
     ws = tmp_path / "project"
     run = api.start("Does warmup help?", ws, mode="auto")

@@ -64,6 +64,7 @@ def _header_damage(db: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [_page_damage, _header_damage], ids=["pages", "header"])
+@pytest.mark.slow
 def test_a_damaged_checkpoint_database_is_named_with_its_remedy(tmp_path, damage):
     ws = tmp_path / "project"
     first = cli(ws, "research", GOAL, "--mode", "manual")
@@ -119,6 +120,7 @@ def waiting_project(tmp_path_factory) -> Path:
         ("mode", 3, "one of auto, manual"),
     ],
 )
+@pytest.mark.slow
 def test_a_state_file_of_the_wrong_shape_names_the_key_and_the_type(
     tmp_path, waiting_project, key, value, expected
 ):
@@ -145,6 +147,7 @@ def test_a_state_file_of_the_wrong_shape_names_the_key_and_the_type(
 # ------------------------------------------------------------------ 7: bad workspaces
 
 
+@pytest.mark.slow
 def test_a_file_given_as_the_workspace_is_one_line_and_exit_2(tmp_path):
     afile = tmp_path / "notes.txt"
     afile.write_text("not a folder")
@@ -180,6 +183,7 @@ def test_invalid_utf8_in_the_goal_is_refused_before_anything_is_written(tmp_path
     assert not ws.exists()
 
 
+@pytest.mark.slow
 def test_a_long_goal_is_stored_once_and_prompts_get_it_cut(tmp_path):
     ws = tmp_path / "project"
     goal = "Does warmup help? " + "Detail of the question. " * 600  # 14,418 characters
@@ -208,6 +212,7 @@ def test_a_long_goal_is_stored_once_and_prompts_get_it_cut(tmp_path):
     assert size < 40_000_000, size  # was 238 MB for a 120 KB goal
 
 
+@pytest.mark.slow
 def test_control_characters_of_a_goal_are_printed_escaped(tmp_path):
     ws = tmp_path / "project"
     goal = "warmup \x1b[2J\x1b]0;owned\x07 and \u202eevil"

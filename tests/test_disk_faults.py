@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.chat_server import ChatServer, answer, tool_call
 
 GOAL = "Does learning-rate warmup help a small MLP?"
@@ -54,6 +55,7 @@ ls mnt/ws/paper > paper2
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_the_run_with_one_line_and_resume_goes_on(tmp_path):
     in_mount_namespace(DISK_FULL, str(tmp_path), "3m")
     err = read(tmp_path / "err1")
@@ -97,6 +99,7 @@ echo $? > rc_new
 """
 
 
+@pytest.mark.slow
 def test_a_read_only_workspace_is_one_line_and_exit_2(tmp_path):
     in_mount_namespace(READ_ONLY, str(tmp_path))
     for name in ("resume", "research"):
@@ -168,6 +171,7 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
+@pytest.mark.slow
 def test_resume_after_a_sigkill_ends_the_dead_runs_commands_first(tmp_path):
     server = ChatServer().answer_with(_scripted)
     ws = tmp_path / "project"

@@ -89,6 +89,7 @@ def test_research_with_a_model_that_answers_in_text_does_not_start(server, tmp_p
     assert len(server.requests) == 1
 
 
+@pytest.mark.slow
 def test_skipping_the_check_runs_and_the_stage_says_no_tool_was_called(server, tmp_path):
     server.play(answer("continue"))
     ws = tmp_path / "project"

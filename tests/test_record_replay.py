@@ -172,6 +172,7 @@ def replay(recorded: dict[str, Any], name: str, spec: str, table: Path | None = 
     return ws, proc
 
 
+@pytest.mark.slow
 def test_the_recording_holds_every_call_of_every_session(recorded):
     first, server = recorded["first"], recorded["server"]
     files = sorted((first / ".lightscientist" / "recordings").glob("*.jsonl"))
@@ -228,6 +229,7 @@ def test_a_replay_without_the_server_reproduces_the_run(recorded):
     assert not (second / ".lightscientist" / "recordings").exists()  # a replay records nothing
 
 
+@pytest.mark.slow
 def test_a_changed_skill_fails_a_strict_replay_and_counts_once_in_a_lenient_one(recorded):
     table = recorded["base"] / "changed" / "table.toml"
     shutil.copytree(recorded["table"].parent, table.parent)
@@ -259,6 +261,7 @@ def test_a_changed_skill_fails_a_strict_replay_and_counts_once_in_a_lenient_one(
     assert outputs(lenient) == outputs(recorded["first"])
 
 
+@pytest.mark.slow
 def test_gate_replies_are_recorded_and_replayed_with_replies_recorded(recorded):
     base, table = recorded["base"], recorded["table"]
     server = ChatServer().answer_with(scientist)

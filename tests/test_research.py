@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from lightscientist_jupyter.controller import default_table_path, load_table
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS
 
@@ -76,6 +78,7 @@ def process_keys(ws: Path) -> list[str]:
     return re.findall(r"<!-- entry: (\S+) -->", (ws / "PROCESS.md").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     ws = tmp_path / "project"
     proc = cli(ws, "research", "Does learning-rate warmup help a small MLP?", "--mode", "auto")
@@ -125,6 +128,7 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     assert (ws / "paper" / "figures" / "figure1.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
     ws = tmp_path / "project"
     proc = cli(ws, "research", "Does warmup help?")
@@ -157,6 +161,7 @@ def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
     assert "be bolder" in text
 
 
+@pytest.mark.slow
 def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_path):
     ws = tmp_path / "project"
     ws.mkdir()
@@ -203,6 +208,7 @@ def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_
     events(ws)  # the log still parses, line by line
 
 
+@pytest.mark.slow
 def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
     stages = tmp_path / "stages"
     shutil.copytree(default_table_path().parent, stages)

@@ -52,6 +52,7 @@ def events_of(ws: Path, type_: str) -> list[dict]:
     return [e for e in map(json.loads, lines) if e["type"] == type_]
 
 
+@pytest.mark.slow
 def test_the_default_table_runs_end_to_end_sandboxed(tmp_path):
     if bwrap.problem() is not None and os.environ.get("CI") != "true":
         pytest.skip(str(bwrap.problem()))
@@ -73,6 +74,7 @@ def test_the_default_table_runs_end_to_end_sandboxed(tmp_path):
     assert "warning:" not in cli(ws, "status").stdout
 
 
+@pytest.mark.slow
 def test_auto_without_bwrap_runs_unsandboxed_and_says_so(tmp_path, path_without_bwrap):
     ws = tmp_path / "project"
     env = {"PATH": path_without_bwrap}
@@ -114,6 +116,7 @@ def test_a_bad_limits_option_is_one_line(tmp_path):
     assert not (ws / ".lightscientist" / "state.json").exists()
 
 
+@pytest.mark.slow
 def test_resume_keeps_the_sandbox_research_was_given(tmp_path, path_without_bwrap):
     if bwrap.problem() is not None and os.environ.get("CI") != "true":
         pytest.skip(str(bwrap.problem()))

@@ -87,6 +87,7 @@ def test_loading_the_package_imports_no_jupyter_code():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_research_keeps_the_quoted_goal_and_runs_to_done(done):
     ws, outputs, returned_after = done
     state = load_state(Workspace.at(ws).state_file)
@@ -246,6 +247,7 @@ def _until(predicate, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_reply_resume_and_cancel_in_manual_mode(ip, tmp_path, capsys):
     ws = tmp_path / "manual"
     with capture_output():

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 GOLDEN = Path(__file__).parent / "golden"
 GOAL = "Does learning-rate warmup help a small MLP train?"
 
@@ -23,6 +25,7 @@ def outputs(root: Path) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_an_offline_auto_run_leaves_the_golden_files_and_numbers(tmp_path: Path):
     ws = tmp_path / "ws"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTSCIENTIST_", "OPENAI_"))}

@@ -61,6 +61,7 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -163,6 +163,7 @@ def test_a_command_writes_the_workspace_but_not_the_state_folder(root, groups, s
     assert result.output.count("Read-only file system") == 2
 
 
+@pytest.mark.slow
 def test_a_command_cannot_read_a_secret_planted_in_home_or_root(root, groups, shell):
     secret = f"TOPSECRET-{uuid.uuid4().hex}"
     planted = []
@@ -249,6 +250,7 @@ def test_a_command_cannot_see_the_tests_processes(root, groups, shell):
 # ---------------------------------------------------------------- limits and lifetime
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_is_stopped_by_the_process_limit(root, groups, shell):
     sh = shell(limits="procs=40", timeout=20)
     result = sh.execute("bomb() { bomb | bomb & }; bomb; sleep 3; echo after-the-bomb")

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -52,6 +53,7 @@ def test_a_stage_that_cannot_finish_fails_with_the_real_reason(tmp_path):
     assert kinds == ["stage_started"] + ["worker_finished", "stage_rejected"] * 3, kinds
 
 
+@pytest.mark.slow
 def test_a_probe_whose_file_tools_fail_is_not_delivered_and_its_retry_reaches_done(tmp_path):
     """One of the two parallel probes cannot write its script (a folder is in the way), so
     its `execute` fails too, yet it calls complete_stage claiming its note. It is failed for
@@ -114,6 +116,7 @@ def _cli(ws: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_resume_of_a_failed_project_retries_the_failed_stage_once_the_cause_is_gone(
     tmp_path, write_table
 ):

@@ -13,28 +13,12 @@ import threading
 import time
 
 import pytest
+from support.tables import DEFAULT_STAGE_IDS
 
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 
 GOAL = "Does learning-rate warmup help a small MLP?"
-
-DEFAULT_IDS = [
-    "idea.survey",
-    "idea.generate",
-    "idea.evaluate",
-    "idea.probe_batch",
-    "idea.probe_collect",
-    "idea.gate",
-    "experiment.setup",
-    "experiment.loop",
-    "experiment.analyze",
-    "experiment.gate",
-    "paper.plan",
-    "paper.figure",
-    "paper.write",
-    "paper.review",
-]
 
 
 def cli(*args: str, cwd, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -115,7 +99,7 @@ def test_stages_lists_the_default_table(tmp_path):
     assert "14 stages + done" in lines[0] and "start: idea.survey" in lines[0]
     header, *rows = lines[2:]
     assert header.split() == ["stage", "gate", "next", "allowed", "outputs"]
-    assert [row.split()[0] for row in rows] == [*DEFAULT_IDS, "done"]
+    assert [row.split()[0] for row in rows] == [*DEFAULT_STAGE_IDS, "done"]
     gates = [row.split()[0] for row in rows if row.split()[1:2] == ["gate"]]
     assert gates == ["idea.gate", "experiment.gate", "paper.review"]
     loop = next(row for row in rows if row.startswith("experiment.loop "))

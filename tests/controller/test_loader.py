@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support.tables import DEFAULT_STAGE_IDS
 
 from lightscientist_jupyter.controller import (
     DONE,
@@ -57,26 +58,9 @@ def only_problem(err: StageTableError) -> str:
 
 # ------------------------------------------------------------------ the default table
 
-DEFAULT_STAGES = [
-    "idea.survey",
-    "idea.generate",
-    "idea.evaluate",
-    "idea.probe_batch",
-    "idea.probe_collect",
-    "idea.gate",
-    "experiment.setup",
-    "experiment.loop",
-    "experiment.analyze",
-    "experiment.gate",
-    "paper.plan",
-    "paper.figure",
-    "paper.write",
-    "paper.review",
-]
-
 
 def test_default_table_loads_with_fourteen_stages(default_table: StageTable):
-    assert default_table.ids() == DEFAULT_STAGES
+    assert default_table.ids() == DEFAULT_STAGE_IDS
     assert len(default_table) == 14
     assert default_table.start == "idea.survey"
     assert default_table.path == default_table_path()

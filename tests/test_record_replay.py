@@ -2,16 +2,15 @@
 `ChatOpenAI` client against the local chat server with `--record`, then replayed with
 `--model replay:<workspace>` into new folders after the server has stopped.
 
-The recording is made once for the module; each test replays it into its own folder.
+The recording is made once per test session (`support.real_run`); each test replays it into
+its own folder.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,82 +18,18 @@ from typing import Any
 
 import pytest
 from conftest import SMALL_TABLE, _write_table
-from support.chat_server import ChatServer, answer, tool_call
-
-GOAL = "Does warmup help a small MLP?"
-OUTPUTS = {"a": ["out/a.md"], "gate": ["out/brief.md"], "b": ["out/b.md", "out/b.csv"]}
-NEXT = {"a": "gate", "gate": "b", "b": "done"}
-CONTENT = {
-    "out/a.md": "# A\n\nThe first stage's notes.\n",
-    "out/brief.md": "# Brief\n\nApprove: the notes are complete.\n",
-    "out/b.md": "# B\n\n6 x 7 = 42\n",
-    "out/b.csv": "x,y\n6,42\n",
-}
-
-
-def _field(text: str, name: str) -> str:
-    found = re.search(rf"^{name}: (.*)$", text, re.MULTILINE)
-    return found.group(1).strip() if found else ""
-
-
-def is_model_check(body: dict[str, Any]) -> bool:
-    """The one short call before the first stage (can this model call tools?)."""
-    return [t["function"]["name"] for t in body.get("tools") or []] == ["report_word"]
-
-
-def scientist(body: dict[str, Any]) -> dict[str, Any]:
-    """The chat server's answers: a supervisor that starts one worker per stage and finishes
-    it when the worker does, and workers that read their skill, write their outputs, run one
-    command and complete the stage."""
-    if is_model_check(body):
-        return tool_call("report_word", word="ready")
-    messages = body["messages"]
-    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
-    if str(messages[0].get("content", "")).startswith("You are the LightScientist supervisor"):
-        event, since = messages[users[-1]]["content"], messages[users[-1] + 1 :]
-        stage = _field(event, "stage")
-        if since:
-            return answer("done" if "event: worker_finished" in event else "continue")
-        if "event: stage_started" in event:
-            return tool_call("start_worker")
-        if "event: worker_finished" in event:
-            return tool_call(
-                "finish_stage",
-                summary=f"Stage {stage} is done.",
-                outputs=OUTPUTS[stage],
-                next_stage=NEXT[stage],
-            )
-        return answer("continue")
-    task = messages[users[0]]["content"]
-    stage = _field(task, "stage")
-    plan = [tool_call("read_file", file_path=_field(task, "skill"))]
-    plan += [tool_call("write_file", file_path="/" + p, content=CONTENT[p]) for p in OUTPUTS[stage]]
-    plan.append(tool_call("execute", command="python3 -c 'print(6 * 7)'"))
-    plan.append(
-        tool_call(
-            "complete_stage",
-            summary=f"Wrote {', '.join(OUTPUTS[stage])}.",
-            outputs=OUTPUTS[stage],
-            next_stage=NEXT[stage],
-        )
-    )
-    done = sum(1 for m in messages if m["role"] == "assistant")
-    return plan[min(done, len(plan) - 1)]
-
-
-def cli(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "LIGHTSCIENTIST_MODEL": "", "OPENAI_BASE_URL": "", **(env or {})},
-    )
-
-
-def events(ws: Path) -> list[dict[str, Any]]:
-    lines = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines]
+from support.chat_server import ChatServer, tool_call
+from support.real_run import (
+    CONTENT,
+    GOAL,
+    cli,
+    events,
+    field,
+    is_model_check,
+    nothing_listens,
+    scientist,
+)
+from support.waiting import wait_for
 
 
 def stages_of(ws: Path) -> list[tuple[str, str]]:
@@ -119,40 +54,10 @@ def outputs(ws: Path) -> dict[str, str]:
     }
 
 
-def nothing_listens(url: str) -> bool:
-    host, port = re.match(r"http://([\d.]+):(\d+)", url).groups()  # type: ignore[union-attr]
-    with socket.socket() as sock:
-        return sock.connect_ex((host, int(port))) != 0
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> dict[str, Any]:
-    """One recorded run of the suite's small table (a → gate → b → done), in auto mode."""
-    base = tmp_path_factory.mktemp("recorded")
-    table = _write_table(base / "table", SMALL_TABLE)
-    server = ChatServer().answer_with(scientist)
-    first = base / "first"
-    try:
-        proc = cli(
-            first,
-            "research",
-            GOAL,
-            "--mode",
-            "auto",
-            "--stages",
-            str(table),
-            "--model",
-            "some-model",
-            "--base-url",
-            server.base_url,
-            "--record",
-        )
-    finally:
-        server.close()
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "done"
-    assert nothing_listens(server.base_url)
-    return {"base": base, "table": table, "first": first, "url": server.base_url, "server": server}
+@pytest.fixture
+def recorded(real_recording) -> dict[str, Any]:
+    """The session's recorded real-model run (`support.real_run`)."""
+    return real_recording
 
 
 def replay(recorded: dict[str, Any], name: str, spec: str, table: Path | None = None):
@@ -330,3 +235,63 @@ def test_replies_recorded_needs_a_replay_model(tmp_path):
         "(the replies come from that recording)"
     )
     assert not (tmp_path / "ws" / ".lightscientist").exists()
+
+
+def asking_scientist(body: dict[str, Any]) -> dict[str, Any]:
+    """`scientist`, but the supervisor asks the user a project-level question when stage a
+    starts, and starts its worker when the answer arrives."""
+    messages = body["messages"]
+    if str(messages[0].get("content", "")).startswith("You are the LightScientist supervisor"):
+        users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+        event, since = messages[users[-1]]["content"], messages[users[-1] + 1 :]
+        if not since and "event: stage_started" in event and field(event, "stage") == "a":
+            return tool_call(
+                "request_user_decision", question="Use the larger data set?", options=["yes", "no"]
+            )
+        if not since and "event: user_answered" in event:
+            return tool_call("start_worker")
+    return scientist(body)
+
+
+@pytest.mark.slow
+def test_an_answered_question_is_recorded_and_replayed_with_replies_recorded(tmp_path):
+    table = _write_table(tmp_path / "table", SMALL_TABLE)
+    server = ChatServer().answer_with(asking_scientist)
+    asked = tmp_path / "asked"
+    args = ["research", GOAL, "--mode", "auto", "--stages", str(table)]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "lightscientist_jupyter", *args, "--model", "some-model"]
+        + ["--base-url", server.base_url, "--record", "--workspace", str(asked)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        state = asked / ".lightscientist" / "state.json"
+        wait_for(
+            lambda: (
+                run.poll() is not None
+                or (state.exists() and '"kind": "question"' in state.read_text())
+            ),
+            "the supervisor's question",
+            within=60,
+        )
+        assert run.poll() is None, run.communicate()
+        proc = cli(asked, "reply", "y", "--comment", "Yes, the larger one.")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        out, err = run.communicate(timeout=120)
+    finally:
+        server.close()
+        if run.poll() is None:  # a failure above: do not leave the run behind
+            run.kill()
+            run.communicate()
+    assert out.strip().splitlines()[-1] == "done", out + err
+
+    again = tmp_path / "again"
+    proc = cli(again, *args, "--model", f"replay:{asked}", "--replies", "recorded")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "done"
+    assert "Decision: answered yes via cli — “Yes, the larger one.”" in process_entries(again)
+    assert process_entries(again) == process_entries(asked)
+    assert outputs(again) == outputs(asked)
+    assert [e for e in events(again) if e["type"] == "replay.divergence"] == []

@@ -10,6 +10,7 @@ process are applied while it runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.goal import check_goal
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
-from lightscientist_jupyter.errors import BadInput, DiskFault
+from lightscientist_jupyter.errors import BadInput, ControllerError, DiskFault
 from lightscientist_jupyter.events import EventLog, Subscriber
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
 from lightscientist_jupyter.runtime.recording import recording_requested
@@ -279,7 +280,8 @@ class Project:
         return notice
 
     def _recorded_reply(self) -> bool:
-        """`--replies recorded`: answer the pending gate with the next recorded reply."""
+        """`--replies recorded`: answer the pending gate or question with the next recorded
+        reply (questions are answered from the inbox poller, as the stage's run waits)."""
         reply = next_reply(self.recorded_replies, len(self.controller.state.decisions))
         if reply is None:
             return False
@@ -306,6 +308,9 @@ class Project:
                 self.controller.poll_inbox()
                 for command in inbox.take_commands(self.workspace):
                     self._apply_command(command)
+                if self.recorded_replies and self.controller.pending_kind == DecisionKind.QUESTION:
+                    with contextlib.suppress(ControllerError):  # answered meanwhile by a person
+                        self._recorded_reply()  # (the stage's run waits for the answer)
             except Exception as exc:
                 if report_disk_fault(exc) is None:
                     raise

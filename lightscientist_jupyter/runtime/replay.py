@@ -189,15 +189,14 @@ def differences(
             continue
         found.append(("request", where, a, b))
         return found
-    if line["tool_views"]:
-        old_tools = {h for h, _ in line["tool_views"]}
-        new_tools = {view_hash(t) for t in tools}
-        if old_tools != new_tools:
-            names_old = sorted(
-                v.get("name") or "" for h, v in line["tool_views"] if h not in new_tools
-            )
-            names_new = sorted(t.get("name") or "" for t in tools if view_hash(t) not in old_tools)
-            found.append(("request", "the bound tools", ", ".join(names_old), ", ".join(names_new)))
+    old_tools = {h for h, _ in line["tool_views"]}
+    new_tools = {view_hash(t) for t in tools}
+    if old_tools != new_tools:  # also a call recorded with no tools that now has some
+        names_old = sorted(v.get("name") or "" for h, v in line["tool_views"] if h not in new_tools)
+        names_new = sorted(t.get("name") or "" for t in tools if view_hash(t) not in old_tools)
+        found.append(
+            ("request", "the bound tools", ", ".join(names_old) or "none", ", ".join(names_new))
+        )
     return found
 
 

@@ -224,3 +224,31 @@ def test_a_folder_without_recorded_calls_is_refused(tmp_path):
     (tmp_path / "empty.jsonl").write_text('{"kind": "run", "v": 1}\n')
     with pytest.raises(ModelConfigError, match=f"replay: {tmp_path} holds no recorded model call"):
         resolve_model(f"replay:{tmp_path}")
+
+
+def test_a_replay_whose_worker_has_other_tools_fails_naming_them(
+    chat_server, chat_model, make_runtime, ws, other
+):
+    from langchain_core.tools import tool
+
+    @tool
+    def measure(quantity: str) -> str:
+        """Measure a quantity."""
+        return quantity
+
+    chat_server.play(answer("nothing to do"))
+    runtime = make_runtime(chat_model, retries=0, record=True)
+    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
+    runtime.close()
+
+    replayer, _ = replay_runtime(other, ws)
+    try:
+        record = finish(replayer, replayer.start(plain_spec(extra_tools=(measure,))))
+    finally:
+        replayer.close()
+    assert record["status"] == "failed"
+    assert record["error"] == (
+        "ReplayDivergence: replay diverged: worker w1 (stage custom.stage), call 1, the bound "
+        "tools differs — recorded: 'none'; now: 'measure' (replay with replay:PATH,lenient to "
+        "go on)"
+    )

@@ -1,0 +1,121 @@
+"""The controller's hand-over calls: `take`, `deliver`, `give_back` (a mixin of
+`ResearchController`).
+
+Like `finish_stage`, each reads the clock and the disk under the controller's lock — which
+required outputs are missing, which files the researcher wrote — builds the action and lets
+the pure `machine.step` decide (`controller.handoff`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from lightscientist_jupyter.controller import actions, rules
+from lightscientist_jupyter.controller.state import ProjectState
+from lightscientist_jupyter.controller.table import StageTable
+from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
+from lightscientist_jupyter.workspace import Workspace
+
+MAX_WRITTEN = 20
+"""How many of the researcher's files a give-back names in the workers' task."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Handed:
+    """The answer to a take, a deliver or a give-back."""
+
+    accepted: bool
+    message: str
+    """What happened, or every reason of a refusal."""
+    status: ProjectStatus
+    stage: str
+
+
+class HandoffTools:
+    """The hand-over calls of `ResearchController` (which provides these attributes)."""
+
+    workspace: Workspace
+    table: StageTable
+    _state: ProjectState
+    _lock: threading.RLock
+
+    def _run(self, action: actions.Action) -> actions.Respond:
+        raise NotImplementedError
+
+    def _handed(self, respond: actions.Respond) -> Handed:
+        return Handed(respond.ok, respond.message, self._state.status, self._state.stage)
+
+    def take(self, stage: str | None = None, *, source: str = "api") -> Handed:
+        """Hand the current stage (or, given `stage`, that stage when reached) to the
+        researcher. Raises `ControllerError` for a stage the table lacks or a finished project."""
+        with self._lock:
+            return self._handed(self._run(actions.Take(stage, source, time.time())))
+
+    def deliver(
+        self,
+        summary: str,
+        next_stage: str | None = None,
+        outputs: Sequence[str] = (),
+        *,
+        source: str = "api",
+    ) -> Handed:
+        """Deliver the stage the researcher took: checked as a worker's finish (required
+        outputs, allowed next stage); refused with the same reasons, the stage still theirs."""
+        with self._lock:
+            missing: tuple[str, ...] = ()
+            listed: tuple[str, ...] = ()
+            s = self._state
+            if s.pending is not None and s.pending.kind == DecisionKind.HANDOFF:
+                stage = self.table[s.stage]
+                root = self.workspace.root
+                missing = tuple(rules.missing_outputs(stage, root))
+                others = [o for o in outputs if o not in stage.outputs]
+                listed = tuple(rules.missing_files(others, root, dirs_ok=True))
+            action = actions.Deliver(
+                summary, tuple(outputs), next_stage, missing, listed, source, time.time()
+            )
+            return self._handed(self._run(action))
+
+    def give_back(self, *, source: str = "api") -> Handed:
+        """Return the stage the researcher took to the workers; what they wrote meanwhile is
+        named in the workers' task."""
+        with self._lock:
+            s = self._state
+            since = s.pending.requested_at if s.pending is not None else time.time()
+            written = written_since(self.workspace, since)
+            return self._handed(self._run(actions.GiveBack(written, source, time.time())))
+
+
+def written_since(workspace: Workspace, since: float) -> tuple[str, ...]:
+    """Workspace files (not hidden, not the project's own) changed since `since`, oldest
+    first, at most `MAX_WRITTEN`."""
+    root = workspace.root
+    found: list[tuple[float, str]] = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or rel == Path("PROCESS.md"):
+            continue
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        if path.is_file() and mtime >= since - 1.0:
+            found.append((mtime, rel.as_posix()))
+    return tuple(name for _, name in sorted(found)[:MAX_WRITTEN])
+
+
+def handoff_stages(table: StageTable, named: Sequence[str]) -> list[str]:
+    """The stages a new project hands to the researcher: `named` (`--handoff`, each checked
+    against the table) and the table's `handoff = true` ones, in table order."""
+    unknown = [s for s in named if s not in table]
+    if unknown:
+        raise ControllerError(
+            f"--handoff: {', '.join(repr(s) for s in unknown)} not a stage of {table.path}; "
+            f"choose among {', '.join(table.ids())}"
+        )
+    return [s.id for s in table if s.handoff or s.id in named]

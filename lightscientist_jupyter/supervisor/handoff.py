@@ -1,0 +1,50 @@
+"""Layer 2's side of a hand-over: when the researcher takes a stage, its workers stop.
+
+Layer 1 decides (a pending decision of kind `handoff`); the supervisor's loop sees it as the
+end of its run of the stage (`decisions.stage_outcome`) and, before it returns, lets this
+module cancel the stage's live workers cooperatively — each is asked to finalize and keeps
+its artifacts (delivery record, workspace files). The stage's layer-2 memory is reset, so
+that a give-back starts the stage afresh, with a task naming what the researcher wrote.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.supervisor import agent
+from lightscientist_jupyter.vocab import DecisionKind, EventType
+
+if TYPE_CHECKING:
+    from lightscientist_jupyter.supervisor.loop import StageSupervisor
+
+CANCEL_TIMEOUT_S = 10.0
+"""How long a worker has to finalize before the runtime stops it with a fallback result."""
+
+
+def release_if_taken(supervisor: StageSupervisor, task_id: str) -> list[str]:
+    """When layer 1 handed `task_id`'s stage to the researcher: cancel its live workers
+    (cooperatively) and forget layer 2's record of the stage. Returns the cancelled ids."""
+    host = supervisor.host
+    if host.pending_kind != DecisionKind.HANDOFF or host.task_id != task_id:
+        return []
+    cancelled = []
+    for worker_id in supervisor.runtime.live_workers():
+        if worker_id == agent.SUPERVISOR_ID:
+            continue
+        try:
+            supervisor.runtime.cancel(worker_id, timeout=CANCEL_TIMEOUT_S)
+        except RuntimeLayerError:
+            continue  # it finished meanwhile
+        cancelled.append(worker_id)
+    stage = task_id.split("#", 1)[0]
+    supervisor.bus.emit(
+        EventType.SUPERVISOR_EVENT,
+        "the researcher took the stage"
+        + (f"; cancelled {', '.join(cancelled)} (their files are kept)" if cancelled else ""),
+        stage=stage,
+        task_id=task_id,
+        data={"handoff": True, "cancelled": cancelled},
+    )
+    supervisor.restart_stage(task_id)
+    return cancelled

@@ -166,7 +166,7 @@ class HandoffCard:
         else:
             message, ok = done.message, done.accepted is not False
         color = "var(--jp-success-color1)" if ok else "var(--jp-error-color1)"
-        self.result.value = f"<div style='color:{color}'>{html.escape(message)}</div>"
+        self.result.value = f"<div style='color:{color}'>{html.escape(message, quote=False)}</div>"
         return message
 
     def take(self) -> str:

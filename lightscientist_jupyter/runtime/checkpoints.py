@@ -15,20 +15,22 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.runtime import checkpoint_url
 from lightscientist_jupyter.workspace import Workspace
 
 
 def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> BaseCheckpointSaver:
-    """`sqlite` (the default; file mode 0600), `memory`, or a saver passed through."""
+    """`sqlite` (the default; file mode 0600), `sqlite:///PATH`, `postgresql://…` (see
+    `checkpoint_url`), `memory`, or a saver passed through."""
     if isinstance(kind, BaseCheckpointSaver):
         return kind
     if kind == "memory":
         return InMemorySaver()
-    if kind != "sqlite":
-        raise RuntimeLayerError(f"unknown checkpointer '{kind}'; use 'sqlite' or 'memory'")
+    if checkpoint_url.is_postgres(kind):
+        return checkpoint_url.open_postgres(kind)
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path = workspace.checkpoints_file
+    path = checkpoint_url.sqlite_path(workspace, kind)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     os.close(fd)

@@ -16,12 +16,19 @@ from lightscientist_jupyter.vocab import WorkerStatus
 
 
 def load_record(folder: Path) -> WorkerRecord | None:
-    """The record in `folder/worker.json`, or None when there is none (or it is unreadable)."""
+    """The record in `folder/worker.json`, or None when there is none (or it is unreadable).
+
+    A workspace copied or mounted elsewhere (resumed on another host) is where it is now:
+    its `workspace` becomes the folder's (`<root>/.lightscientist/workers/<id>`)."""
     try:
         raw = json.loads((folder / "worker.json").read_text(encoding="utf-8"))
-        return WorkerRecord.from_dict(raw)
+        record = WorkerRecord.from_dict(raw)
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return None
+    here = folder.absolute().parents[2]
+    if record.workspace and Path(record.workspace) != here and folder.parent.name == "workers":
+        record = dataclasses.replace(record, workspace=str(here))
+    return record
 
 
 def save_record(folder: Path, record: WorkerRecord) -> None:
@@ -82,3 +89,9 @@ def render_delivery(r: WorkerRecord) -> str:
     if r.status == WorkerStatus.RUNNING:
         lines.append("Still running.")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def id_order(name: str) -> int:
+    """The number of a worker id (`w12` -> 12), for sorting ids in creation order."""
+    digits = name[1:]
+    return int(digits) if digits.isdigit() else 0

@@ -1,5 +1,6 @@
 """A session outlives its process: a worker waits in a child process, the child is killed with
-SIGKILL, and a new runtime in this process resumes it from the SQLite file with the answer."""
+SIGKILL, and a new runtime in this process resumes it from the checkpoints (the SQLite file, or
+a PostgreSQL database) with the answer."""
 
 from __future__ import annotations
 
@@ -27,23 +28,23 @@ CHILD = textwrap.dedent("""\
     from lightscientist_jupyter.workspace import Workspace
 
     ws = Workspace.at(sys.argv[1])
-    runtime = ExecutionRuntime(ws, resolve_model("offline"), checkpointer="sqlite")
+    runtime = ExecutionRuntime(ws, resolve_model("offline"), checkpointer=sys.argv[3])
     spec = stage_spec(load_table(), ws, "idea.generate")
     worker = runtime.start(spec)
     runtime.wait(worker, 60)
     print(json.dumps({"worker": worker, "status": runtime.get(worker).status,
                       "message": spec.message}), flush=True)
-    time.sleep(600)  # still holding the SQLite file when it is killed
+    time.sleep(600)  # still holding the database when it is killed
     """)
 
 
 def test_a_waiting_worker_resumes_in_a_new_process_after_sigkill(
-    tmp_path: Path, ws, make_runtime, updates
+    tmp_path: Path, ws, make_runtime, updates, checkpoints
 ):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     child = subprocess.Popen(
-        [sys.executable, str(script), str(ws.root), str(Path(__file__).parent)],
+        [sys.executable, str(script), str(ws.root), str(Path(__file__).parent), checkpoints],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -64,9 +65,13 @@ def test_a_waiting_worker_resumes_in_a_new_process_after_sigkill(
         child.stdout.close()
         child.stderr.close()
     worker = told["worker"]
-    assert (ws.checkpoints_file.stat().st_mode & 0o777) == 0o600
+    if checkpoints == "sqlite":
+        assert (ws.checkpoints_file.stat().st_mode & 0o777) == 0o600
+    else:
+        assert not ws.checkpoints_file.exists()
 
-    runtime = make_runtime()  # this process: a fresh runtime on the same workspace
+    # this process: a fresh runtime on the same workspace
+    runtime = make_runtime(checkpointer=checkpoints)
     record = runtime.get(worker)
     assert (record.status, record.question) == ("waiting", BUDGET_QUESTION)
     runtime.resume(worker, answer="small")

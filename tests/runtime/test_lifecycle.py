@@ -9,6 +9,7 @@ import json
 
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
+from support.fixtures import checkpointer_named
 from support.runtime import answer, checkpoint_messages, finish, write_study_script
 
 from lightscientist_jupyter.errors import RuntimeLayerError
@@ -25,10 +26,11 @@ def assert_counters_grow(updates: list[WorkerUpdate]) -> None:
     assert updates[-1].progress.tool_calls > 0
 
 
-@pytest.mark.parametrize("checkpointer", ["sqlite", "memory"])
+@pytest.mark.parametrize("checkpointer", ["sqlite", "memory", "postgres"])
 def test_waiting_resumes_with_an_answer(
-    make_runtime, spec_for, updates, recorder, ws, checkpointer
+    make_runtime, spec_for, updates, recorder, ws, checkpointer, request
 ):
+    checkpointer = checkpointer_named(request, checkpointer)
     runtime = make_runtime(checkpointer=checkpointer, bus=recorder.bus)
     worker = runtime.start(spec_for("idea.generate"))
 
@@ -79,10 +81,10 @@ def test_waiting_resumes_with_an_answer(
 
 
 def test_background_resumes_with_a_message_and_keeps_its_history(
-    make_runtime, spec_for, updates, recorder, ws
+    make_runtime, spec_for, updates, recorder, ws, checkpoints
 ):
     write_study_script(ws, "experiment/run_experiment.py")
-    runtime = make_runtime(bus=recorder.bus)
+    runtime = make_runtime(bus=recorder.bus, checkpointer=checkpoints)
     spec = spec_for("experiment.loop", visit=2)
     worker = runtime.start(spec)
 
@@ -146,9 +148,9 @@ def test_an_answer_to_a_background_worker_arrives_as_a_message(make_runtime, spe
     assert humans[1:] == ["check on it now"]
 
 
-def test_cancelling_a_background_worker_finalizes_it(make_runtime, spec_for, ws):
+def test_cancelling_a_background_worker_finalizes_it(make_runtime, spec_for, ws, checkpoints):
     write_study_script(ws, "experiment/run_experiment.py")
-    runtime = make_runtime()
+    runtime = make_runtime(checkpointer=checkpoints)
     worker = runtime.start(spec_for("experiment.loop", visit=2))
     assert finish(runtime, worker)["status"] == "background"
     record = runtime.cancel(worker, timeout=20)
@@ -160,7 +162,7 @@ def test_cancelling_a_background_worker_finalizes_it(make_runtime, spec_for, ws)
 
 def test_unknown_workers_and_checkpointers_are_named(make_runtime, ws):
     with pytest.raises(
-        RuntimeLayerError, match="unknown checkpointer 'postgres'; use 'sqlite' or 'memory'"
+        RuntimeLayerError, match="unknown checkpoints URL 'postgres'; use sqlite:///"
     ):
         make_runtime(checkpointer="postgres")
     runtime = make_runtime()
@@ -172,8 +174,8 @@ def test_unknown_workers_and_checkpointers_are_named(make_runtime, ws):
     assert runtime.list() == []
 
 
-def test_cancelling_a_waiting_worker_finalizes_it(make_runtime, spec_for, updates, ws):
-    runtime = make_runtime()
+def test_cancelling_a_waiting_worker_finalizes_it(make_runtime, spec_for, updates, ws, checkpoints):
+    runtime = make_runtime(checkpointer=checkpoints)
     worker = runtime.start(spec_for("idea.generate"))
     assert finish(runtime, worker)["status"] == "waiting"
 
@@ -191,14 +193,14 @@ def test_cancelling_a_waiting_worker_finalizes_it(make_runtime, spec_for, update
         runtime.resume(worker, answer="small")
 
 
-def test_records_are_listed_and_read_back_by_a_new_runtime(make_runtime, spec_for, ws):
-    first = make_runtime()
+def test_records_are_listed_and_read_back_by_a_new_runtime(make_runtime, spec_for, ws, checkpoints):
+    first = make_runtime(checkpointer=checkpoints)
     a = first.start(spec_for("idea.survey"))
     assert finish(first, a)["status"] == "completed"
     b = first.start(spec_for("idea.generate"))
     assert finish(first, b)["status"] == "waiting"
 
-    second = make_runtime()
+    second = make_runtime(checkpointer=checkpoints)
     listed = second.list()
     assert [r.id for r in listed] == [a, b]
     assert [r.status for r in listed] == ["completed", "waiting"]

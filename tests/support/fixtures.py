@@ -5,6 +5,7 @@ offline model, or the real `ChatOpenAI` client against the local server of
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -78,3 +79,38 @@ def spec_for(table: StageTable, ws: Workspace) -> Callable[..., WorkerSpec]:
     """`spec_for(stage, visit=1)`: the worker spec layer 2 would hand down for a stage of the
     default table (its skill copied into the workspace)."""
     return lambda stage, visit=1: stage_spec(table, ws, stage, visit)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A real PostgreSQL server for the session (see `support.postgres`), stopped at the end.
+    Its folder is in /tmp itself: the `postgres` user cannot enter pytest's root-only one."""
+    import shutil
+    import tempfile
+
+    from support.postgres import PostgresServer
+
+    base = Path(tempfile.mkdtemp(prefix="ls-postgres-"))
+    os.chmod(base, 0o755)
+    server = PostgresServer(base / "server")
+    yield server
+    server.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(postgres: Any) -> str:
+    """A fresh database of the session's server, as a URL with the password."""
+    return str(postgres.new_database())
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def checkpoints(request: pytest.FixtureRequest) -> str:
+    """Each checkpointer a project can name by URL: the workspace's SQLite file, then a fresh
+    database of the session's PostgreSQL server (a test taking it runs once on each)."""
+    return str(checkpointer_named(request, request.param))
+
+
+def checkpointer_named(request: pytest.FixtureRequest, name: str) -> str:
+    """`postgres` → a fresh database's URL; any other name passes through."""
+    return str(request.getfixturevalue("pg_url")) if name == "postgres" else name

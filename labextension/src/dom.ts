@@ -43,7 +43,18 @@ export function shownPath(path: string): string {
   return path || '(server root)';
 }
 
+/** The statuses in words: the same table as lightscientist_jupyter/jupyter/look.py. */
+export const STATUS_WORDS: Record<string, string> = {
+  running: 'running',
+  waiting_user: 'waiting for you',
+  done: 'done',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  stopped: 'stopped',
+  paused: 'paused'
+};
+
 /** A project status in words. */
 export function statusWords(status: string | undefined): string {
-  return status === 'waiting_user' ? 'waiting for you' : (status ?? '?');
+  return status ? (STATUS_WORDS[status] ?? status) : '?';
 }

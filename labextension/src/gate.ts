@@ -58,7 +58,7 @@ export function renderGate(
   const approve = el(
     'button',
     {
-      className: 'jp-mod-styled jp-mod-accept ls-approve',
+      className: 'jp-Button jp-mod-styled jp-mod-accept ls-approve',
       text: isGate ? 'Approve' : 'Yes'
     },
     buttons
@@ -66,7 +66,7 @@ export function renderGate(
   const reject = el(
     'button',
     {
-      className: 'jp-mod-styled jp-mod-warn ls-reject',
+      className: 'jp-Button jp-mod-styled jp-mod-reject ls-reject',
       text: isGate ? 'Reject' : 'No'
     },
     buttons

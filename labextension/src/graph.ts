@@ -122,7 +122,7 @@ function drawNode(
   );
   svg('rect', { x, y, width: w, height: h, rx: node.done ? h / 2 : 5 }, g);
   if (node.gate) {
-    // as on the dashboard: a double border and a "GATE" tag
+    // as on the dashboard: a double border and the gate glyph
     svg(
       'rect',
       {
@@ -140,7 +140,7 @@ function drawNode(
       { x: x + w - 6, y: y + 11, class: 'ls-gate-tag' },
       g
     );
-    tag.textContent = 'GATE';
+    tag.textContent = '◆';
   }
   const label = svg(
     'text',

@@ -30,11 +30,12 @@ from lightscientist_jupyter.app.sandboxing import status_info
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.events import format_line, printable, read_tail
 from lightscientist_jupyter.events.buffer import EventBuffer
-from lightscientist_jupyter.jupyter import graph, workers
+from lightscientist_jupyter.jupyter import budget_card, graph, status_line, timeline, workers
 from lightscientist_jupyter.jupyter.batching import FLUSH_INTERVAL_S, Flusher
 from lightscientist_jupyter.jupyter.gate import GatePanel
+from lightscientist_jupyter.jupyter.handoff_card import HandoffCard
 from lightscientist_jupyter.jupyter.widgets import EventStream
-from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind
 from lightscientist_jupyter.workspace import Workspace
 
 BACKFILL_MAX = 50_000
@@ -42,13 +43,6 @@ BACKFILL_MAX = 50_000
 WORKERS_EVERY_S = 1.0
 STATUS_EVERY_S = 1.0
 HOLDER_EVERY_S = 1.0
-_STATUS_COLORS = {
-    "running": "#e08600",
-    "waiting_user": "#c2185b",
-    "done": "#3f9b57",
-    "failed": "#c62828",
-    "cancelled": "#8d6e63",
-}
 
 
 class Source(Protocol):
@@ -108,6 +102,9 @@ class Dashboard:
         self.status_line = w.HTML()
         self.graph = w.HTML(layout=w.Layout(overflow="auto hidden"))
         self.gate = GatePanel(self._reply, self.table, self.workspace.root, self._lock)
+        self.gate.actions.resume = status_line.resume_command(self.workspace.root)
+        self.timeline = w.HTML()
+        self.handoff = HandoffCard(self.workspace, self.table, self._lock)
         self.workers = w.HTML()
         self.events = EventStream()
         self.problems = w.HTML()
@@ -116,6 +113,8 @@ class Dashboard:
                 self.status_line,
                 self.graph,
                 self.gate.widget,
+                self.handoff.widget,
+                self.timeline,
                 w.HTML("<b>Workers</b>"),
                 self.workers,
                 w.HTML("<b>Events</b>"),
@@ -192,21 +191,26 @@ class Dashboard:
         return True
 
     def _update(self, *, force_workers: bool) -> None:
-        state = self.source.state()
+        starting = getattr(self.source, "starting", False)  # a run opening its project
+        state = None if starting else self.source.state()
         self.state = state
         if state is not None:
             graph_key = (state.stage, state.status, len(state.history))
             if self._shown.get("graph") != graph_key:
                 self._shown["graph"] = graph_key
-                self.graph.value = graph.render_state(self.table, state)
+                self.graph.value = graph.scroll_box(graph.render_state(self.table, state))
+            if self._shown.get("decisions") != len(state.decisions):
+                self._shown["decisions"] = len(state.decisions)
+                self.timeline.value = timeline.render(state.decisions)
             pending = state.pending
-            if pending is not None:
+            self.handoff.update(state)
+            if pending is not None and pending.kind != DecisionKind.HANDOFF:
                 self.gate.show(pending)
             elif self.gate.pending is not None:
                 self.gate.settle(state)
         elif self._shown.get("graph") is None:
             self._shown["graph"] = ()
-            self.graph.value = graph.render_state(self.table, None)
+            self.graph.value = graph.scroll_box(graph.render_state(self.table, None))
         now = time.monotonic()
         if self._workers_dirty and (force_workers or now - self._workers_at >= WORKERS_EVERY_S):
             self._workers_at = now
@@ -227,9 +231,7 @@ class Dashboard:
             self._shown["status"] = key
         errors = list(self.flusher.errors) if hasattr(self, "flusher") else []
         problem = (
-            "<div style='color:#c62828'>dashboard: " + html.escape(errors[-1]) + "</div>"
-            if errors
-            else ""
+            "<div class='ls-err'>dashboard: " + html.escape(errors[-1]) + "</div>" if errors else ""
         )
         if self.problems.value != problem:
             self.problems.value = problem
@@ -249,8 +251,11 @@ class Dashboard:
     def status_html(self) -> str:
         state = self.state
         if state is None:
-            return f"<div>no project in <code>{html.escape(str(self.workspace.root))}</code></div>"
-        color = _STATUS_COLORS.get(state.status, "#3b4550")
+            where = f"<code>{html.escape(str(self.workspace.root))}</code>"
+            if getattr(self.source, "starting", False):  # until the run's first event
+                goal = html.escape(str(getattr(self.source, "goal", "")))
+                return f"<div><b>LightScientist</b> · {goal}</div><div>starting in {where}…</div>"
+            return f"<div>no project in {where}</div>"
         start = self.source.started_at() or state.created_at
         end = state.updated_at if state.status in FINAL_PROJECT_STATUSES else time.time()
         runner = (
@@ -258,35 +263,32 @@ class Dashboard:
             if self.source.live and self._running
             else ("run by another process" if self._running else "not running")
         )
-        parts = [
-            f'<b style="color:{color}">● {html.escape(state.status)}</b>',
-            f"stage <code>{html.escape(state.stage)}</code>"
-            + (f" (visit {state.visit})" if state.visit > 1 else ""),
-            f"mode {html.escape(state.mode)}",
-            f"model {html.escape(self.source.model_spec())}",
-            f"elapsed {_duration(max(0.0, end - start))}",
-            f"{self.events.received} events",
-            runner,
-        ]
-        line = " · ".join(parts)
-        extra = ""
-        if state.pending is not None:
-            extra = f"<div>Waiting for a reply: {html.escape(state.pending.question)}</div>"
-        elif state.reason and state.status in ("failed", "cancelled"):
-            extra = f"<div style='color:#c62828'>{html.escape(state.reason)}</div>"
-        warning = status_info(self.workspace, state.settings)["warning"]
-        if warning:
-            extra += f"<div style='color:#b26a00'>⚠ {html.escape(warning)}</div>"
-        goal = html.escape(state.goal)
-        return (
-            f'<div style="font-size:13px"><b>LightScientist</b> · {goal}</div>'
-            f'<div style="font-size:12px">{line} · <code>'
-            f"{html.escape(str(self.workspace.root))}</code></div>{extra}"
+        ids = self.table.ids()
+        failed = state.reason and state.status in ("failed", "cancelled")
+        return status_line.render(
+            goal=state.goal,
+            status=state.status,
+            stage=state.stage,
+            visit=state.visit,
+            position=(ids.index(state.stage) + 1, len(ids)) if state.stage in ids else None,
+            runner=runner,
+            mode=state.mode,
+            model=self.source.model_spec(),
+            elapsed=_duration(max(0.0, end - start)),
+            events=self.events.received,
+            root=self.workspace.root,
+            waiting=state.pending.question if state.pending is not None else "",
+            reason=(state.reason or "") if failed else "",
+            warning=status_info(self.workspace, state.settings)["warning"] or "",
+            usage=budget_card.usage_words(state),
         )
 
     def text(self, events: int = 12) -> str:
         """A plain-text snapshot: status, pending decision, workers, the newest events."""
         state = self.state
+        if state is None and getattr(self.source, "starting", False):
+            goal = printable(getattr(self.source, "goal", ""))
+            return f"LightScientist · {goal}\nstarting in {self.workspace.root}"
         if state is None:
             return f"no LightScientist project in {self.workspace.root}"
         lines = [
@@ -321,7 +323,8 @@ class Dashboard:
             status = self.status_html()
         log = "\n".join(format_line({**e, "worker_id": e["worker"]}) for e in tail)
         return (
-            f'<div class="lightscientist-static">{status}<div>{svg}</div>'
+            f'{graph.style_tag()}<div class="lightscientist-static">{status}'
+            f"{graph.scroll_box(svg)}"
             f"<div><b>Workers</b>{rows}</div><div><b>Events</b> (newest {len(tail)})"
             f'<pre style="font-size:11px;max-height:240px;overflow:auto">'
             f"{html.escape(log)}</pre></div></div>"

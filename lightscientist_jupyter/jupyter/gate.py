@@ -25,6 +25,8 @@ import ipywidgets as w
 
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.gate_actions import GateActions
+from lightscientist_jupyter.jupyter.gate_card import card_of, settled_text
 from lightscientist_jupyter.jupyter.show import preview
 
 Reply = Callable[[bool, str, "str | None", str], str]
@@ -49,11 +51,8 @@ class GatePanel:
 
         self.title = w.HTML()
         self.summary = w.HTML()
-        self.preview = w.Output(
-            layout=w.Layout(
-                max_height="320px", overflow="auto", border="1px solid #e0e3e6", padding="2px 6px"
-            )
-        )
+        self.preview = w.Output()
+        self.preview.add_class("ls-preview-box")
         self.comment = w.Textarea(
             placeholder="comment (kept in PROCESS.md; on reject, handed to the next worker)",
             layout=w.Layout(width="100%", height="56px"),
@@ -77,12 +76,18 @@ class GatePanel:
         self.approve_button.on_click(lambda _b: self.decide(True))
         self.reject_button.on_click(lambda _b: self.decide(False))
         self.buttons = w.HBox([self.approve_button, self.reject_button, self.reject_to])
+        # shown: the card drawn in the browser (its clicks go through the server extension);
+        # the ipywidgets above stay the kernel-side controls (`approve_button.click()`)
+        self.actions = GateActions(on_reply=self._from_browser, root=str(root))
+        self.cards = w.VBox()
+        """Where other cards (a diff, a budget) go, between the controls and the preview."""
+        self.cards.add_class("ls-cards")
+        self.fold = w.Accordion(children=[self.preview], titles=("Preview of the files",))
+        self.fold.selected_index = None  # folded: the action comes first
         self.widget = w.VBox(
-            [self.title, self.summary, self.preview, self.comment, self.buttons, self.result],
-            layout=w.Layout(
-                display="none", border="2px solid #c2185b", padding="6px", margin="6px 0"
-            ),
+            [self.actions, self.cards, self.fold], layout=w.Layout(display="none")
         )
+        self.widget.add_class("ls-gate-panel")
 
     # ---------------------------------------------------------------- flusher side
 
@@ -125,7 +130,8 @@ class GatePanel:
             for data in preview(self.root, rel):
                 outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
         self.preview.outputs = tuple(outputs)
-        self.preview.layout.display = "" if outputs else "none"
+        self.fold.layout.display = "" if outputs else "none"
+        self.fold.selected_index = None
         if gate:
             targets = [pending.default_reject] if pending.default_reject else []
             targets += [s for s in self.table.ids() if s not in targets]
@@ -140,6 +146,8 @@ class GatePanel:
         self.comment.value = ""
         self.result.value = ""
         self._set_buttons(True)
+        self.actions.outcome = {}
+        self.actions.card = card_of(pending, list(self.reject_to.options) if gate else [])
         self.widget.layout.display = ""
 
     def settle(self, state: Any) -> None:
@@ -151,7 +159,7 @@ class GatePanel:
 
     def _settle(self, pending: PendingDecision, state: Any) -> None:
         self._set_buttons(False)
-        self.preview.layout.display = "none"  # settled: the verdict is what matters now
+        self.fold.layout.display = "none"  # settled: the verdict is what matters now
         self.summary.value = ""
         answer = next((d for d in reversed(state.decisions) if d.get("id") == pending.id), None)
         if answer is None:
@@ -160,9 +168,12 @@ class GatePanel:
                 f"longer pending (the project is {html.escape(state.status)})"
                 "</div>"
             )
+            text = f"decision {pending.id} is no longer pending (the project is {state.status})"
         else:
             self.result.value = _verdict_html(answer)
-        self.widget.layout.border = "1px solid #c0c6cc"
+            text = settled_text(pending, answer, state)
+        self.actions.outcome = {"state": "settled", "text": text}
+        self.actions.card = {**self.actions.card, "settled": True}
 
     # ---------------------------------------------------------------- click side
 
@@ -187,12 +198,28 @@ class GatePanel:
             message = f"not applied: {exc}"
         self.decided = {"id": pending.id, "approve": approve, "message": message}
         verdict = "approved" if approve else "rejected"
+        refused = message.startswith("not applied") or "nothing changed" in message
+        self.actions.outcome = {
+            "state": "refused" if refused else "sent",
+            "text": f"{verdict} {pending.id}: {message}",
+        }
         self.result.value = (
             f"<div><b>{verdict}</b> "
             f"<code>{html.escape(pending.id)}</code> — {html.escape(message)}"
             "</div>"
         )
         return message
+
+    def _from_browser(self, approve: bool, comment: str, to: str | None, decision_id: str) -> str:
+        """A click in the card that came over the comm (no server extension answered)."""
+        with self._lock:
+            pending = self.pending
+            if pending is None or pending.id != decision_id or self.decided is not None:
+                return f"decision {decision_id} is no longer waiting here; nothing changed"
+            self.comment.value = comment
+            if to and to in [value for _label, value in self.reject_to.options]:
+                self.reject_to.value = to
+            return self.decide(approve) or ""
 
     def _set_buttons(self, enabled: bool) -> None:
         for widget in (self.approve_button, self.reject_button, self.comment, self.reject_to):

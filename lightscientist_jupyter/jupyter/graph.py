@@ -4,16 +4,19 @@ Pure functions only, so that any user table draws, the drawing is testable as te
 same SVG serves the live dashboard and the static fallback of a saved notebook. The side
 panel draws the same layout (the server sends it), so both show one graph.
 
-Drawing: gates have a double border and a "gate" tag; the state of each stage (visited,
-current, waiting, failed) colours it; forward edges are solid (dashed when not the default
-next), loop edges dashed, self loops a small arc above the stage, branch stages dashed;
-edges the project has taken are drawn darker.
+Drawing: gates have a double border and the gate glyph (◆); the state of each stage
+(visited, current, waiting, failed) is a class the shared style sheet colours from the
+theme; forward edges are solid (dashed when not the default next), loop edges dashed, self
+loops a small arc above the stage, branch stages dashed; edges the project has taken are
+drawn darker (a taken loop back in the waiting colour); a stage visited more than once shows
+its count (×2).
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from lightscientist_jupyter.app.text import table_text
@@ -30,16 +33,10 @@ _SHOWN_AS: dict[str, StageState] = {
 }
 """The drawing state of the current stage by project status (otherwise `current`)."""
 
-# fill, stroke, text colour of a stage in each state; inline so the SVG stands on its own
-PALETTE: dict[str, tuple[str, str, str]] = {
-    "pending": ("#f6f7f9", "#9aa3ad", "#3b4550"),
-    "visited": ("#e3f4e6", "#3f9b57", "#1f4d2b"),
-    "current": ("#fff1d6", "#e08600", "#4d2e00"),
-    "waiting": ("#fde7f1", "#c2185b", "#5c0b2b"),
-    "failed": ("#fde2e1", "#c62828", "#5c1111"),
-    "done": ("#e3f4e6", "#3f9b57", "#1f4d2b"),
-}
-EDGE_COLOR, EDGE_TAKEN, LOOP_COLOR = "#aab2bb", "#48525c", "#8e7cc3"
+GATE_GLYPH = "◆"
+"""The one mark of a gate, on the dashboard and in the side panel."""
+STYLE_FILE = Path(__file__).with_name("static") / "theme.css"
+"""Colours come from classes styled there with JupyterLab's --jp-* variables (any theme)."""
 
 
 # ------------------------------------------------------------------------- state
@@ -77,87 +74,104 @@ def render_svg(
     taken: Iterable[tuple[str, str]] = (),
     *,
     title: str | None = None,
+    visits: Mapping[str, int] | None = None,
 ) -> str:
-    """The stage graph as an SVG document; the same inputs always give the same text."""
+    """The stage graph as an SVG document; the same inputs always give the same text.
+
+    It carries no colours: classes (`ls-node-current`, `ls-edge ls-taken`, ...) that
+    `static/theme.css` styles with the theme's variables, as the side panel's drawing does.
+    It keeps its layout's size (a narrow view scrolls it rather than shrinking its text).
+    """
     lay = graph_layout(table)
     states = dict(states or {})
     taken = set(taken)
+    visits = dict(visits or {})
     width, height = lay["width"], lay["height"]
+    label = title or f"stage graph of {table.path.name}"
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="ls-graph" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'style="max-width:100%;height:auto;font-family:system-ui,-apple-system,'
-        f'Segoe UI,Helvetica,Arial,sans-serif" role="img">',
-        f"<title>{html.escape(title or f'stage graph of {table.path.name}')}</title>",
+        f'role="img" aria-label="{html.escape(describe(lay, states, visits, label))}">',
+        f"<title>{html.escape(label)}</title>",
         "<defs>",
+        '<marker id="ls-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse">'
+        '<path class="ls-arrowhead" d="M0,0 L8,4 L0,8 z"/></marker>',
+        "</defs>",
     ]
-    for name, color in (("a", EDGE_COLOR), ("t", EDGE_TAKEN), ("l", LOOP_COLOR)):
-        out.append(
-            f'<marker id="ls-arrow-{name}" viewBox="0 0 8 8" refX="7" refY="4" '
-            f'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
-            f'<path d="M0,0 L8,4 L0,8 z" fill="{color}"/></marker>'
-        )
-    out.append("</defs>")
     for band in lay["bands"]:
         out.append(
-            f'<text class="ls-band" x="{band["x"]}" y="{band["y"]}" font-size="11" '
-            f'font-weight="600" fill="#6b7580">{html.escape(band["label"])}</text>'
+            f'<text class="ls-band" x="{band["x"]}" y="{band["y"]}">'
+            f"{html.escape(band['label'])}</text>"
         )
     out += [_edge_svg(edge, (edge["source"], edge["target"]) in taken) for edge in lay["edges"]]
     for node in lay["nodes"]:
-        out += _node_svg(table, node, states.get(node["id"], "pending"))
+        out += _node_svg(table, node, states.get(node["id"], "pending"), visits.get(node["id"], 0))
     out.append("</svg>")
     return "\n".join(out)
 
 
+def describe(
+    lay: Mapping[str, Any], states: Mapping[str, str], visits: Mapping[str, int], label: str
+) -> str:
+    """The graph in words, for a screen reader: the current stage, what was visited."""
+    current = [n["id"] for n in lay["nodes"] if states.get(n["id"]) in _CURRENT]
+    seen = [
+        f"{n['id']}" + (f" ({visits[n['id']]} visits)" if visits.get(n["id"], 0) > 1 else "")
+        for n in lay["nodes"]
+        if states.get(n["id"]) == "visited"
+    ]
+    words = [f"{label}: {len(lay['nodes'])} stages"]
+    if current:
+        words.append(f"now at {current[0]} ({states[current[0]]})")
+    if seen:
+        words.append("visited " + ", ".join(seen))
+    return "; ".join(words)
+
+
+_CURRENT = ("current", "waiting", "failed", "done")
+
+
 def _edge_svg(edge: EdgeLayout, taken: bool) -> str:
     kind = edge["kind"]
-    looped = kind in ("back", "loop")
-    marker = "t" if taken else ("l" if looped else "a")
-    color = EDGE_TAKEN if taken else (LOOP_COLOR if looped else EDGE_COLOR)
-    dash = ' stroke-dasharray="4 3"' if kind in ("back", "allowed") else ""
     return (
         f'<path class="ls-edge ls-edge-{kind}{" ls-taken" if taken else ""}" '
         f'data-from="{html.escape(edge["source"])}" data-to="{html.escape(edge["target"])}" '
-        f'd="{edge["path"]}" fill="none" stroke="{color}" '
-        f'stroke-width="{1.8 if taken else 1.2}"{dash} '
-        f'marker-end="url(#ls-arrow-{marker})"/>'
+        f'd="{edge["path"]}" marker-end="url(#ls-arrow)"/>'
     )
 
 
-def _node_svg(table: StageTable, node: NodeLayout, state: str) -> list[str]:
+def _node_svg(table: StageTable, node: NodeLayout, state: str, visits: int = 0) -> list[str]:
     stage_id, x, y, w, h = node["id"], node["x"], node["y"], node["width"], node["height"]
-    fill, stroke, ink = PALETTE.get(state, PALETTE["pending"])
-    classes = (
-        ["ls-stage", f"ls-{state}"]
-        + (["ls-gate"] if node["gate"] else [])
-        + (["ls-branch"] if node["branch"] else [])
-        + (["ls-done"] if node["done"] else [])
-    )
-    width = 2.6 if state in ("current", "waiting") else 1.3
-    dash = ' stroke-dasharray="5 3"' if node["branch"] else ""
+    flags = {
+        "ls-node-gate": node["gate"],
+        "ls-node-branch": node["branch"],
+        "ls-node-done": node["done"],
+        "ls-node-visited": state in ("visited", "done"),
+    }
+    classes = ["ls-node", f"ls-node-{state}", *(name for name, on in flags.items() if on)]
     tip = stage_id if node["done"] else _tooltip(table, stage_id, state)
+    if visits > 1:
+        tip += f"\nvisited {visits} times"
     radius = h / 2 if node["done"] else 6
     out = [
         f'<g class="{" ".join(classes)}" data-stage="{html.escape(stage_id)}" '
         f'data-state="{state}"><title>{html.escape(tip)}</title>',
-        f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="{radius:.0f}" fill="{fill}" '
-        f'stroke="{stroke}" stroke-width="{width}"{dash}/>',
+        f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="{radius:.0f}"/>',
     ]
     if node["gate"]:
         out.append(
-            f'<rect x="{x + 3}" y="{y + 3}" width="{w - 6}" height="{h - 6}" rx="4" '
-            f'fill="none" stroke="{stroke}" stroke-width="0.8"/>'
+            f'<rect class="ls-gate-mark" x="{x + 3}" y="{y + 3}" width="{w - 6}" '
+            f'height="{h - 6}" rx="4"/>'
         )
-        out.append(
-            f'<text x="{x + w - 6}" y="{y + 11}" font-size="8" text-anchor="end" '
-            f'fill="{stroke}" font-weight="700">GATE</text>'
-        )
-    bold = ' font-weight="700"' if state in ("current", "waiting") else ""
+        out.append(f'<text class="ls-gate-tag" x="{x + w - 6}" y="{y + 12}">{GATE_GLYPH}</text>')
     out.append(
-        f'<text x="{x + w / 2:.0f}" y="{y + h / 2 + 4:.0f}" font-size="11.5" '
-        f'text-anchor="middle" fill="{ink}"{bold}>{html.escape(node["label"])}</text></g>'
+        f'<text class="ls-label" x="{x + w / 2:.0f}" y="{y + h / 2 + 4:.0f}">'
+        f"{html.escape(node['label'])}</text>"
     )
+    if visits > 1:
+        out.append(f'<text class="ls-visits" x="{x + w - 6}" y="{y + h - 4}">×{visits}</text>')
+    out.append("</g>")
     return out
 
 
@@ -179,7 +193,23 @@ def render_state(table: StageTable, state: Any | None) -> str:
     title = None
     if state is not None:
         title = f"stage graph: {state.stage} ({state.status})"
-    return render_svg(table, stage_states(table, state), taken_edges(state), title=title)
+    visits = dict(getattr(state, "visits", None) or {}) if state is not None else {}
+    return render_svg(
+        table, stage_states(table, state), taken_edges(state), title=title, visits=visits
+    )
+
+
+def scroll_box(svg: str) -> str:
+    """The graph in a box that scrolls sideways when narrow (focusable, so keys scroll it)."""
+    return (
+        '<div class="ls-graph-scroll" tabindex="0" role="region" '
+        f'aria-label="stage graph (scrolls sideways)">{svg}</div>'
+    )
+
+
+def style_tag() -> str:
+    """The shared style sheet as a `<style>` element, for HTML shown outside the widgets."""
+    return f"<style>{STYLE_FILE.read_text(encoding='utf-8')}</style>"
 
 
 class TableDiagram:
@@ -191,7 +221,8 @@ class TableDiagram:
 
     def _repr_html_(self) -> str:
         return (
-            f"<div>{render_state(self.table, self.state)}</div>"
+            f'{style_tag()}<div class="lightscientist-static">'
+            f"{scroll_box(render_state(self.table, self.state))}</div>"
             f"<pre style='font-size:11px'>{html.escape(table_text(self.table))}</pre>"
         )
 

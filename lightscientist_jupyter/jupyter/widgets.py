@@ -29,6 +29,8 @@ import traitlets
 from lightscientist_jupyter.events import make_filter
 
 STATIC = Path(__file__).with_name("static")
+THEME_CSS = (STATIC / "theme.css").read_text(encoding="utf-8")
+"""The shared style sheet (the panel imports the same file): loaded with the widgets."""
 EVENTS_MAX = 500
 """Events kept (kernel side and in each view)."""
 SEND_MAX = 100
@@ -58,7 +60,7 @@ class EventStream(anywidget.AnyWidget):
     """Newest events in a bounded, filterable list."""
 
     _esm = STATIC / "events.js"
-    _css = STATIC / "events.css"
+    _css = THEME_CSS + (STATIC / "events.css").read_text(encoding="utf-8")
 
     tail = traitlets.List(traitlets.Dict()).tag(sync=True)
     """The last `TAIL_SYNC` events, for views opened later."""

@@ -20,14 +20,15 @@ _STATUS_OF_TYPE = {
     "worker.background": "background",
     "worker.cancelled": "cancelled",
 }
-_COLORS = {
-    "running": "#e08600",
-    "waiting": "#c2185b",
-    "background": "#6b7580",
-    "completed": "#3f9b57",
-    "failed": "#c62828",
-    "cancelled": "#8d6e63",
+_CHIP_STATUS = {
+    "running": "running",
+    "waiting": "waiting_user",
+    "completed": "done",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "interrupted": "stopped",
 }
+"""A worker's status drawn with the project's status dots (static/theme.css)."""
 
 
 @dataclasses.dataclass
@@ -100,25 +101,26 @@ def render_html(rows: Mapping[str, WorkerRow], *, limit: int = 12) -> str:
     )
     body = []
     for r in shown:
-        color = _COLORS.get(r.status, "#3b4550")
+        dot = _CHIP_STATUS.get(r.status)
+        mark = f' data-status="{dot}"' if dot else ""
         clock = time.strftime("%H:%M:%S", time.localtime(r.last_ts)) if r.last_ts else ""
         body.append(
             f'<tr data-worker="{html.escape(r.id)}">'
             + _td(
-                f'<b>{html.escape(r.id)}</b> <span style="color:#6b7580">'
+                f'<b>{html.escape(r.id)}</b> <span class="ls-muted">'
                 f"{html.escape(r.role)}</span>",
                 "white-space:nowrap",
             )
             + _td(html.escape(r.stage))
-            + _td(html.escape(r.status), f"color:{color};font-weight:600")
+            + _td(f'<span class="ls-chip"{mark}>{html.escape(r.status)}</span>')
             + _td(str(r.model_calls), "text-align:right")
             + _td(str(r.tool_calls), "text-align:right")
-            + _td(f'<span style="color:#6b7580">{clock}</span> {html.escape(r.last)}')
+            + _td(f'<span class="ls-muted">{clock}</span> {html.escape(r.last)}')
             + "</tr>"
         )
     more = len(ordered) - len(shown)
     foot = (
-        f'<div style="color:#6b7580">and {more} more (<code>%lightscientist workers</code>)</div>'
+        f'<div class="ls-muted">and {more} more (<code>%lightscientist workers</code>)</div>'
         if more > 0
         else ""
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from lightscientist_jupyter.controller import DONE, ResearchController, load_table
@@ -61,14 +62,15 @@ def test_edges_are_styled_by_kind_and_stages_by_flags(default_table):
     assert set(drawn) == set(default_table.edges())
     assert "ls-edge-loop" in drawn[("experiment.loop", "experiment.loop")].get("class")
     assert "ls-edge-back" in drawn[("experiment.analyze", "experiment.loop")].get("class")
-    assert drawn[("experiment.analyze", "experiment.loop")].get("stroke-dasharray")
-    assert drawn[("idea.evaluate", "idea.probe_batch")].get("stroke-dasharray")  # allowed
-    assert drawn[("idea.evaluate", "idea.gate")].get("stroke-dasharray") is None  # next
+    assert "ls-edge-allowed" in drawn[("idea.evaluate", "idea.probe_batch")].get("class")
+    assert "ls-edge-next" in drawn[("idea.evaluate", "idea.gate")].get("class")
+    # no colour or dash as an attribute (a theme could not change it): classes only
+    assert not re.search(r'(fill|stroke|stroke-dasharray|color)="', svg)
     nodes = stage_nodes(svg)
-    assert {s for s, g in nodes.items() if "ls-gate" in g.get("class")} == set(
+    assert {s for s, g in nodes.items() if "ls-node-gate" in g.get("class")} == set(
         default_table.gates()
     )
-    assert {s for s, g in nodes.items() if "ls-branch" in g.get("class")} == {
+    assert {s for s, g in nodes.items() if "ls-node-branch" in g.get("class")} == {
         "idea.probe_batch",
         "idea.probe_collect",
     }
@@ -109,7 +111,7 @@ def test_a_user_table_draws(small_table, workspace, advance):
     ET.fromstring(svg)  # well-formed
     nodes = stage_nodes(svg)
     assert set(nodes) == {"a", "gate", "b", DONE}
-    assert "ls-gate" in nodes["gate"].get("class")
+    assert "ls-node-gate" in nodes["gate"].get("class")
 
     controller = ResearchController.create(workspace, "g", mode="auto", table=small_table)
     advance(controller, "a")  # a loops on itself

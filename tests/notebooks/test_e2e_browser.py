@@ -1,12 +1,15 @@
 """The quickstart in a real JupyterLab, driven in headless Chromium (Debian's package).
 
 The test copies `notebooks/quickstart.ipynb` under a fresh server root, starts `jupyter lab`
-on loopback, opens the notebook and runs all its cells from the Run menu. The dashboard draws
-the stage graph; the project stops at `idea.gate` and the gate panel opens — and waits, since
-nobody set `LIGHTSCIENTIST_AUTO_APPROVE` here. The test clicks Approve in the page and sees the
-graph's current stage move past `idea.gate`; then it approves the two later gates from the
-command line (`lightscientist reply y`, through the project's inbox) and sees the graph reach
-`done`. Screenshots: `test-output/quickstart-*.png`.
+on loopback (in the light and in the dark theme), opens the notebook and runs all its cells
+from the Run menu. The dashboard draws the stage graph; the project stops at `idea.gate` and
+the gate card opens — and waits, since nobody set `LIGHTSCIENTIST_AUTO_APPROVE` here. An
+accessibility check (axe-core) of the dashboard finds nothing serious or critical. The test
+clicks Approve and reads, within two seconds, the decision and the stage the project moved
+to. At `experiment.gate` it saves the notebook, *reloads the page* and approves from the
+dashboard again (the click goes through the server extension, so a reloaded page's comm
+does not matter). The last gate is approved from the command line, and the graph reaches
+`done`. Screenshots at 1400 and 900 px: `test-output/quickstart-<theme>-*.png`.
 
 Needs the built extension, `/usr/bin/chromium` and Python playwright (see
 `tests/support/browser.py`); without them the test is skipped, except under CI.
@@ -63,8 +66,27 @@ def _reply_when_waiting(project: Path, stage: str, timeout: float = 60) -> str:
     return reply.stdout
 
 
-@pytest.mark.timeout(240)
-def test_quickstart_in_jupyterlab_waits_for_a_click_on_approve(tmp_path):
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+
+
+def _axe_problems(page, selector: str) -> list[str]:
+    """Violations of impact serious or critical inside `selector`, as readable lines."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, context=selector)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — "
+        + "; ".join(n["html"][:120] for n in v["nodes"][:3])
+        for v in results.response["violations"]
+        if v.get("impact") in ("serious", "critical")
+    ]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reload(
+    tmp_path, theme
+):
     require_browser()
     from playwright.sync_api import expect, sync_playwright
 
@@ -73,12 +95,14 @@ def test_quickstart_in_jupyterlab_waits_for_a_click_on_approve(tmp_path):
     shutil.copy(QUICKSTART, root / QUICKSTART.name)
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     OUTPUT.mkdir(exist_ok=True)
-    shots = {name: OUTPUT / f"quickstart-{name}.png" for name in ("gate", "approved", "done")}
+    names = ("gate", "gate-900", "approved", "reloaded", "done", "done-900")
+    shots = {name: OUTPUT / f"quickstart-{theme}-{name}.png" for name in names}
     for shot in shots.values():
         shot.unlink(missing_ok=True)
     console: list[str] = []
+    settings = {**ALL_CELLS, "@jupyterlab/apputils-extension:themes": {"theme": THEMES[theme]}}
 
-    with start_lab(root, tmp_path / "lab", settings=ALL_CELLS, env=env) as lab, \
+    with start_lab(root, tmp_path / "lab", settings=settings, env=env) as lab, \
             sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
@@ -92,6 +116,7 @@ def test_quickstart_in_jupyterlab_waits_for_a_click_on_approve(tmp_path):
                     "button", name="Python 3 (ipykernel) | Idle")).to_be_visible(timeout=90_000)
                 expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
                        ).to_have_count(1)
+                assert page.locator("body").get_attribute("data-jp-theme-name") == THEMES[theme]
 
                 page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
                 page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")
@@ -100,58 +125,88 @@ def test_quickstart_in_jupyterlab_waits_for_a_click_on_approve(tmp_path):
                 dashboard = page.locator(".jp-OutputArea-output .lightscientist-dashboard")
                 graph = dashboard.locator("svg.ls-graph")
                 expect(graph).to_be_visible(timeout=60_000)
-                expect(graph.locator("g.ls-stage[data-stage='idea.survey']")).to_have_count(1)
-                gate_node = graph.locator("g.ls-stage[data-stage='idea.gate']")
+                expect(graph.locator("g.ls-node[data-stage='idea.survey']")).to_have_count(1)
+                gate_node = graph.locator("g.ls-node[data-stage='idea.gate']")
                 expect(gate_node).to_have_attribute("data-state", "waiting", timeout=60_000)
-                approve = dashboard.locator("button.widget-button", has_text="Approve")
+                card = dashboard.locator(".ls-gatecard")
+                approve = card.locator("button.ls-approve")
                 expect(approve).to_be_visible()
                 expect(approve).to_be_enabled()
-                expect(dashboard).to_contain_text("Approve idea.gate and move on to "
-                                                  "experiment.setup?")
+                expect(card.locator(".ls-card-title")).to_have_text(
+                    "◆ Approve idea.gate and move on to experiment.setup?")
+                expect(card.locator(".ls-files")).to_contain_text("idea/brief.md")
+                expect(card.locator(".ls-badge")).to_have_text("offline demo")
+                expect(dashboard.locator(".ls-status-line")).to_contain_text("waiting for you")
 
                 # Run All has finished, and the notebook left the gate to a person
                 expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
                        ).to_have_count(1, timeout=60_000)
-                outputs = page.locator(".jp-OutputArea-output")
-                expect(outputs.filter(has_text="The project waits at idea.gate: click Approve "
-                                               "in the dashboard above.")).to_have_count(1)
-                expect(outputs.filter(has_text="Not done yet: the project is waiting_user at "
-                                               "idea.gate")).to_have_count(1)
                 (project,) = (root / "studies").iterdir()
                 assert _state(project)["stage"] == "idea.gate"
                 assert _state(project)["decisions"] == []
 
-                _top(dashboard)
+                # the action comes first: the buttons are in view with the card's top
+                _top(card)
+                box = approve.bounding_box()
+                assert box is not None and box["y"] < 300, box
+                # no serious or critical accessibility problem, colour contrast included
+                problems = _axe_problems(page, ".lightscientist-dashboard")
+                assert not problems, "\n".join(problems)
                 page.screenshot(path=str(shots["gate"]))
-
-                approve.click()
-                expect(gate_node).to_have_attribute("data-state", "visited", timeout=20_000)
-                # the verdict shows until the next gate's question replaces it
-                expect(dashboard).to_contain_text("approved at idea.gate")
-                # the run goes on by itself and stops at the next gate: that one, and only it
-                expect(graph.locator("g.ls-stage[data-stage='experiment.gate']")
-                       ).to_have_attribute("data-state", "waiting", timeout=60_000)
-                lit = graph.locator("g.ls-stage[data-state='current'], "
-                                    "g.ls-stage[data-state='waiting']")
-                expect(lit).to_have_count(1)
+                page.set_viewport_size({"width": 900, "height": 1300})
                 _top(dashboard)
-                page.screenshot(path=str(shots["approved"]))
+                page.screenshot(path=str(shots["gate-900"]))
+                page.set_viewport_size({"width": 1400, "height": 1300})
+
+                card.locator(".ls-comment").fill("clear enough")
+                clicked = time.monotonic()
+                approve.click()
+                outcome = card.locator(".ls-outcome")
+                expect(outcome).to_contain_text(re.compile(r"approved d\d+ .*experiment\.setup"),
+                                                timeout=2_000)
+                assert time.monotonic() - clicked < 2.5
+                expect(gate_node).to_have_attribute("data-state", "visited", timeout=20_000)
+                timeline = dashboard.locator(".ls-timeline")
+                expect(timeline).to_contain_text("approved at idea.gate")
+                expect(timeline).to_contain_text("clear enough")
                 decision = _state(project)["decisions"][0]
                 assert (decision["stage"], decision["approve"], decision["source"]) == (
-                    "idea.gate", True, "widget")
+                    "idea.gate", True, "dashboard")
 
-                # the later gates from a terminal: the dashboard follows the inbox replies
-                for stage in ("experiment.gate", "paper.review"):
-                    _reply_when_waiting(project, stage)
-                expect(graph.locator("g.ls-stage[data-stage='done']")).to_have_attribute(
+                # the next gate: save, reload the page, approve from the dashboard again
+                exp_gate = graph.locator("g.ls-node[data-stage='experiment.gate']")
+                expect(exp_gate).to_have_attribute("data-state", "waiting", timeout=60_000)
+                _top(dashboard)
+                page.screenshot(path=str(shots["approved"]))
+                page.keyboard.press("Control+s")
+                expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=10_000)
+                page.reload()
+                dashboard = page.locator(".jp-OutputArea-output .lightscientist-dashboard")
+                card = dashboard.locator(".ls-gatecard[data-decision]")
+                expect(card.locator(".ls-card-title")).to_contain_text(
+                    "experiment.gate", timeout=60_000)
+                _top(card)
+                page.screenshot(path=str(shots["reloaded"]))
+                clicked = time.monotonic()
+                card.locator("button.ls-approve").click()
+                expect(card.locator(".ls-outcome")).to_contain_text(
+                    re.compile(r"approved d\d+ .*paper\."), timeout=2_000)
+                assert time.monotonic() - clicked < 2.5
+
+                _reply_when_waiting(project, "paper.review")
+                graph = dashboard.locator("svg.ls-graph")
+                expect(graph.locator("g.ls-node[data-stage='done']")).to_have_attribute(
                     "data-state", "done", timeout=30_000)
-                expect(dashboard).to_contain_text(
-                    re.compile(r"● done · stage done .* not running"))
+                expect(dashboard.locator(".ls-status-line")).to_contain_text(
+                    re.compile(r"done.*not running"))
                 _top(dashboard)
                 page.screenshot(path=str(shots["done"]))
+                page.set_viewport_size({"width": 900, "height": 1300})
+                _top(dashboard)
+                page.screenshot(path=str(shots["done-900"]))
                 print("\nscreenshots: " + " ".join(str(s) for s in shots.values()))
             except Exception:
-                page.screenshot(path=str(OUTPUT / "quickstart-failure.png"))
+                page.screenshot(path=str(OUTPUT / f"quickstart-{theme}-failure.png"))
                 print("browser console:\n" + "\n".join(console[-40:]))
                 print("jupyter lab:\n" + "\n".join(lab.output.lines[-60:]))
                 raise
@@ -161,5 +216,5 @@ def test_quickstart_in_jupyterlab_waits_for_a_click_on_approve(tmp_path):
     state = _state(project)
     assert state["status"] == "done"
     assert [(d["stage"], d["source"]) for d in state["decisions"]] == [
-        ("idea.gate", "widget"), ("experiment.gate", "cli"), ("paper.review", "cli")]
+        ("idea.gate", "dashboard"), ("experiment.gate", "dashboard"), ("paper.review", "cli")]
     assert (project / "paper" / "paper.md").is_file()

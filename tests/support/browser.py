@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from jupyter_core.paths import jupyter_path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 OUTPUT = REPO / "test-output"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

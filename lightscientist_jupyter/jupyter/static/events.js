@@ -45,14 +45,21 @@ function render({ model, el: root }) {
     option.value = value;
     layer.append(option);
   }
+  layer.setAttribute("aria-label", "Show the events of this layer");
   const type = el("input", "ls-events-type");
   type.placeholder = "type or prefix (stage.)";
+  type.setAttribute("aria-label", "Show events of this type or type prefix");
   const worker = el("input", "ls-events-worker");
   worker.placeholder = "worker id";
+  worker.setAttribute("aria-label", "Show the events of this worker");
   const count = el("span", "ls-events-count");
   bar.append(layer, type, worker, count);
   const list = el("div", "ls-events-list");
+  list.tabIndex = 0;  // it scrolls: keys must reach it
+  list.setAttribute("role", "log");
+  list.setAttribute("aria-label", "events, newest first; Enter on a row shows it whole");
   root.append(bar, list);
+  const open = new Set();  // rows shown whole (click or Enter), kept across redraws
 
   let events = [];
   let skipped = 0;
@@ -89,6 +96,19 @@ function render({ model, el: root }) {
                 el("span", "ls-ev-type", e.type), el("span", "ls-ev-stage", e.stage),
                 el("span", "ls-ev-worker", e.worker), el("span", "ls-ev-msg", e.message));
     line.title = `#${e.seq} ${e.type} ${e.stage} ${e.worker}\n${e.message}`;
+    line.tabIndex = 0;
+    line.setAttribute("role", "button");  // it opens and closes: a disclosure
+    line.setAttribute("aria-expanded", open.has(e.seq) ? "true" : "false");
+    if (open.has(e.seq)) line.classList.add("ls-open");
+    const toggle = () => {
+      if (open.has(e.seq)) open.delete(e.seq); else open.add(e.seq);
+      line.classList.toggle("ls-open");
+      line.setAttribute("aria-expanded", open.has(e.seq) ? "true" : "false");
+    };
+    line.addEventListener("click", toggle);
+    line.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle(); }
+    });
     return line;
   }
 

@@ -1,0 +1,60 @@
+"""What the gate card shows, as plain data for its front end (`gate_actions`, `static/gate.js`).
+
+Action first: one heading that says what approving does, a summary of two lines (the full
+text behind it), the files under review, then the controls. The offline demo's note is
+not repeated in every summary: it becomes one small badge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightscientist_jupyter.controller import DONE, PendingDecision
+from lightscientist_jupyter.jupyter.look import status_words
+
+OFFLINE_NOTE = "(Offline demo model"
+SUMMARY_LINES = 2
+
+
+def card_of(pending: PendingDecision, targets: list[tuple[str, str]]) -> dict[str, Any]:
+    """The synced `card` of `GateActions` for a pending decision."""
+    gate = pending.kind == "gate"
+    lines = [line for line in pending.summary.splitlines() if line.strip()]
+    offline = any(line.strip().startswith(OFFLINE_NOTE) for line in lines)
+    lines = [line for line in lines if not line.strip().startswith(OFFLINE_NOTE)]
+    heading = (
+        f"◆ Approve {pending.stage} and move on to {pending.proposed_next or '?'}?"
+        if gate
+        else f"Question from {pending.stage}: {pending.question}"
+    )
+    shown = " ".join(lines[:SUMMARY_LINES])
+    if len(lines) > SUMMARY_LINES:
+        shown += " …"
+    return {
+        "id": pending.id,
+        "kind": str(pending.kind),
+        "stage": pending.stage,
+        "next": pending.proposed_next or "",
+        "heading": heading,
+        "summary": shown,
+        "summary_full": "\n".join(lines),
+        "badge": "offline demo" if offline else "",
+        "files": list(pending.outputs),
+        "targets": [list(t) for t in targets if t[1]],
+        "settled": False,
+    }
+
+
+def settled_text(pending: PendingDecision, answer: dict[str, Any], state: Any) -> str:
+    """One line for a decided card: verdict, where the project went, the comment, from where."""
+    if answer.get("kind") == "question":
+        verdict = "answered yes" if answer.get("approve") else "answered no"
+    else:
+        verdict = "approved" if answer.get("approve") else "rejected"
+    target = answer.get("to")
+    where = f" → {'done' if target == DONE else target}" if target else ""
+    comment = f" — “{answer['comment']}”" if answer.get("comment") else ""
+    return (
+        f"{verdict} {pending.id} at {answer.get('stage', pending.stage)}{where} "
+        f"(via {answer.get('source', '?')}; now {status_words(state.status)}){comment}"
+    )

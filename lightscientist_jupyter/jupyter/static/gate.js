@@ -1,0 +1,235 @@
+// LightScientist gate card: what a decision approves, and one row of controls.
+// A click goes through the server extension's reply endpoint (works after a reload and
+// without the kernel); only without a server extension does it use the widget's comm.
+// No build step, no imports: it runs offline inside anywidget's front end.
+
+const WORDS = { running: "running", waiting_user: "waiting for you", done: "done",
+                failed: "failed", cancelled: "cancelled", stopped: "stopped",
+                paused: "paused" };
+const ANSWER_MS = 2000;
+
+function el(tag, cls, text, parent) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+// JupyterLab's (and Notebook 7's) page configuration: base URL, token, server root
+function pageConfig() {
+  const node = document.getElementById("jupyter-config-data");
+  if (!node) return null;
+  try {
+    const data = JSON.parse(node.textContent || "{}");
+    if (!data.baseUrl) return null;
+    return { base: data.baseUrl.replace(/\/?$/, "/"), token: data.token || "",
+             serverRoot: (data.serverRoot || "").replace(/\/+$/, "") };
+  } catch (_e) {
+    return null;
+  }
+}
+
+// the workspace relative to the server root, or null when it is outside (or unknown)
+function relative(root, serverRoot) {
+  if (!root || !serverRoot) return null;
+  if (root === serverRoot) return "";
+  return root.startsWith(serverRoot + "/") ? root.slice(serverRoot.length + 1) : null;
+}
+
+function xsrf() {
+  const match = document.cookie.match("\\b_xsrf=([^;]*)\\b");
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+async function call(cfg, method, path, body) {
+  const headers = { "Content-Type": "application/json", "X-XSRFToken": xsrf() };
+  if (cfg.token) headers.Authorization = "token " + cfg.token;
+  const response = await fetch(cfg.base + "lightscientist/" + path, {
+    method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try { data = await response.json(); } catch (_e) { data = null; }
+  return { status: response.status, data };
+}
+
+function verdict(d, id) {
+  const yes = d.kind === "question" ? "answered yes" : "approved";
+  const no = d.kind === "question" ? "answered no" : "rejected";
+  const where = d.to ? ` → now at ${d.to}` : "";
+  return `${d.approve ? yes : no} ${id}${where}`;
+}
+
+// after a queued reply, watch the project for up to ANSWER_MS for where it went
+async function settled(cfg, rel, id, approve) {
+  const until = Date.now() + ANSWER_MS;
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 250));
+    const got = await call(cfg, "GET", "project?path=" + encodeURIComponent(rel));
+    const found = (got.data?.decisions || []).find((d) => d.id === id);
+    if (found) return verdict(found, id);
+  }
+  return `${approve ? "approval" : "rejection"} of ${id} sent; the run picks it up`;
+}
+
+function render({ model, el: root }) {
+  const card = el("div", "ls-card ls-gatecard", undefined, root);
+  card.setAttribute("role", "region");
+  const title = el("h3", "ls-card-title", undefined, card);
+  const badge = el("span", "ls-badge", undefined, card);
+  const summary = el("div", "ls-gate-summary", undefined, card);
+  const files = el("ul", "ls-files", undefined, card);
+  const row = el("div", "ls-row ls-live", undefined, card);
+  const approve = el("button", "jp-Button jp-mod-styled jp-mod-accept ls-approve", "Approve", row);
+  const reject = el("button", "jp-Button jp-mod-styled jp-mod-reject ls-reject", "Reject", row);
+  const comment = el("input", "ls-comment", undefined, row);
+  comment.type = "text";
+  comment.setAttribute("aria-label", "Comment (kept in PROCESS.md; on reject, for the next worker)");
+  comment.placeholder = "comment (optional)";
+  const targetLabel = el("label", "ls-row ls-muted", "on reject, back to", row);
+  const target = el("select", "ls-target", undefined, targetLabel);
+  target.setAttribute("aria-label", "On reject, go back to this stage");
+  const outcome = el("div", "ls-outcome", undefined, card);
+  outcome.setAttribute("role", "status");
+  outcome.setAttribute("aria-live", "polite");
+  const dead = el("div", "ls-dead", undefined, root);
+  dead.setAttribute("role", "alert");
+  let busy = false;
+
+  function draw() {
+    const c = model.get("card") || {};
+    const shown = !!c.id;
+    root.hidden = !shown;
+    if (!shown) return;
+    card.dataset.decision = c.id;
+    card.dataset.settled = c.settled ? "true" : "false";
+    card.setAttribute("aria-label", c.heading || "decision");
+    title.textContent = c.heading || "";
+    badge.textContent = c.badge || "";
+    badge.hidden = !c.badge;
+    summary.textContent = c.summary || "";
+    summary.hidden = !c.summary;
+    summary.title = c.summary_full || "";
+    files.textContent = "";
+    const cfg = pageConfig();
+    const rel = cfg ? relative(model.get("root"), cfg.serverRoot) : null;
+    for (const name of c.files || []) {
+      const item = el("li", "", undefined, files);
+      if (rel !== null) {
+        const link = el("a", "ls-link", name, item);
+        link.href = cfg.base + "lab/tree/" + (rel ? rel + "/" : "") + name;
+        link.target = "_blank";
+        link.rel = "noopener";
+        link.title = "open " + name + " in a new tab";
+      } else {
+        el("code", "ls-code", name, item);
+      }
+    }
+    files.hidden = !(c.files || []).length;
+    approve.textContent = c.kind === "gate" ? "Approve" : "Yes";
+    reject.textContent = c.kind === "gate" ? "Reject" : "No";
+    approve.setAttribute("aria-label", (c.kind === "gate" ? "Approve " : "Answer yes to ") + (c.stage || ""));
+    reject.setAttribute("aria-label", (c.kind === "gate" ? "Reject " : "Answer no to ") + (c.stage || ""));
+    if (target.dataset.decision !== c.id) {
+      target.dataset.decision = c.id;
+      target.textContent = "";
+      for (const [label, value] of c.targets || []) {
+        const option = el("option", "", label, target);
+        option.value = value;
+      }
+      comment.value = "";
+      busy = false;
+    }
+    targetLabel.hidden = c.kind !== "gate" || !(c.targets || []).length;
+    row.hidden = !!c.settled;
+    approve.disabled = reject.disabled = busy || !!c.settled;
+    const o = model.get("outcome") || {};
+    if (o.text && (c.settled || !busy)) show(o.state === "refused" ? "ls-err" : "ls-ok", o.text);
+    else if (!c.settled && !busy) show("", "");
+    dead.textContent = "";
+    el("b", "", "The kernel behind this dashboard is gone", dead);
+    el("span", "", " (restarted or shut down), so its run has stopped. Approve / Reject still " +
+       "reach the project through the server. To continue, run in a cell: ", dead);
+    const cmd = el("code", "ls-code", model.get("resume") || "%lightscientist resume", dead);
+    const copy = el("button", "jp-Button jp-mod-styled jp-mod-accept ls-resume", "Resume…", dead);
+    copy.setAttribute("aria-label", "Copy the resume command");
+    copy.addEventListener("click", () => {
+      navigator.clipboard?.writeText(cmd.textContent).then(
+        () => { copy.textContent = "copied: paste it into a cell"; },
+        () => { copy.textContent = "select the command and copy it"; });
+    });
+  }
+
+  function show(cls, text) {
+    outcome.className = "ls-outcome " + cls;
+    outcome.textContent = text;
+  }
+
+  function viaComm(reply) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        model.off("msg:custom", onMsg);
+        resolve({ ok: false, text: "no answer from the kernel within 2 s: reply from the " +
+                  "LightScientist side panel or with %lightscientist reply y|n" });
+      }, ANSWER_MS);
+      function onMsg(msg) {
+        if (!msg || msg.kind !== "outcome") return;
+        clearTimeout(timer);
+        model.off("msg:custom", onMsg);
+        resolve(msg);
+      }
+      model.on("msg:custom", onMsg);
+      model.send({ kind: "reply", ...reply });
+    });
+  }
+
+  async function viaServer(cfg, rel, reply) {
+    const got = await call(cfg, "POST", "reply", { path: rel, from: "dashboard", ...reply });
+    if (got.status === 404 && !got.data?.status) return null; // no server extension
+    if (got.status !== 200) {
+      return { ok: false, text: "not applied: " + (got.data?.message || "HTTP " + got.status) };
+    }
+    const id = got.data.decision_id || reply.decision_id;
+    if (got.data.applied_by === "server") {
+      const words = WORDS[got.data.status] || got.data.status;
+      return { ok: true, text: `${reply.approve ? "approved" : "rejected"} ${id} → now at ` +
+               `${got.data.stage} (${words})` };
+    }
+    return { ok: true, text: await settled(cfg, rel, id, reply.approve) };
+  }
+
+  async function decide(yes) {
+    const c = model.get("card") || {};
+    if (busy || !c.id || c.settled) return;
+    busy = true;
+    approve.disabled = reject.disabled = true;
+    show("", "sending…");
+    const reply = { approve: yes, comment: comment.value.trim(), decision_id: c.id,
+                    to_stage: !yes && c.kind === "gate" ? target.value || null : null };
+    let answer = null;
+    const cfg = pageConfig();
+    const rel = cfg ? relative(model.get("root"), cfg.serverRoot) : null;
+    try {
+      if (rel !== null) answer = await viaServer(cfg, rel, reply);
+    } catch (e) {
+      answer = null; // the server did not answer: try the kernel
+    }
+    if (answer === null) answer = await viaComm(reply);
+    show(answer.ok ? "ls-ok" : "ls-err", answer.text);
+    if (!answer.ok) { busy = false; approve.disabled = reject.disabled = false; }
+  }
+
+  approve.addEventListener("click", () => decide(true));
+  reject.addEventListener("click", () => decide(false));
+  comment.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) decide(true);
+  });
+  model.on("change:card", draw);
+  model.on("change:outcome", draw);
+  model.on("change:resume", draw);
+  model.on("change:root", draw);
+  draw();
+}
+
+export default { render };

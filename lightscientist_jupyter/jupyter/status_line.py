@@ -1,0 +1,79 @@
+"""The dashboard's status line: one wrapping row of chips, in the panel's words.
+
+Status in words (`look.status_words`), stage and "stage N of M", who runs it, mode, model,
+elapsed time, the event count, and the workspace path cut from its start (the whole path in
+its tooltip and in a `<code>` to select). Below it, what waits or what went wrong, and a
+banner that only the widget manager's "disconnected" class shows (the kernel restarted or
+went away): the run stopped, with the exact command that continues it.
+"""
+
+from __future__ import annotations
+
+import html
+import shlex
+from pathlib import Path
+
+from lightscientist_jupyter.jupyter.look import chip, status_words
+
+
+def resume_command(root: Path) -> str:
+    """The magic that continues the project in `root` from a new kernel."""
+    return f"%lightscientist resume --workspace {shlex.quote(str(root))}"
+
+
+def render(
+    *,
+    goal: str,
+    status: str,
+    stage: str,
+    visit: int,
+    position: tuple[int, int] | None,
+    runner: str,
+    mode: str,
+    model: str,
+    elapsed: str,
+    events: int,
+    root: Path,
+    waiting: str = "",
+    reason: str = "",
+    warning: str = "",
+    usage: str = "",
+) -> str:
+    """The status line's HTML (every value escaped); `usage`: tokens and cost, when any."""
+    where = stage + (f" (visit {visit})" if visit > 1 else "")
+    if position:
+        where += f" · stage {position[0]} of {position[1]}"
+    chips = [
+        chip(status_words(status), status=status, title=f"status: {status}"),
+        chip(where, title="current stage", cls="ls-code"),
+        chip(runner, title="who runs the project"),
+        chip(f"mode {mode}"),
+        chip(f"model {model}"),
+        chip(f"elapsed {elapsed}"),
+        chip(f"{events} events"),
+    ]
+    if usage:
+        chips.append(chip(usage, title="tokens and cost of the model calls", cls="ls-usage"))
+    chips += [
+        chip(str(root), title=str(root), cls="ls-code ls-path-chip"),
+    ]
+    extra = ""
+    if waiting:
+        extra += f'<div class="ls-warn">Waiting for you: {html.escape(waiting)}</div>'
+    if reason:
+        extra += f'<div class="ls-err">{html.escape(reason)}</div>'
+    if warning:
+        extra += f'<div class="ls-warn">⚠ {html.escape(warning)}</div>'
+    dead = (
+        '<div class="ls-dead" role="alert"><b>This dashboard is not live</b>: the kernel that '
+        "drew it restarted or went away, so its run has stopped and what is shown here is "
+        "as it was. Continue the project in a cell with "
+        f'<code class="ls-code" style="user-select:all">{html.escape(resume_command(root))}'
+        "</code> (the side panel shows it live meanwhile).</div>"
+    )
+    return (
+        f'<div class="ls-status-line"><div class="ls-card-title">LightScientist · '
+        f"{html.escape(goal)}</div>"
+        f'<div class="ls-row ls-live" role="group" aria-label="project status">'
+        f"{''.join(chips)}</div>{extra}{dead}</div>"
+    )

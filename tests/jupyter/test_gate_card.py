@@ -1,0 +1,69 @@
+"""The gate card (drawn in the browser), the status line, the timeline: what the kernel sets.
+
+The browser side — a click sent through the server extension, after a reload too, in the
+light and the dark theme — is tested in tests/notebooks/test_e2e_browser.py.
+"""
+
+# ruff: noqa: F811  (the fixtures come from test_dashboard)
+from __future__ import annotations
+
+from test_dashboard import ControllerSource, _to_gate, make_board, project  # noqa: F401
+
+from lightscientist_jupyter.jupyter import status_line
+
+
+def _reply(board, approve, decision_id, comment="", to=None):
+    """What the card's comm fallback delivers (no server extension answered)."""
+    sent = []
+    board.gate.actions.send = sent.append
+    board.gate.actions._message(
+        None,
+        {
+            "kind": "reply",
+            "approve": approve,
+            "comment": comment,
+            "to_stage": to,
+            "decision_id": decision_id,
+        },
+        [],
+    )
+    return sent
+
+
+def test_the_card_puts_the_action_first_and_the_comm_fallback_replies_once(
+    project, make_board, produce
+):
+    controller, _bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    _to_gate(controller, produce)
+    board.tick()
+    card = board.gate.actions.card
+    assert card["heading"] == "◆ Approve gate and move on to b?"
+    assert card["id"] == "d1" and card["files"] == ["out/brief.md"]
+    assert card["targets"][0] == ["a (default)", "a"] and not card["settled"]
+    assert board.gate.fold.selected_index is None  # the preview starts folded
+    assert "waiting for you" in board.status_line.value
+    assert "stage 2 of 3" in board.status_line.value
+
+    sent = _reply(board, False, "d1", "needs more data", "a")
+    assert sent == [{"kind": "outcome", "ok": True, "text": sent[0]["text"]}]
+    assert controller.stage == "a" and "needs more data" in controller.state.feedback
+    again = _reply(board, True, "d1")
+    assert again[0]["text"] == "decision d1 is no longer waiting here; nothing changed"
+    board.tick()
+    assert board.gate.actions.card["settled"]
+    outcome = board.gate.actions.outcome
+    assert outcome["state"] == "settled" and outcome["text"].startswith("rejected d1 at gate → a")
+    # the decision stays on screen, with its comment and where it came from
+    assert "rejected</b> at <code>gate</code> → a — “needs more data”" in board.timeline.value
+    assert "via widget" in board.timeline.value
+
+
+def test_a_dead_kernel_banner_names_the_command_that_resumes(project, make_board):
+    controller, _bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    command = status_line.resume_command(controller.workspace.root)
+    assert command == f"%lightscientist resume --workspace {controller.workspace.root}"
+    assert 'class="ls-dead" role="alert"' in board.status_line.value
+    assert command in board.status_line.value
+    assert board.gate.actions.resume == command

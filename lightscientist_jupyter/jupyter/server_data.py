@@ -20,7 +20,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app import commands, handover
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.controller import StageTable, load_table
 from lightscientist_jupyter.controller.lock import read_holder
@@ -203,6 +203,8 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         table_error=None,
         outputs=[],
         process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()},
+        handoff=None,
+        handoffs=state.handoffs,
     )
     try:
         table = _table(state.stages_file)
@@ -211,6 +213,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
     else:
         detail["table"] = _table_view(table)
         detail["layout"] = graph_layout(table)  # the dashboard's layout: the panel only draws it
+        detail["handoff"] = handover.card(ws, state, table)  # the hand-over card, or None
         detail["outputs"] = [
             {
                 "stage": s.id,
@@ -329,6 +332,10 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
     Refuses (409) when nothing is pending or the reply names a decision that is no longer
     the pending one, so a stale page cannot answer a newer gate.
     """
+    if isinstance(body, dict) and body.get("handoff"):  # take / deliver / give-back
+        from lightscientist_jupyter.jupyter import server_handoff
+
+        return server_handoff.reply(root, body)
     rel, approve, comment, to_stage, decision_id = _reply_fields(body)
     ws, rel = open_project(root, rel)
     _state(ws)  # a project whose state cannot be read is refused with its reason
@@ -339,7 +346,7 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
             comment,
             to_stage,
             decision_id=decision_id,
-            source="panel",
+            source="dashboard" if body.get("from") == "dashboard" else "panel",
             option="to_stage",
         )
     except Conflict as exc:

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.waiting import sigkill_in_experiment_loop
 
 from lightscientist_jupyter.controller import default_table_path, load_table
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS
@@ -165,38 +165,12 @@ def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
 def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_path):
     ws = tmp_path / "project"
     ws.mkdir()
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lightscientist_jupyter",
-            "research",
-            "x",
-            "--mode",
-            "auto",
-            "--workspace",
-            str(ws),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    command = [sys.executable, "-m", "lightscientist_jupyter", "research", "x", "--mode", "auto"]
+    sigkill_in_experiment_loop(
+        [*command, "--workspace", str(ws)],
+        ws / ".lightscientist" / "events.jsonl",
         env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
     )
-    log = ws / ".lightscientist" / "events.jsonl"
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            if (
-                log.exists()
-                and '"tool.call"' in log.read_text()
-                and re.search(r'"tool\.call".*"stage":"experiment\.loop"', log.read_text())
-            ):
-                break
-            time.sleep(0.02)
-        else:
-            raise AssertionError("the run never reached experiment.loop")
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
     assert state(ws)["stage"] == "experiment.loop"
 
     proc = cli(ws, "resume")

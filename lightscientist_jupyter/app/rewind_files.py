@@ -1,0 +1,92 @@
+"""The file work of a rewind or a fork: a snapshot's files written back, later sessions set
+aside (never deleted)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from lightscientist_jupyter.controller.snapshots import KEPT, History
+from lightscientist_jupyter.runtime.worker_files import load_record, save_record
+from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, WorkerStatus
+from lightscientist_jupyter.workspace import Workspace
+
+
+def snapshot_files(history: History, commit: str) -> list[str]:
+    """The files a snapshot holds."""
+    out = history.git("ls-tree", "-r", "-z", "--name-only", commit)
+    return [p for p in out.split("\0") if p]
+
+
+def restore_tree(history: History, commit: str, *, current: Sequence[str]) -> None:
+    """Make the workspace's files those of `commit`: the files of `current` (what a snapshot
+    of now would hold) that it lacks are removed, the others written from it. The state file
+    is left to the caller, who writes it atomically."""
+    root = history.workspace.root
+    wanted = snapshot_files(history, commit)
+    for rel in sorted(set(current) - set(wanted) - set(KEPT)):
+        path = root / rel
+        path.unlink(missing_ok=True)
+        _prune_empty(path.parent, root)
+    history.git("read-tree", commit)
+    files = [p for p in wanted if p not in KEPT]
+    if files:
+        history.git("checkout-index", "-f", "-z", "--stdin", stdin="\0".join(files))
+
+
+def _prune_empty(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def archive_sessions(ws: Workspace, *, since: float) -> str:
+    """Set aside what a rewound-over stretch left: the workers created after `since` (their
+    records closed as cancelled, their folders moved), the checkpoint database and the
+    supervisor's stage memory, into `.lightscientist/archive/rewind-<time>/`; says what."""
+    archive = ws.state_dir / "archive" / f"rewind-{time.strftime('%Y%m%d-%H%M%S')}"
+    moved: list[str] = []
+    folders = sorted(ws.workers_dir.glob("*")) if ws.workers_dir.is_dir() else []
+    for folder in folders:
+        record = load_record(folder)
+        if record is None or record.created_at < since:
+            continue
+        if record.status not in FINAL_WORKER_STATUSES:
+            save_record(
+                folder,
+                dataclasses.replace(
+                    record,
+                    status=WorkerStatus.CANCELLED,
+                    updated_at=time.time(),
+                    error="closed by `lightscientist rewind` (its stage was rewound over)",
+                ),
+            )
+        _move(folder, archive / "workers" / folder.name)
+        moved.append(record.id)
+    for name in ("checkpoints.sqlite", "checkpoints.sqlite-wal", "checkpoints.sqlite-shm",
+                 "supervisor.json"):  # fmt: skip
+        if (ws.state_dir / name).exists():
+            _move(ws.state_dir / name, archive / name)
+    if not moved:
+        return f"sessions set aside in {archive.relative_to(ws.root)}" if archive.exists() else ""
+    return f"worker(s) {', '.join(moved)} archived in {archive.relative_to(ws.root)}"
+
+
+def _move(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+
+
+CACHES = ("literature",)
+"""Folders of `.lightscientist/` a fork takes along: what tools found (the literature
+cache the stage checks trace citations to), not a run's sessions."""
+
+
+def copy_caches(ws: Workspace, new: Workspace) -> None:
+    for name in CACHES:
+        if (ws.state_dir / name).is_dir():
+            shutil.copytree(ws.state_dir / name, new.state_dir / name)

@@ -1,0 +1,309 @@
+"""The workspace's history: one git commit per snapshot, in `.lightscientist/history.git`.
+
+The repository is bare and private to LightScientist: every git command runs with `GIT_DIR`
+set to it, `GIT_WORK_TREE` set to the workspace, its own index file and no system or global
+configuration, with a fixed author — so a `.git` of the user's in the workspace, and the
+user's git settings, are never touched or used. A snapshot holds the workspace's files
+(stage outputs, scripts, data, `PROCESS.md`) and `.lightscientist/state.json`; the rest of
+`.lightscientist/` (checkpoints, events, inbox, workers) stays out, and so do files over the
+size bound and those matching `.lightscientistignore` — those are listed in the commit
+message, with the stage, the visit and the event (trailers that `log` reads back).
+
+A kill in the middle of a snapshot leaves at worst a stale index or an unreferenced object:
+the next snapshot rebuilds the index from the files and moves the branch only once its
+commit exists, so the history is continued, never damaged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.workspace import STATE_DIR, Workspace
+
+MAX_BYTES = 50 * 1024 * 1024
+"""Files larger than this are left out of a snapshot (and named in its message)."""
+IGNORE_FILE = ".lightscientistignore"
+BRANCH = "refs/heads/main"
+KEPT = (f"{STATE_DIR}/state.json",)
+"""The only files of `.lightscientist/` a snapshot holds."""
+IDENTITY = ("LightScientist", "lightscientist@localhost")
+_FIELD, _RECORD = "\x1f", "\x1e"
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """One snapshot as `log` reads it back."""
+
+    id: str
+    """The commit's hash, 12 characters."""
+    stage: str
+    visit: int
+    event: str
+    """start, finish, approved, rejected, rewound or forked."""
+    at: float
+    parent: str | None
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.stage}#{self.visit}"
+
+
+class History:
+    """The snapshot repository of one workspace."""
+
+    def __init__(self, workspace: Workspace, *, max_bytes: int | None = None):
+        self.workspace = workspace
+        self.git_dir = workspace.state_dir / "history.git"
+        self.index = workspace.state_dir / "history.index"
+        env_bound = os.environ.get("LIGHTSCIENTIST_SNAPSHOT_MAX_BYTES")
+        self.max_bytes = max_bytes or (int(env_bound) if env_bound else MAX_BYTES)
+        self._warned = False
+
+    # ------------------------------------------------------------------ git
+
+    def _env(self) -> dict[str, str]:
+        name, email = IDENTITY
+        keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+        return {
+            **keep,
+            "HOME": str(self.git_dir),  # no ~/.gitconfig of the user's
+            "XDG_CONFIG_HOME": str(self.git_dir),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.workspace.root),
+            "GIT_INDEX_FILE": str(self.index),
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email,
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+
+    def git(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        """Run one git command on the history; its standard output."""
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=off", "-c", "gc.auto=0", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self._env(),
+            cwd=self.workspace.root,
+        )
+        if check and proc.returncode != 0:
+            raise ControllerError(
+                f"the history in {self.git_dir} failed on `git {args[0]}`: "
+                f"{proc.stderr.strip() or proc.returncode}"
+            )
+        return proc.stdout
+
+    def exists(self) -> bool:
+        return (self.git_dir / "HEAD").is_file()
+
+    def ensure(self) -> None:
+        """Create the repository if it is missing (an older project starts one here)."""
+        if self.exists():
+            return
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in self._env().items() if not k.startswith(("GIT_WORK", "GIT_IN"))}
+        proc = subprocess.run(
+            ["git", "init", "-q", "--bare", "--initial-branch=main", str(self.git_dir)],
+            capture_output=True,
+            env=env,
+        )
+        if proc.returncode != 0:
+            raise ControllerError(f"cannot create the history {self.git_dir}: {proc.stderr!r}")
+
+    def head(self) -> str | None:
+        out = self.git("rev-parse", "-q", "--verify", BRANCH, check=False).strip()
+        return out or None
+
+    # ------------------------------------------------------------------ taking one
+
+    def files(self) -> tuple[list[str], list[str]]:
+        """The workspace's files a snapshot holds, and those left out (with why)."""
+        root = self.workspace.root
+        patterns = _ignore_patterns(root / IGNORE_FILE)
+        kept: list[str] = [p for p in KEPT if (root / p).is_file()]
+        skipped: list[str] = []
+        for folder, dirs, names in os.walk(root):
+            rel_dir = os.path.relpath(folder, root)
+            rel_dir = "" if rel_dir == "." else rel_dir + "/"
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if d != ".git"
+                and not (rel_dir == "" and d == STATE_DIR)
+                and not _ignored(rel_dir + d + "/", patterns)
+            )
+            for name in sorted(names):
+                rel = rel_dir + name
+                path = Path(folder, name)
+                if _ignored(rel, patterns):
+                    skipped.append(f"{rel} ({IGNORE_FILE})")
+                elif path.is_symlink() or not path.is_file():
+                    continue
+                elif path.stat().st_size > self.max_bytes:
+                    skipped.append(f"{rel} (over {_size(self.max_bytes)})")
+                else:
+                    kept.append(rel)
+        return kept, skipped
+
+    def write_tree(self) -> tuple[str, list[str]]:
+        """Stage the workspace's files in the history's own index; the tree and what was
+        left out. The index is only a cache: a damaged one is rebuilt from the files."""
+        self.ensure()
+        kept, skipped = self.files()
+        listed = "\0".join(kept)
+        try:
+            self._stage(listed)
+        except ControllerError:  # a stale lock or a torn index from a killed snapshot
+            for stale in (self.index, self.index.with_name(self.index.name + ".lock")):
+                stale.unlink(missing_ok=True)
+            self._stage(listed)
+        return self.git("write-tree").strip(), skipped
+
+    def _stage(self, listed: str) -> None:
+        indexed = set(filter(None, self.git("ls-files", "-z").split("\0")))
+        gone = indexed - set(listed.split("\0"))
+        if gone:
+            self.git(
+                "rm", "-q", "--cached", "--pathspec-from-file=-", "--pathspec-file-nul",
+                stdin="\0".join(sorted(gone)),
+            )  # fmt: skip
+        if listed:
+            self.git("add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed)
+
+    def take(
+        self,
+        stage: str,
+        visit: int,
+        event: str,
+        at: float,
+        *,
+        note: str = "",
+        parent: str | None = None,
+    ) -> str:
+        """Record the workspace as one snapshot on the branch; returns its id."""
+        tree, skipped = self.write_tree()
+        parent = parent or self.head()
+        message = _message(stage, visit, event, at, note, skipped)
+        args = ["commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"]
+        commit = self.git(*args, stdin=message).strip()
+        self.git("update-ref", BRANCH, commit)
+        return commit[:12]
+
+    def record(self, stage: str, visit: int, event: str) -> str | None:
+        """`take`, for the controller: a history that cannot be written (git missing, a
+        damaged repository) warns once and leaves the run going; a full disk stops it."""
+        try:
+            return self.take(stage, visit, event, time.time())
+        except (ControllerError, FileNotFoundError) as exc:
+            if not self._warned:
+                self._warned = True
+                print(f"lightscientist: warning: no snapshot of {stage}#{visit}: {exc}",
+                      file=sys.stderr)  # fmt: skip
+            return None
+
+    # ------------------------------------------------------------------ reading
+
+    def log(self) -> list[Snapshot]:
+        """Every snapshot of every line (rewound-over ones too), oldest first."""
+        if not self.exists() or self.head() is None:
+            return []
+        fmt = _RECORD + _FIELD.join(("%H", "%P", "%B")) + _FIELD
+        out = self.git(
+            "log", "--all", "--root", "--no-renames", "--name-status", f"--format={fmt}",
+        )  # fmt: skip
+        snaps = [s for s in (_parse(chunk) for chunk in out.split(_RECORD)) if s]
+        return sorted(snaps, key=lambda s: s.at)
+
+    def keep(self, commit: str, name: str) -> None:
+        """Keep a line of snapshots reachable under `refs/kept/<name>` (a rewound-over one)."""
+        self.git("update-ref", f"refs/kept/{name}", commit)
+
+
+def _message(
+    stage: str, visit: int, event: str, at: float, note: str, skipped: Sequence[str]
+) -> str:
+    lines = [f"{stage}#{visit} {event}", ""]
+    if note:
+        lines += [note, ""]
+    lines += [f"Stage: {stage}", f"Visit: {visit}", f"Event: {event}", f"At: {at!r}"]
+    lines += [f"Skipped: {s}" for s in skipped]
+    return "\n".join(lines) + "\n"
+
+
+def _parse(chunk: str) -> Snapshot | None:
+    parts = chunk.split(_FIELD)
+    if len(parts) < 4:
+        return None
+    commit, parents, body, names = parts[0], parts[1].split(), parts[2], parts[3]
+    trailers: dict[str, list[str]] = {}
+    for line in body.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in ("Stage", "Visit", "Event", "At", "Skipped"):
+            trailers.setdefault(key, []).append(value)
+    if "Stage" not in trailers:
+        return None
+    changes: dict[str, list[str]] = {"A": [], "M": [], "D": []}
+    for line in names.strip().splitlines():
+        code, _, path = line.partition("\t")
+        changes.setdefault(code[:1], []).append(path)
+    head_line = body.split("\n\n")
+    note = head_line[1].strip() if len(head_line) > 2 and "Stage:" not in head_line[1] else ""
+    return Snapshot(
+        id=commit[:12],
+        stage=trailers["Stage"][0],
+        visit=int(trailers.get("Visit", ["0"])[0]),
+        event=trailers.get("Event", ["?"])[0],
+        at=float(trailers.get("At", ["0"])[0]),
+        parent=parents[0][:12] if parents else None,
+        added=tuple(changes["A"]),
+        changed=tuple(changes["M"]),
+        removed=tuple(changes["D"]),
+        skipped=tuple(trailers.get("Skipped", ())),
+        note=note,
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def _ignore_patterns(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return []
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+def _ignored(rel: str, patterns: Iterable[str]) -> bool:
+    """A `.lightscientistignore` match: a pattern with a slash matches the path from the
+    workspace's root, one without matches any name; `dir/` matches a folder."""
+    is_dir = rel.endswith("/")
+    rel = rel.rstrip("/")
+    name = rel.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        if pattern.endswith("/"):
+            if not is_dir:
+                continue
+            pattern = pattern.rstrip("/")
+        pattern = pattern.lstrip("/")
+        if ("/" in pattern and fnmatch.fnmatch(rel, pattern)) or fnmatch.fnmatch(name, pattern):
+            return True
+    return False

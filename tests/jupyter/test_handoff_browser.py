@@ -1,0 +1,91 @@
+"""The hand-over card in a real JupyterLab (headless Chromium): "Do it myself" in the side
+panel takes the stage of a project nobody runs; the card shows the task and its checklist,
+which ticks when a file appears; the skeleton goes into the open notebook as a new cell; a
+deliver with an output missing is refused naming it. Screenshots go to `test-output/`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from support.browser import OUTPUT, launch_chromium, require_browser, start_lab
+
+from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.workspace import Workspace
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def lab(tmp_path):
+    require_browser()
+    root = tmp_path / "root"
+    root.mkdir()
+    ResearchController.create(
+        Workspace.at(root / "study"),
+        "Does warmup help?",
+        mode="auto",
+        start_stage="experiment.loop",
+    )
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("1")], metadata={"kernelspec": kernel}
+    )
+    nbformat.write(notebook, root / "scratch.ipynb")
+    with start_lab(root, tmp_path) as server:
+        yield root, server
+
+
+def test_do_it_myself_shows_the_card_with_its_checklist(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    root, server = lab
+    OUTPUT.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(30_000)
+            try:
+                page.goto(f"{server.url}/lab/tree/scratch.ipynb?token={server.token}")
+                cells = page.locator(".jp-Notebook .jp-Cell")
+                expect(cells).to_have_count(1, timeout=60_000)
+                page.locator(".jp-SideBar .lm-TabBar-tab[data-id='lightscientist-panel']").click()
+                panel = page.locator("#lightscientist-panel")
+                panel.locator(".ls-project[data-path='study']").click()
+                take = panel.locator(".ls-take")
+                expect(take).to_have_text("Do it myself")
+                take.click()
+                card = panel.locator(".ls-handoff")
+                expect(card.locator("h3")).to_have_text("experiment.loop is yours")
+                check = card.locator(".ls-handoff-check li")
+                expect(check).to_have_count(2)
+                expect(card.locator(".ls-handoff-check li[data-ready='false']")).to_have_count(2)
+                expect(panel.locator(".ls-gate")).to_be_hidden()
+                expect(take).to_be_hidden()
+                (root / "study" / "experiment").mkdir()
+                (root / "study" / "experiment" / "results.csv").write_text("a\n1\n")
+                expect(card.locator(".ls-handoff-check li[data-ready='true']")).to_have_text(
+                    "☑ experiment/results.csv", timeout=15_000
+                )
+                page.screenshot(path=str(OUTPUT / "handoff-card.png"))
+
+                card.locator(".ls-insert").click()
+                expect(cells).to_have_count(2)
+                expect(cells.nth(1)).to_contain_text("'experiment.loop' is yours")
+
+                card.locator(".ls-comment").fill("Ran it by hand.")
+                card.locator(".ls-deliver").click()
+                expect(panel.locator(".ls-handoff-message")).to_contain_text(
+                    "experiment/log.md (missing)"
+                )
+            except Exception:
+                page.screenshot(path=str(OUTPUT / "handoff-failure.png"))
+                print("jupyter lab:\n" + "\n".join(server.output.lines[-40:]))
+                raise
+        finally:
+            browser.close()
+    state = json.loads((root / "study" / ".lightscientist" / "state.json").read_text())
+    assert (state["status"], state["pending"]["kind"]) == ("waiting_user", "handoff")

@@ -62,3 +62,7 @@ class BadInput(LightScientistError):
 class Conflict(BadInput):
     """A request the project's current state does not allow (nothing is pending, the project
     has ended); the server answers it with 409."""
+
+
+class LiteratureError(LightScientistError):
+    """A literature file, library or source that cannot be used; the message names it."""

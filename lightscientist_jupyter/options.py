@@ -174,6 +174,19 @@ def stages(p: Parser) -> None:
     p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
 
 
+def check(p: Parser) -> None:
+    workspace(p)
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="documents to check (default: paper/paper.md)"
+    )
+    p.add_argument(
+        "--results",
+        action="append",
+        metavar="FOLDER",
+        help="folder of result files (CSV/TSV/JSON) numbers trace to (default: experiment)",
+    )
+
+
 def check_model(p: Parser) -> None:
     p.add_argument(
         "--model",

@@ -20,6 +20,7 @@ from lightscientist_jupyter import __version__, options
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.text import table_text
+from lightscientist_jupyter.cli import literature as literature_commands
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.inbox import take_receipt
 from lightscientist_jupyter.controller.lock import read_holder
@@ -333,6 +334,7 @@ COMMANDS: dict[str, Command] = {
     "events": (options.events, cmd_events, "print the event stream"),
     "stages": (options.stages, cmd_stages, "validate and print a stage table"),
     "check-model": (options.check_model, cmd_check_model, "can this model call tools?"),
+    **literature_commands.COMMANDS,
 }
 
 

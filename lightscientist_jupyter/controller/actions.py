@@ -37,6 +37,8 @@ class Finish:
     at: float
     missing_listed: tuple[str, ...] = ()
     """Other outputs in `outputs` the caller found missing or empty (`rules.missing_files`)."""
+    failed_checks: tuple[str, ...] = ()
+    """Problems the stage's `checks` found (`checks.problems`), each naming its item."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lightscientist_jupyter.controller import actions, inbox, machine, process_log, rules
+from lightscientist_jupyter.controller import actions, checks, inbox, machine, process_log, rules
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.state import ProjectState, load_state, save_state
@@ -197,15 +197,17 @@ class ResearchController:
             s = self._state
             missing: tuple[str, ...] = ()
             listed: tuple[str, ...] = ()
+            failed: tuple[str, ...] = ()
             if s.status == ProjectStatus.RUNNING:
                 stage = self.table[s.stage]
                 root = self.workspace.root
                 missing = tuple(rules.missing_outputs(stage, root))
                 others = [o for o in outputs if o not in stage.outputs]
                 listed = tuple(rules.missing_files(others, root, dirs_ok=True))
-            respond = self._run(
-                actions.Finish(summary, tuple(outputs), next_stage, missing, time.time(), listed)
-            )
+                failed = tuple(checks.problems(stage.checks, root))
+            finish = actions.Finish(summary, tuple(outputs), next_stage, missing, 0.0, listed)
+            finish = dataclasses.replace(finish, at=time.time(), failed_checks=failed)
+            respond = self._run(finish)
             return FinishOutcome(respond.ok, respond.message, self._state.status, self._state.stage)
 
     def request_user_decision(self, question: str, options: Sequence[str] = ()) -> str:

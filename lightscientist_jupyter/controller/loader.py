@@ -16,6 +16,7 @@ from collections import deque
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from lightscientist_jupyter.controller.checks import check_problems
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import StageTableError
 from lightscientist_jupyter.runtime.limits import LIMIT_KEYS, parse_table
@@ -30,6 +31,7 @@ STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "max_visits": (int, False),
     "network": (bool, False),
     "limits": (dict, False),
+    "checks": (list, False),
 }
 _STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]""")
@@ -235,6 +237,8 @@ def _build_stage(
                 f"{where}, key 'limits'{lines.of(stage_id, 'limits')}: {exc} "
                 f'(keys: {", ".join(LIMIT_KEYS)}; e.g. limits = {{ mem = "2G", cpu = 600 }})'
             )
+    checks = tuple(ok.get("checks", ()))
+    problems += check_problems(f"{where}, key 'checks'{lines.of(stage_id, 'checks')}", checks)
     skill = None
     if "skill" in ok:
         skill = (path.parent / ok["skill"]).resolve()
@@ -256,6 +260,7 @@ def _build_stage(
         max_visits=max_visits,
         network=ok.get("network", False),
         limits=limits,
+        checks=checks,
     )
 
 

@@ -71,7 +71,9 @@ class _Run(Moves):
             return
         stage = self.table[s.stage]
         target = a.next_stage or stage.next
-        reason = rules.finish_refusal(stage, target, list(a.missing), a.missing_listed)
+        reason = rules.finish_refusal(
+            stage, target, list(a.missing), a.missing_listed, a.failed_checks
+        )
         if reason:
             self.emit(
                 EventType.STAGE_REJECTED,

@@ -21,12 +21,17 @@ def missing_outputs(stage: Stage, root: Path) -> list[str]:
 
 
 def finish_refusal(
-    stage: Stage, next_stage: str, missing: list[str], unlisted: Iterable[str] = ()
+    stage: Stage,
+    next_stage: str,
+    missing: list[str],
+    unlisted: Iterable[str] = (),
+    failed_checks: Iterable[str] = (),
 ) -> str | None:
     """Why a finish of `stage` suggesting `next_stage` must be refused, or None to accept.
 
     `missing`: required outputs not ready; `unlisted`: other outputs the finish lists that
-    are not ready (a worker that reports a file its tools failed to write)."""
+    are not ready (a worker that reports a file its tools failed to write); `failed_checks`:
+    what the stage's `checks` found wrong."""
     reasons = []
     if next_stage not in stage.allowed:
         reasons.append(
@@ -45,6 +50,14 @@ def finish_refusal(
             "outputs the finish lists do not exist: "
             + ", ".join(unlisted)
             + "; write them (non-empty) or leave them out of the outputs"
+        )
+    failed_checks = list(failed_checks)
+    if failed_checks:
+        reasons.append(
+            "the stage's checks failed: "
+            + "; ".join(failed_checks)
+            + "; fix each (cite only through `cite`, quote only numbers a result file holds), "
+            "then call finish_stage again"
         )
     return "; ".join(reasons) or None
 

@@ -32,6 +32,8 @@ class Stage:
     """Whether its workers' shell commands may use the network (else the sandbox has none)."""
     limits: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
     """Resource limits of its workers' commands (`mem`, `cpu`, `procs`, `fsize`)."""
+    checks: tuple[str, ...] = ()
+    """Deterministic checks run when it finishes (`citations:DOC`, `numbers:DOC[:FOLDERS]`)."""
 
     @property
     def phase(self) -> str:

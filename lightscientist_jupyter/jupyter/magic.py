@@ -35,6 +35,7 @@ from lightscientist_jupyter import api, options
 from lightscientist_jupyter.app.commands import Route, Sent
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter import display as boards
+from lightscientist_jupyter.jupyter import magic_literature
 from lightscientist_jupyter.jupyter import show as show_files
 from lightscientist_jupyter.jupyter.graph import TableDiagram
 
@@ -248,6 +249,7 @@ COMMANDS: dict[str, Command] = {
     "cancel": Command(options.cancel, _cancel, "cancel one worker, or the whole run"),
     "stages": Command(options.stages, _stages, "validate and draw a stage table"),
     "check-model": Command(options.check_model, _check_model, "can this model call tools?"),
+    "check": Command(options.check, magic_literature.check, "trace a paper's citations, numbers"),
     "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
 }
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lightscientist_jupyter.offline import tools
+from lightscientist_jupyter.offline import survey, tools
 from lightscientist_jupyter.offline.history import Act, History, Step
 from lightscientist_jupyter.offline.steps import (
     Task,
@@ -267,12 +267,17 @@ def note_plan(path: str, build: Callable[[str], str], *summary: str) -> Plan:
     return lambda task, h: note_stage(task, path, build(task.goal), list(summary))
 
 
-plan_survey = note_plan(
-    "idea/survey.md",
-    idea.survey_md,
-    "Wrote the background survey (no literature access offline; stated plainly in the file).",
-    "Framed the question: does learning-rate warmup help plain gradient descent train a small MLP?",
-)
+def plan_survey(task: Task, h: History) -> list[Step]:
+    found, cited = survey.found(h), survey.cited(h)
+    searches, cites = survey.searches(), survey.cites(found)
+    text = idea.survey_md(task.goal, found, cited)
+    return [
+        searches,
+        *([cites] if cites else []),
+        *note_stage(task, "idea/survey.md", text, survey.summary(found, cited)),
+    ]
+
+
 plan_idea_gate = note_plan(
     "idea/brief.md",
     briefs.idea_brief_md,

@@ -41,6 +41,10 @@ ASK = need("question")
 SUSPEND = need("reason", "check_after_s")
 COMPLETE = need("summary", "outputs", "next_stage")
 """Ends a worker's stage (its suggestion) or, bound to the supervisor, the stage itself."""
+SEARCH = need("query", word="search")
+"""Searches the literature (`search_literature`)."""
+CITE = need("id", word="cite")
+"""Cites a record a search returned (`cite`)."""
 STOP = need("notes")
 """The last call of a worker being cancelled."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -38,6 +39,15 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "deepseek": ("langchain_deepseek", "DEEPSEEK_API_KEY"),
     "ollama": ("langchain_ollama", None),
 }
+
+
+def offline_library(model: Any) -> Path | None:
+    """The local library the offline scientist's workers search (shipped with it), or None."""
+    if type(model).__name__ != "OfflineScientistModel":
+        return None
+    from lightscientist_jupyter.offline import survey
+
+    return survey.LIBRARY
 
 
 def default_spec() -> str:

@@ -35,6 +35,7 @@ from lightscientist_jupyter.runtime.session import WorkerSession
 from lightscientist_jupyter.runtime.shell import ProcessGroups
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.runtime.worker_files import id_order as _id_order
 from lightscientist_jupyter.runtime.worker_files import load_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import (
@@ -344,6 +345,8 @@ class ExecutionRuntime:
             from deepagents import create_deep_agent
             from langchain.agents.middleware import TodoListMiddleware
 
+            from lightscientist_jupyter.runtime.literature.tools import worker_tools as papers
+
             backend = WorkspaceBackend(
                 self.workspace.root,
                 worker_id=record.id,
@@ -354,7 +357,7 @@ class ExecutionRuntime:
             )
             return create_deep_agent(
                 self.model,
-                [*lifecycle_tools(), *extra],
+                [*lifecycle_tools(), *papers(self.workspace.root, record, self.model), *extra],
                 system_prompt=record.system_prompt or WORKER_SYSTEM_PROMPT,
                 middleware=[TodoListMiddleware(), *middleware],
                 backend=backend,
@@ -390,7 +393,3 @@ class ExecutionRuntime:
     def _report(self, update: WorkerUpdate) -> None:
         self.on_update(update)
 
-
-def _id_order(name: str) -> int:
-    digits = name[1:]
-    return int(digits) if digits.isdigit() else 0

@@ -278,14 +278,14 @@ def test_the_tool_called_is_the_bound_one_whose_parameters_fit():
         return "ok"
 
     model = OfflineScientistModel().bind_tools([save, complete_stage])
-    first = reply(model, [_task("idea.survey", ["idea.generate"], "idea.generate")])
+    first = reply(model, [_task("paper.plan", ["paper.figure"], "paper.figure")])
     assert [(c["name"], c["args"]["file_path"]) for c in first.tool_calls] == [
-        ("save", "/idea/survey.md")
+        ("save", "/paper/outline.md")
     ]
 
 
 def test_without_a_fitting_tool_the_model_says_so_instead_of_inventing_one():
-    message = reply(OfflineScientistModel(), [_task("idea.survey", ["b"], "b")])
+    message = reply(OfflineScientistModel(), [_task("paper.plan", ["b"], "b")])
     assert message.tool_calls == []
     assert "no bound tool fits" in message.content
     assert "(content, file_path)" in message.content

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from deepagents.middleware.filesystem import FilesystemMiddleware
 
 from lightscientist_jupyter.offline.model import OfflineScientistModel
 from lightscientist_jupyter.runtime.lifecycle import lifecycle_tools
+from lightscientist_jupyter.runtime.literature import literature_tools
 
 
 def worker_tools() -> list[Any]:
-    """The tools a LightScientist worker is bound with: deepagents' file and shell tools and
-    the lifecycle tools (only their schemas matter to the offline model)."""
-    return [*FilesystemMiddleware().tools, *lifecycle_tools()]
+    """The tools a LightScientist worker is bound with: deepagents' file and shell tools, the
+    lifecycle tools and the literature tools (only their schemas matter to the offline model)."""
+    return [*FilesystemMiddleware().tools, *lifecycle_tools(), *literature_tools(Path("."), "")]
 
 
 def bound_worker(**options: Any) -> OfflineScientistModel:

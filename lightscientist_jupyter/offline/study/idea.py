@@ -20,8 +20,45 @@ from lightscientist_jupyter.offline.study.scripts.study_design import (
 from lightscientist_jupyter.offline.study.text import note
 
 
-def survey_md(goal: str) -> str:
-    """idea/survey.md: the fixed study's map of the problem, with the goal quoted."""
+def cite_as(cited: dict[str, str], arxiv: str, fallback: str) -> str:
+    """`[@key]` of the work with this arXiv id when it was cited, else `fallback`."""
+    return f"[@{cited[arxiv]}]" if arxiv in cited else fallback
+
+
+def sources_md(found: list[dict], cited: dict[str, str]) -> str:
+    """The survey's Sources section: what the searches of the local library returned."""
+    if not found:
+        return (
+            "The searches of the local library returned nothing; this survey is from background "
+            "knowledge and cites no work."
+        )
+    lines = [
+        f"Searched the local library shipped with LightScientist (`search_literature`, sources "
+        f"library); {len(found)} works found, each cited through `cite` "
+        "(entries in paper/references.bib):",
+        "",
+    ]
+    for rec in found:
+        key = cited.get(str(rec.get("arxiv") or ""), "")
+        authors = list(rec.get("authors") or [])
+        who = authors[0].split()[-1] + (" et al." if len(authors) > 1 else "") if authors else ""
+        venue = f", {rec['venue']}" if rec.get("venue") else ""
+        ref = f" [@{key}]" if key else ""
+        lines.append(f"- {who} ({rec.get('year')}), \"{rec.get('title')}\"{venue}{ref}")
+    return "\n".join(lines)
+
+
+def survey_md(goal: str, found: list[dict] | None = None, cited: dict | None = None) -> str:
+    """idea/survey.md: the fixed study's map of the problem, with the goal quoted; `found` are
+    the records the searches returned, `cited` their arXiv id -> citation key."""
+    found, cited = found or [], cited or {}
+    goyal = cite_as(cited, "1706.02677", "(Goyal et al., 2017, from memory, not verified)")
+    cohen = cite_as(cited, "2103.00065", "(Cohen et al., 2021, from memory, not verified)")
+    adaptive = " ".join(
+        cite_as(cited, a, "") for a in ("1908.03265", "2002.04745", "1910.04209")
+    ).strip()
+    if adaptive:
+        adaptive = f" Its role with adaptive optimisers and Transformers: {adaptive}."
     return f"""# Survey: {STUDY_QUESTION}
 
 {note(goal)}
@@ -36,8 +73,7 @@ rate, over several random initialisations.
 
 ## Sources
 
-No literature access; this survey is from background knowledge and has not been checked against
-sources. Works named below are from memory, not verified.
+{sources_md(found, cited)}
 
 ## Known approaches
 
@@ -46,14 +82,12 @@ sources. Works named below are from memory, not verified.
   Hessian eigenvalue); too large a rate diverges. This is established for quadratics and is the
   reason the learning rate range matters here.
 - **Linear warmup.** Start with a small step and increase it linearly to the target over a few
-  dozen to a few thousand steps. Commonly reported to stabilise early training of large models
-  and large-batch SGD (Goyal et al., 2017, "Accurate, Large Minibatch SGD: Training ImageNet in
-  1 Hour", from memory, not verified). Whether it matters for plain full-batch GD on a tiny
-  network is the question of this study.
+  dozen to a few thousand steps. Used to stabilise early training of large-batch SGD
+  {goyal}.{adaptive} Whether it matters for plain full-batch GD on a tiny network is the
+  question of this study.
 - **Sharpness adaptation (edge of stability).** Full-batch GD often drives the loss curvature up
-  to about 2/lr and then oscillates without diverging (Cohen et al., 2021, "Gradient Descent on
-  Neural Networks Typically Occurs at the Edge of Stability", from memory, not verified). I
-  expect warmup to matter only if early curvature is much higher than later curvature.
+  to about 2/lr and then oscillates without diverging {cohen}. I expect warmup to matter
+  only if early curvature is much higher than later curvature.
 - **Learning-rate sweeps.** Comparing several constant rates shows where training is slow,
   fast or unstable; warmup can only help where constant-rate training struggles.
 - **Decay schedules** (step, cosine): they change the end of training, not the start; out of

@@ -29,6 +29,7 @@ import contextlib
 import csv
 import datetime
 import io
+import json
 import math
 import shlex
 import sys
@@ -40,6 +41,7 @@ from pathlib import Path
 sys.dont_write_bytecode = True
 from study_common import fmt, planned_runs, read_rows, write_atomic  # noqa: E402
 from study_design import (  # noqa: E402
+    DESIGN_SETTINGS,
     LEARNING_RATES,
     METRICS,
     SEEDS,
@@ -53,6 +55,7 @@ EXPERIMENT = ROOT / "experiment"
 RESULTS = EXPERIMENT / "results.csv"
 CURVES = EXPERIMENT / "curves.csv"
 LOG = EXPERIMENT / "log.md"
+DESIGN_FILE = EXPERIMENT / "design.json"
 LOCK = EXPERIMENT / ".run_experiment.lock"
 RESULT_COLUMNS = ["run_id", "condition", "seed", "metric", "value", "status"]
 CURVE_COLUMNS = ["run_id", "step", "loss"]
@@ -288,6 +291,8 @@ def main(argv=None):
         p.error("--batches must be at least 1")
     if args.status:
         return status(out, n)
+    # the settings the runs use, beside their results (the paper's design numbers trace here)
+    write_atomic(DESIGN_FILE, json.dumps(DESIGN_SETTINGS, indent=2) + "\n")
     if args.batch is not None:
         if args.run:
             p.error("use either --run or --batch, not both")

@@ -49,6 +49,25 @@ PROBE_STEPS = 100
 RECORD_EVERY = 10
 DIVERGENCE_LOSS = 1e6
 
+NOISE_STD = 0.1
+TARGET = "sin(2 x1) * cos(1.5 x2) + NOISE_STD * standard normal noise"
+
+DESIGN_SETTINGS = {
+    "learning_rates": list(LEARNING_RATES),
+    "warmup_steps": list(WARMUP_STEPS),
+    "seeds": list(SEEDS),
+    "steps": STEPS,
+    "hidden_units": HIDDEN,
+    "n_points": N_POINTS,
+    "data_seed": DATA_SEED,
+    "input_range": [-INPUT_RANGE, INPUT_RANGE],
+    "target": TARGET,
+    "target_frequencies": [2.0, 1.5],
+    "noise_std": NOISE_STD,
+    "divergence_loss": DIVERGENCE_LOSS,
+}
+"""The settings run_experiment.py records in experiment/design.json beside its results."""
+
 N_RUNS = len(LEARNING_RATES) * len(WARMUP_STEPS) * len(SEEDS)
 """Planned runs of the experiment (18): learning rates x warmup lengths x seeds."""
 

@@ -1,0 +1,60 @@
+"""`check`: the provenance report of documents, one operation for every front door.
+
+Each document is checked both ways: every citation to the record it came from, every decimal
+number to the result file that holds it (see `controller.provenance`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from lightscientist_jupyter.controller import checks
+from lightscientist_jupyter.controller.provenance import Item
+from lightscientist_jupyter.errors import BadInput
+
+DEFAULT_DOCUMENTS = ("paper/paper.md",)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckReport:
+    sections: tuple[tuple[str, tuple[Item, ...]], ...]
+    """(`citations:DOC` / `numbers:DOC`, its items) per check."""
+
+    @property
+    def ok(self) -> bool:
+        return all(i.ok for _, items in self.sections for i in items)
+
+    @property
+    def problems(self) -> list[str]:
+        return [f"{name}: {i.what} -> {i.trace}" for name, items in self.sections
+                for i in items if not i.ok]  # fmt: skip
+
+    def lines(self) -> list[str]:
+        out = []
+        for name, items in self.sections:
+            bad = sum(not i.ok for i in items)
+            out.append(f"{name}: {len(items)} item(s), {bad} unresolved")
+            out += [f"  {i.line()}" for i in items]
+        out.append("all resolved" if self.ok else f"{len(self.problems)} unresolved: fix each")
+        return out
+
+
+def check(root: Path, documents: list[str], results: list[str] | None = None) -> CheckReport:
+    """Run `citations` and `numbers` on each document (workspace-relative paths)."""
+    folders = ",".join(results or [])
+    sections = []
+    for doc in documents or list(DEFAULT_DOCUMENTS):
+        path = Path(doc)
+        if path.is_absolute():
+            try:
+                doc = path.resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                raise BadInput(f"{doc} is not inside the workspace {root}") from None
+        for kind in checks.KINDS:
+            spec = f"{kind}:{doc}" + (f":{folders}" if kind == "numbers" and folders else "")
+            try:
+                sections.append((spec, tuple(checks.report(spec, root))))
+            except ValueError as exc:
+                raise BadInput(str(exc)) from None
+    return CheckReport(tuple(sections))

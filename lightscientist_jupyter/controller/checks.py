@@ -1,0 +1,76 @@
+"""The deterministic checks a stage may list in the table, run by layer 1 at its finish.
+
+    checks = ["citations:paper/paper.md", "numbers:paper/paper.md"]
+    checks = ["numbers:paper/paper.md:experiment,results"]   # folders of result files
+
+`citations:DOC` — every citation in DOC resolves to the references file and every entry there
+came from a literature tool; `numbers:DOC[:FOLDERS]` — every decimal number in DOC's prose and
+tables is in a result file under FOLDERS (default `experiment`), or is marked not measured.
+A failing check refuses the finish with each problem named (see `rules.finish_refusal`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from lightscientist_jupyter.controller import provenance
+from lightscientist_jupyter.controller.provenance import Item
+from lightscientist_jupyter.errors import LightScientistError
+
+KINDS = ("citations", "numbers")
+DEFAULT_FOLDERS = ("experiment",)
+
+
+def parse(spec: str) -> tuple[str, str, list[str]]:
+    """`(kind, document, folders)` of a check; raises ValueError saying what is wrong."""
+    kind, _, rest = spec.partition(":")
+    doc, _, folders = rest.partition(":")
+    if kind not in KINDS:
+        raise ValueError(f"'{spec}': a check is one of {', '.join(k + ':DOC' for k in KINDS)}")
+    if kind == "citations" and folders:
+        raise ValueError(f"'{spec}': citations takes one document (citations:DOC)")
+    names = [f.strip() for f in folders.split(",") if f.strip()] or list(DEFAULT_FOLDERS)
+    for path in [doc, *names]:
+        pure = PurePosixPath(path)
+        if not path.strip() or pure.is_absolute() or ".." in pure.parts:
+            raise ValueError(f"'{spec}': '{path}' must be a path inside the workspace")
+    return kind, doc, names
+
+
+def spec_problem(spec: str) -> str | None:
+    """What is wrong with a check's text (for the table's loader), or None."""
+    try:
+        parse(spec)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def check_problems(where: str, specs: tuple[object, ...]) -> list[str]:
+    """The stage table's problems with a stage's `checks` list (`where` names the key)."""
+    found = []
+    for spec in specs:
+        problem = spec_problem(spec) if isinstance(spec, str) else f"{spec!r} is not a string"
+        if problem:
+            found.append(f"{where}: {problem}")
+    return found
+
+
+def report(spec: str, root: Path) -> list[Item]:
+    """Every item of one check (a document that cannot be read is one failed item)."""
+    kind, doc, folders = parse(spec)
+    try:
+        if kind == "citations":
+            return provenance.citations(root / doc, root)
+        return provenance.numbers(root / doc, root, folders)
+    except LightScientistError as exc:
+        return [Item(doc, str(exc), False)]
+
+
+def problems(specs: tuple[str, ...] | list[str], root: Path) -> list[str]:
+    """The failed items of the checks, as `check: item -> why` (empty when all pass)."""
+    found = []
+    for spec in specs:
+        kind = spec.partition(":")[0]
+        found += [f"{kind}: {i.what} {i.trace}" for i in report(spec, root) if not i.ok]
+    return found

@@ -1,0 +1,67 @@
+"""arXiv's API (export.arxiv.org/api/query): Atom XML. Base URL: LIGHTSCIENTIST_ARXIV_URL.
+
+arXiv asks clients to wait three seconds between requests; the fetcher does."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from lightscientist_jupyter.runtime.literature.http import Fetcher
+from lightscientist_jupyter.runtime.literature.records import Paper, clean_arxiv, id_keys
+from lightscientist_jupyter.runtime.literature.sources import base_url, in_years, malformed
+
+_NS = {"a": "http://www.w3.org/2005/Atom", "x": "http://arxiv.org/schemas/atom"}
+
+
+class Arxiv:
+    name = "arxiv"
+
+    def fetcher(self, pace: float) -> Fetcher:
+        return Fetcher(self.name, interval=3.0 * pace, backoff=pace)
+
+    def _query(self, fetch: Fetcher, params: dict[str, str | int]) -> list[Paper]:
+        url = base_url("LIGHTSCIENTIST_ARXIV_URL", "https://export.arxiv.org/api") + "/query"
+        body = fetch.get(url, params)
+        try:
+            root = ET.fromstring(body)
+        except ET.ParseError as exc:
+            raise malformed(self.name, f"not Atom XML: {exc}") from None
+        if root.tag != f"{{{_NS['a']}}}feed":
+            raise malformed(self.name, "not an Atom feed")
+        papers = [entry(e) for e in root.findall("a:entry", _NS)]
+        return [p for p in papers if p.arxiv and p.title.lower() != "error"]
+
+    def search(
+        self, fetch: Fetcher, query: str, limit: int, year_from: int | None, year_to: int | None
+    ) -> list[Paper]:
+        found = self._query(fetch, {"search_query": f"all:{query}", "start": 0,
+                                    "max_results": limit})  # fmt: skip
+        return [p for p in found if in_years(p, year_from, year_to)]
+
+    def get(self, fetch: Fetcher, ident: str) -> Paper | None:
+        arxiv = next((k[6:] for k in id_keys(ident) if k.startswith("arxiv:")), "")
+        if not arxiv:
+            return None
+        found = self._query(fetch, {"id_list": arxiv, "max_results": 1})
+        return found[0] if found else None
+
+
+def entry(e: ET.Element) -> Paper:
+    """A record from one Atom entry."""
+
+    def text(path: str) -> str:
+        node = e.find(path, _NS)
+        return " ".join((node.text or "").split()) if node is not None else ""
+
+    published = text("a:published")
+    return Paper(
+        title=text("a:title"),
+        authors=[" ".join((n.text or "").split()) for n in e.findall("a:author/a:name", _NS)],
+        year=int(published[:4]) if published[:4].isdigit() else None,
+        venue=text("x:journal_ref"),
+        doi=text("x:doi"),
+        arxiv=clean_arxiv(text("a:id")),
+        abstract=text("a:summary"),
+        url=text("a:id"),
+        source="arxiv",
+    )

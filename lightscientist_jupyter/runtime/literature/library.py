@@ -1,0 +1,62 @@
+"""The local library: BibTeX or CSL-JSON files, or a folder of them, searched offline.
+
+Its path comes from `[literature] library` in the stage table, `--library`, or
+`LIGHTSCIENTIST_LIBRARY` (several paths separated by the system's path separator).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lightscientist_jupyter.errors import LiteratureError
+from lightscientist_jupyter.runtime.literature.bibtex import read_library_file
+from lightscientist_jupyter.runtime.literature.records import Paper, normalise_title
+from lightscientist_jupyter.runtime.literature.sources import in_years
+
+SUFFIXES = (".bib", ".json")
+
+
+def library_files(paths: list[Path]) -> list[Path]:
+    """The .bib and .json files the paths name (folders searched recursively)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise LiteratureError(f"library {path} does not exist (a .bib, .json or a folder)")
+    return files
+
+
+class Library:
+    """Every record of the library's files, read once."""
+
+    name = "library"
+
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+        self.records: list[tuple[Paper, Path]] = [
+            (paper, file) for file in library_files(paths) for paper in read_library_file(file)
+        ]
+
+    def search(
+        self, query: str, limit: int, year_from: int | None, year_to: int | None
+    ) -> list[Paper]:
+        """Records whose title, authors or venue share words with `query`, best first."""
+        words = {w for w in normalise_title(query).split() if len(w) > 2}
+        scored = []
+        for i, (paper, _) in enumerate(self.records):
+            text = normalise_title(" ".join([paper.title, *paper.authors, paper.venue]))
+            have = set(text.split())
+            stems = {w[:5] for w in have}
+            score = sum(2 if w in have else 1 for w in words if w in have or w[:5] in stems)
+            if score and in_years(paper, year_from, year_to):
+                scored.append((-score, i, paper))
+        return [p for _, _, p in sorted(scored)[:limit]]
+
+    def get(self, ident: str) -> Paper | None:
+        return next((p for p, _ in self.records if p.matches(ident)), None)
+
+    def file_of(self, paper: Paper) -> Path | None:
+        return next((f for p, f in self.records if p.keys() & paper.keys()), None)

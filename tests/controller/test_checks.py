@@ -1,0 +1,117 @@
+"""The stage table's `checks`: validated by the loader, run by layer 1 when a stage finishes.
+
+A citation nobody's tool returned or a number no result file holds refuses the finish with a
+reason naming it; once the paper is fixed the same finish goes through.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lightscientist_jupyter.controller import ResearchController, checks
+from lightscientist_jupyter.controller.loader import load_table
+from lightscientist_jupyter.errors import StageTableError
+from lightscientist_jupyter.runtime.literature import Literature
+
+LIBRARY = """@inproceedings{anything,
+  title = {On the Variance of the Adaptive Learning Rate and Beyond},
+  author = {Liu, Liyuan and Han, Jiawei},
+  booktitle = {ICLR},
+  year = {2020},
+  eprint = {1908.03265},
+  archiveprefix = {arXiv}
+}
+"""
+
+TABLE = """start = "write"
+
+[stages.write]
+skill = "write.md"
+outputs = ["paper/paper.md"]
+next = "done"
+allowed = ["done"]
+checks = ["citations:paper/paper.md", "numbers:paper/paper.md:results"]
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, write_table, workspace):
+    table = load_table(write_table(tmp_path / "table", TABLE))
+    controller = ResearchController.create(workspace, "Does warmup help?", table=table)
+    root = workspace.root
+    (root / "results").mkdir()
+    (root / "results" / "metrics.json").write_text(json.dumps({"loss": {"final": 0.04314}}))
+    library = tmp_path / "library.bib"
+    library.write_text(LIBRARY, encoding="utf-8")
+    hub = Literature(root, library)
+    found = hub.search("adaptive learning rate variance", sources=["library"])
+    key, _ = hub.cite(found["results"][0]["id"])
+    return controller, root, key
+
+
+def write_paper(root: Path, text: str) -> None:
+    (root / "paper").mkdir(exist_ok=True)
+    (root / "paper" / "paper.md").write_text(text, encoding="utf-8")
+
+
+def test_an_unresolved_citation_and_an_untraced_number_refuse_the_finish(project):
+    controller, root, key = project
+    write_paper(root, f"# P\n\nWarmup [@{key}; @nobody2099] ended at 0.0431 and 0.98765.\n")
+    outcome = controller.finish_stage("done")
+    assert not outcome.accepted and outcome.stage == "write"
+    assert "the stage's checks failed" in outcome.message
+    assert "citations: [@nobody2099] (line 3) not in paper/references.bib" in outcome.message
+    assert "numbers: 0.98765 (line 3) in no result file under results" in outcome.message
+    assert "0.0431" not in outcome.message  # traced to results/metrics.json, rounded
+    assert key not in outcome.message
+
+    write_paper(root, f"# P\n\nWarmup [@{key}] ended at 0.0431; 0.98765 (not measured).\n")
+    assert controller.finish_stage("done").accepted
+    assert controller.status == "done"
+
+
+def test_an_entry_no_tool_returned_is_named(project):
+    controller, root, _ = project
+    with (root / "paper" / "references.bib").open("a", encoding="utf-8") as fh:
+        fh.write("\n@misc{made2024up,\n  title = {A Paper Nobody Found},\n  year = {2024}\n}\n")
+    write_paper(root, "# P\n\nAs shown before [@made2024up].\n")
+    outcome = controller.finish_stage("done")
+    assert not outcome.accepted
+    assert (
+        "citations: paper/references.bib: made2024up no literature tool returned this work"
+        in outcome.message
+    )
+
+
+def test_the_report_traces_each_item(project):
+    _, root, key = project
+    write_paper(root, f"Loss 0.04314 [@{key}] and \\cite{{{key}}}.\n\n```\n9.999\n```\n")
+    report = checks.report("numbers:paper/paper.md:results", root)
+    assert [(i.what, i.trace) for i in report] == [
+        ("0.04314 (line 1)", "results/metrics.json $.loss.final (0.04314)")
+    ]
+    cites = checks.report("citations:paper/paper.md", root)
+    assert [i.ok for i in cites] == [True, True, True]
+    assert cites[2].trace.startswith("record arXiv:1908.03265 from library (retrieved ")
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("links:paper.md", "a check is one of citations:DOC, numbers:DOC"),
+        ("numbers:../paper.md", "'../paper.md' must be a path inside the workspace"),
+        ("citations:a.md:results", "citations takes one document"),
+    ],
+)
+def test_a_bad_check_is_named_by_the_loader(tmp_path, write_table, spec, problem):
+    text = TABLE.replace(
+        'checks = ["citations:paper/paper.md", "numbers:paper/paper.md:results"]',
+        f'checks = ["{spec}"]',
+    )
+    with pytest.raises(StageTableError) as err:
+        load_table(write_table(tmp_path / "t", text))
+    assert "stage 'write', key 'checks' (line 8)" in str(err.value)
+    assert problem in str(err.value)

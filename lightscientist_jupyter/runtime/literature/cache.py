@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import append_text
-from lightscientist_jupyter.runtime.literature.records import Paper
+from lightscientist_jupyter.runtime.literature.records import Paper, merge
 
 
 def question_key(source: str, kind: str, args: dict[str, Any]) -> str:
@@ -29,7 +29,7 @@ class Cache:
         self._lock = threading.Lock()
         self._answers: dict[str, list[str]] = {}
         self._records: dict[str, dict[str, Any]] = {}
-        """Record id -> the line of its last retrieval (record, source, retrieved_at)."""
+        """`source|record id` -> the line of its last retrieval (record, source, retrieved_at)."""
         self._seen: tuple[int, int] = (-1, -1)
 
     def _load(self) -> None:
@@ -41,7 +41,7 @@ class Cache:
         self._answers, self._records = {}, {}
         for line in _lines(self.folder / "records.jsonl"):
             if isinstance(line.get("record"), dict):
-                self._records[str(line["record"].get("id"))] = line
+                self._records[f"{line.get('source')}|{line['record'].get('id')}"] = line
         for line in _lines(self.folder / "queries.jsonl"):
             if isinstance(line.get("key"), str) and isinstance(line.get("ids"), list):
                 self._answers[line["key"]] = [str(i) for i in line["ids"]]
@@ -53,7 +53,9 @@ class Cache:
             ids = self._answers.get(key)
             if ids is None:
                 return None
-            return [Paper.from_dict(self._records[i]["record"]) for i in ids if i in self._records]
+            source = json.loads(key)[0]
+            lines = [self._records.get(f"{source}|{i}") for i in ids]
+            return [Paper.from_dict(line["record"]) for line in lines if line]
 
     def store(self, key: str, source: str, papers: list[Paper]) -> None:
         """Keep a source's answer to a question (and each record it returned)."""
@@ -65,7 +67,7 @@ class Cache:
             for paper in papers:
                 line = {"record": paper.to_dict(), "source": source, "retrieved_at": now}
                 lines.append(json.dumps(line) + "\n")
-                self._records[paper.id] = line
+                self._records[f"{source}|{paper.id}"] = line
             if lines:
                 append_text(self.folder / "records.jsonl", "".join(lines))
             self._seen = (_size(self.folder / "records.jsonl"), self._seen[1])
@@ -78,14 +80,19 @@ class Cache:
             self._seen = (self._seen[0], _size(self.folder / "queries.jsonl"))
 
     def find(self, ident: str) -> tuple[Paper, dict[str, Any]] | None:
-        """A cached record `ident` names, with its cache line (source, retrieval time)."""
+        """The cached record `ident` names (every cached record of that work merged, in
+        retrieval order), with the cache line of its first retrieval (source, time)."""
         with self._lock:
             self._load()
-            for line in reversed(list(self._records.values())):
-                paper = Paper.from_dict(line["record"])
-                if paper.matches(ident) or paper.id == ident:
-                    return paper, line
-        return None
+            lines = [
+                line
+                for line in self._records.values()
+                if Paper.from_dict(line["record"]).matches(ident) or line["record"]["id"] == ident
+            ]
+        if not lines:
+            return None
+        papers = [Paper.from_dict(line["record"]) for line in lines]
+        return merge(papers)[0], lines[0]
 
     def find_paper(self, paper: Paper) -> tuple[Paper, dict[str, Any]] | None:
         """A cached record of the same work as `paper`."""

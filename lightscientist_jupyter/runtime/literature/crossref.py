@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher, SourceError
+from lightscientist_jupyter.runtime.literature.http import Fetcher, NotFound
 from lightscientist_jupyter.runtime.literature.records import Paper, id_keys
 from lightscientist_jupyter.runtime.literature.sources import (
     base_url,
@@ -50,10 +50,8 @@ class Crossref:
             return None
         try:
             return work(self._get(fetch, f"/works/{doi}", {}))
-        except SourceError as exc:
-            if "HTTP 404" in str(exc):
-                return None
-            raise
+        except NotFound:
+            return None
 
 
 def work(item: dict[str, Any]) -> Paper:

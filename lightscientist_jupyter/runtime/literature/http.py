@@ -23,6 +23,10 @@ class SourceError(Exception):
     """A request that failed for good; the message names the source and what happened."""
 
 
+class NotFound(SourceError):
+    """The source answered 404: it does not know what was asked (not a failure)."""
+
+
 class SourceDown(SourceError):
     """The source's breaker is open: it is not asked again in this stage."""
 
@@ -68,6 +72,8 @@ class Fetcher:
         with self._lock:
             try:
                 body = self._get(full)
+            except NotFound:
+                raise
             except SourceError:
                 self.failures += 1
                 raise
@@ -89,6 +95,8 @@ class Fetcher:
                     return answer.read()
             except urllib.error.HTTPError as exc:
                 problem = f"HTTP {exc.code}"
+                if exc.code == 404:
+                    raise NotFound(f"{self.name} answered HTTP 404 (not found)") from None
                 if exc.code != 429 and exc.code < 500:
                     raise SourceError(f"{self.name} answered {problem}") from None
                 retry_after = _seconds(exc.headers.get("Retry-After"))

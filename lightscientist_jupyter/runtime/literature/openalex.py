@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher
+from lightscientist_jupyter.runtime.literature.http import Fetcher, NotFound
 from lightscientist_jupyter.runtime.literature.records import Paper, clean_doi, id_keys
 from lightscientist_jupyter.runtime.literature.sources import (
     base_url,
@@ -50,7 +50,10 @@ class OpenAlex:
             return None
         path = oa.upper() if oa else f"doi:{doi}"
         url = base_url("LIGHTSCIENTIST_OPENALEX_URL", "https://api.openalex.org") + "/works/"
-        data = json_body(self.name, fetch.get(url + path, self._params({})))
+        try:
+            data = json_body(self.name, fetch.get(url + path, self._params({})))
+        except NotFound:
+            return None
         if not isinstance(data, dict) or not data.get("title"):
             raise malformed(self.name, "no work object")
         return work(data)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher, SourceError
+from lightscientist_jupyter.runtime.literature.http import Fetcher, NotFound
 from lightscientist_jupyter.runtime.literature.records import Paper, id_keys
 from lightscientist_jupyter.runtime.literature.sources import base_url, json_body, malformed
 
@@ -55,10 +55,8 @@ class SemanticScholar:
             data = json_body(
                 self.name, fetch.get(f"{self._url()}/paper/{path}", {"fields": FIELDS})
             )
-        except SourceError as exc:
-            if "HTTP 404" in str(exc):
-                return None
-            raise
+        except NotFound:
+            return None
         if not isinstance(data, dict) or not data.get("title"):
             raise malformed(self.name, "no paper object")
         return paper(data)

@@ -7,9 +7,11 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { IHandoffCard } from './handoff';
+
 export interface IPendingDecision {
   id: string;
-  kind: 'gate' | 'question';
+  kind: 'gate' | 'question' | 'handoff';
   stage: string;
   question: string;
   summary: string;
@@ -121,6 +123,8 @@ export interface IProjectDetail extends IProjectSummary {
   outputs: IOutputFile[];
   process_md: { path: string; exists: boolean };
   last_seq: number;
+  /** The stage the researcher holds (see `handoff.ts`), or null. */
+  handoff?: IHandoffCard | null;
 }
 
 export interface IEventRecord {

@@ -4,8 +4,9 @@
  */
 
 import { IEventRecord, IProjectDetail, IReplyAnswer } from './api';
-import { el, statusWords } from './dom';
+import { el, focusable, statusWords } from './dom';
 import { renderGate } from './gate';
+import { HandoffView } from './handoff';
 import { edgeKey, renderGraph } from './graph';
 import { appendEvents } from './lists';
 
@@ -19,6 +20,8 @@ export interface IDetailActions {
   showFolder: (path: string) => void;
   /** Answer the pending decision. */
   reply: (approve: boolean, comment: string, toStage: string | null) => void;
+  /** Insert a code cell below the active one of the current notebook. */
+  insertCell: (code: string) => void;
 }
 
 function section(parent: HTMLElement, className: string, title: string) {
@@ -47,6 +50,7 @@ export class DetailView {
     this._runner = el('p', { className: 'ls-runner' }, d);
     this._reason = el('p', { className: 'ls-reason' }, d);
     this._gate = el('section', { className: 'ls-gate' }, d);
+    this._handoff = new HandoffView(d, _actions);
     this._message = el('p', { className: 'ls-reply-message' }, d);
     this._message.setAttribute('role', 'status');
 
@@ -73,6 +77,7 @@ export class DetailView {
     const graph = section(d, 'ls-graph-section', 'Stage graph');
     this._graph = el('div', { className: 'ls-graph-box' }, graph);
     this._graph.title = 'Click to fit the graph to the panel (or back)';
+    focusable(this._graph, 'Stage graph (scrolls sideways)');
     this._graph.addEventListener('click', () =>
       this._graph.classList.toggle('ls-graph-fit')
     );
@@ -80,6 +85,7 @@ export class DetailView {
     this._outputs = el('ul', { className: 'ls-outputs' }, outputs);
     const events = section(d, 'ls-events-section', 'Events');
     this._events = el('ol', { className: 'ls-events' }, events);
+    focusable(this._events, 'Events, newest last');
   }
 
   /** Forget what was shown: another project is selected. */
@@ -140,10 +146,12 @@ export class DetailView {
       );
       this._replied = null;
     }
-    const pending = detail.pending ?? null;
+    const handed = detail.pending?.kind === 'handoff'; // the hand-over card shows it
+    const pending = handed ? null : (detail.pending ?? null);
     this._once('gate', [detail.path, pending?.id], () => {
       this._buttons = renderGate(this._gate, detail, pending, this._actions);
     });
+    this._handoff.render(detail);
     const graphKey = [
       detail.layout,
       detail.stage,
@@ -232,6 +240,7 @@ export class DetailView {
   private _runner: HTMLElement;
   private _reason: HTMLElement;
   private _gate: HTMLElement;
+  private _handoff: HandoffView;
   private _message: HTMLElement;
   private _process: HTMLButtonElement;
   private _graph: HTMLElement;

@@ -38,6 +38,15 @@ export function svg<K extends keyof SVGElementTagNameMap>(
   return element;
 }
 
+/** A region that scrolls: reachable with the keyboard, and named. */
+export function focusable(node: HTMLElement, label: string): void {
+  node.tabIndex = 0;
+  if (node.tagName === 'DIV') {
+    node.setAttribute('role', 'region'); // a list keeps its own role
+  }
+  node.setAttribute('aria-label', label);
+}
+
 /** A project's path as the panel shows it. */
 export function shownPath(path: string): string {
   return path || '(server root)';

@@ -100,6 +100,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null
   ) => {
     const panel = new LightScientistPanel({
+      insertCell: code => {
+        // the notebook's own commands: a new cell below the active one, then its text
+        void app.commands
+          .execute('notebook:insert-cell-below')
+          .then(() =>
+            app.commands.execute('notebook:replace-selection', { text: code })
+          );
+      },
       openFile: (path, factory) => {
         const widget = factory
           ? docManager.openOrReveal(path, factory)
@@ -117,6 +125,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     panel.title.icon = lightScientistIcon;
+    // named for screen readers, as JupyterLab names its own side panels
+    panel.node.setAttribute('aria-label', 'LightScientist section');
+    panel.title.dataset = {
+      ...panel.title.dataset,
+      jpTabLabel: 'LightScientist'
+    };
     app.shell.add(panel, 'left', { rank: 650 });
     restorer?.add(panel, 'lightscientist-panel');
 

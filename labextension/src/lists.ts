@@ -29,6 +29,7 @@ export function renderProjectList(
       list
     );
     item.dataset.path = project.path;
+    item.setAttribute('role', 'option'); // the list is a listbox: one project selected
     item.setAttribute('aria-selected', String(project.path === selected));
     item.tabIndex = 0;
     el(

@@ -36,6 +36,8 @@ export interface IPanelOptions {
   openFile: (path: string, factory?: string) => void;
   /** Show a folder in the file browser. */
   showFolder: (path: string) => void;
+  /** Insert a code cell below the active one of the current notebook. */
+  insertCell: (code: string) => void;
 }
 
 export class LightScientistPanel extends Widget {
@@ -60,6 +62,8 @@ export class LightScientistPanel extends Widget {
     );
     el('h3', { text: 'Projects' }, this.node);
     this._listNode = el('ul', { className: 'ls-project-list' }, this.node);
+    this._listNode.setAttribute('role', 'listbox');
+    this._listNode.setAttribute('aria-label', 'Projects under the server root');
     this._view = new DetailView(this.node, {
       ...options,
       reply: (approve, comment, toStage) =>

@@ -20,6 +20,7 @@ import sys
 import pytest
 from support.browser import (
     OUTPUT,
+    axe_problems,
     launch_chromium,
     require_browser,
     spawn,
@@ -134,6 +135,8 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(page.locator(".ls-StatusItem")).to_contain_text("idea.gate")
                 check_graph_follows_the_layout(page, url, token)
                 page.screenshot(path=str(OUTPUT / "panel-waiting.png"))
+                problems = axe_problems(page, "#lightscientist-panel")
+                assert not problems, "\n".join(problems)
 
                 page.keyboard.press("Control+Shift+C")
                 palette = page.locator(".jp-ModalCommandPalette")

@@ -9,7 +9,8 @@ clicks Approve and reads, within two seconds, the decision and the stage the pro
 to. At `experiment.gate` it saves the notebook, *reloads the page* and approves from the
 dashboard again (the click goes through the server extension, so a reloaded page's comm
 does not matter). The last gate is approved from the command line, and the graph reaches
-`done`. Screenshots at 1400 and 900 px: `test-output/quickstart-<theme>-*.png`.
+`done`; a kernel restart then shows the banner with the command that resumes. Screenshots
+at 1400 and 900 px: `test-output/quickstart-<theme>-*.png`.
 
 Needs the built extension, `/usr/bin/chromium` and Python playwright (see
 `tests/support/browser.py`); without them the test is skipped, except under CI.
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.browser import OUTPUT, launch_chromium, require_browser, start_lab
+from support.browser import OUTPUT, axe_problems, launch_chromium, require_browser, start_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -69,19 +70,6 @@ def _reply_when_waiting(project: Path, stage: str, timeout: float = 60) -> str:
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 
-def _axe_problems(page, selector: str) -> list[str]:
-    """Violations of impact serious or critical inside `selector`, as readable lines."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, context=selector)
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} — "
-        + "; ".join(n["html"][:120] for n in v["nodes"][:3])
-        for v in results.response["violations"]
-        if v.get("impact") in ("serious", "critical")
-    ]
-
-
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reload(
@@ -95,7 +83,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
     shutil.copy(QUICKSTART, root / QUICKSTART.name)
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     OUTPUT.mkdir(exist_ok=True)
-    names = ("gate", "gate-900", "approved", "reloaded", "done", "done-900")
+    names = ("gate", "gate-900", "approved", "reloaded", "done", "done-900", "restarted")
     shots = {name: OUTPUT / f"quickstart-{theme}-{name}.png" for name in names}
     for shot in shots.values():
         shot.unlink(missing_ok=True)
@@ -150,7 +138,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 box = approve.bounding_box()
                 assert box is not None and box["y"] < 300, box
                 # no serious or critical accessibility problem, colour contrast included
-                problems = _axe_problems(page, ".lightscientist-dashboard")
+                problems = axe_problems(page, ".lightscientist-dashboard")
                 assert not problems, "\n".join(problems)
                 page.screenshot(path=str(shots["gate"]))
                 page.set_viewport_size({"width": 900, "height": 1300})
@@ -204,6 +192,18 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 page.set_viewport_size({"width": 900, "height": 1300})
                 _top(dashboard)
                 page.screenshot(path=str(shots["done-900"]))
+
+                # a kernel restart: the dashboard says it is not live, and how to go on
+                page.set_viewport_size({"width": 1400, "height": 1300})
+                page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Kernel$")).click()
+                page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Restart Kernel\W*$")
+                             ).click()
+                page.locator(".jp-Dialog-button.jp-mod-accept", has_text="Restart").click()
+                dead = dashboard.locator(".ls-status-line .ls-dead")
+                expect(dead).to_be_visible(timeout=30_000)
+                expect(dead).to_contain_text(f"%lightscientist resume --workspace {project}")
+                _top(dashboard)
+                page.screenshot(path=str(shots["restarted"]))
                 print("\nscreenshots: " + " ".join(str(s) for s in shots.values()))
             except Exception:
                 page.screenshot(path=str(OUTPUT / f"quickstart-{theme}-failure.png"))

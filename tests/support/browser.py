@@ -7,6 +7,8 @@
   private workspaces; it yields a `Lab` (url, token, output lines) and stops the server after.
 - `spawn` / `stop` run a child in its own process group and collect its output on a thread.
 - `launch_chromium(pw)` launches Debian's Chromium headless (never a downloaded browser).
+- `axe_problems(page, selector)` runs axe-core (axe-playwright-python, offline) on a part of
+  the page and lists its serious and critical violations.
 
 Screenshots go to `OUTPUT` (`test-output/` at the repository root, gitignored).
 """
@@ -59,6 +61,10 @@ def missing() -> str | None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "Python playwright is not installed (pip install -e '.[test]')"
+    try:
+        import axe_playwright_python  # noqa: F401
+    except ImportError:
+        return "axe-playwright-python is not installed (pip install -e '.[test]')"
     return None
 
 
@@ -209,6 +215,19 @@ def start_lab(
         yield Lab(url, token, output)
     finally:
         stop(server, output)
+
+
+def axe_problems(page: Any, selector: str) -> list[str]:
+    """axe-core's violations of impact serious or critical inside `selector`, one line each."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, context=selector)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — "
+        + "; ".join(n["html"][:120] for n in v["nodes"][:3])
+        for v in results.response["violations"]
+        if v.get("impact") in ("serious", "critical")
+    ]
 
 
 def launch_chromium(pw: Any) -> Any:

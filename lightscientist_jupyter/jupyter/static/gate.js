@@ -148,6 +148,7 @@ function render({ model, el: root }) {
     if (o.text && (c.settled || !busy)) show(o.state === "refused" ? "ls-err" : "ls-ok", o.text);
     else if (!c.settled && !busy) show("", "");
     dead.textContent = "";
+    dead.hidden = !!c.settled;  // the banner matters where a decision still waits
     el("b", "", "The kernel behind this dashboard is gone", dead);
     el("span", "", " (restarted or shut down), so its run has stopped. Approve / Reject still " +
        "reach the project through the server. To continue, run in a cell: ", dead);

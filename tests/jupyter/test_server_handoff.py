@@ -119,3 +119,10 @@ def test_give_back_and_take_from_the_panel(root, fetch):
     assert code == 200 and answer["status"] == "waiting_user"
     code, answer = post(fetch, {"path": "mine", "handoff": "nope"})
     assert code == 400 and "handoff must be one of take, deliver, give-back" in answer["message"]
+
+
+def test_an_approve_while_the_researcher_holds_the_stage_is_refused(root, fetch):
+    code, answer = post(fetch, {"path": "mine", "approve": True})
+    assert code == 409 and "handed to the researcher, so there is nothing to approve" in (
+        answer["message"]
+    )

@@ -259,3 +259,43 @@ def _restored_state(history: History, commit: str) -> ProjectState:
     state.status, state.reason, state.pending = ProjectStatus.RUNNING, None, None
     state.updated_at = time.time()
     return state
+
+
+# ------------------------------------------------------------------------- a gate's files
+
+
+@dataclasses.dataclass(frozen=True)
+class FileChange:
+    """One file under review at a gate, against the last approved state."""
+
+    path: str
+    status: str
+    """new, changed, removed or unchanged."""
+    old: bytes | None
+    new: bytes | None
+
+
+def gate_changes(ws: Workspace) -> list[FileChange]:
+    """Each file the pending gate would approve — its outputs, then every other file that
+    changed — against the last approved snapshot (none without a history or a gate)."""
+    history = History(ws)
+    state = require_project(ws)
+    pending = state.pending
+    if pending is None or pending.kind != DecisionKind.GATE or history.head() is None:
+        return []
+    base, tree = gate_bounds(ws, history)
+    changed = history.git("diff", "--name-only", "-z", base, tree, *_exclusions(()))
+    changes = []
+    for rel in dict.fromkeys([*pending.outputs, *filter(None, changed.split("\0"))]):
+        path = ws.root / rel
+        new = path.read_bytes() if path.is_file() else None
+        old = history.read(base, rel)
+        status = (
+            "removed" if new is None and old is not None
+            else "new" if old is None
+            else "unchanged" if old == new
+            else "changed"
+        )  # fmt: skip
+        if new is not None or old is not None:
+            changes.append(FileChange(rel, status, old, new))
+    return changes

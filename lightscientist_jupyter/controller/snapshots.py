@@ -71,6 +71,8 @@ class History:
         env_bound = os.environ.get("LIGHTSCIENTIST_SNAPSHOT_MAX_BYTES")
         self.max_bytes = max_bytes or (int(env_bound) if env_bound else MAX_BYTES)
         self._warned = False
+        self._indexed: set[str] | None = None
+        """What the index holds, once known (this object's snapshots keep it up to date)."""
 
     # ------------------------------------------------------------------ git
 
@@ -96,7 +98,7 @@ class History:
     def git(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
         """Run one git command on the history; its standard output."""
         proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "-c", "gc.auto=0", *args],
+            ["git", "-c", "core.quotepath=off", "-c", "gc.auto=0", "-c", "core.bare=false", *args],
             input=stdin,
             capture_output=True,
             text=True,
@@ -109,6 +111,16 @@ class History:
                 f"{proc.stderr.strip() or proc.returncode}"
             )
         return proc.stdout
+
+    def read(self, commit: str, rel: str) -> bytes | None:
+        """The bytes of `rel` in a snapshot, or None when it holds no such file."""
+        proc = subprocess.run(
+            ["git", "cat-file", "blob", f"{commit}:{rel}"],
+            capture_output=True,
+            env=self._env(),
+            cwd=self.workspace.root,
+        )
+        return proc.stdout if proc.returncode == 0 else None
 
     def exists(self) -> bool:
         return (self.git_dir / "HEAD").is_file()
@@ -128,6 +140,9 @@ class History:
             raise ControllerError(f"cannot create the history {self.git_dir}: {proc.stderr!r}")
 
     def head(self) -> str | None:
+        loose = self.git_dir / BRANCH
+        if loose.is_file():  # no git process for the common case
+            return loose.read_text().strip() or None
         out = self.git("rev-parse", "-q", "--verify", BRANCH, check=False).strip()
         return out or None
 
@@ -162,30 +177,40 @@ class History:
                     kept.append(rel)
         return kept, skipped
 
-    def write_tree(self) -> tuple[str, list[str]]:
-        """Stage the workspace's files in the history's own index; the tree and what was
-        left out. The index is only a cache: a damaged one is rebuilt from the files."""
+    def stage(self) -> list[str]:
+        """Stage the workspace's files in the history's own index; returns what was left
+        out. The index is only a cache: a damaged one is rebuilt from the files."""
         self.ensure()
         kept, skipped = self.files()
-        listed = "\0".join(kept)
         try:
-            self._stage(listed)
+            self._stage(kept)
         except ControllerError:  # a stale lock or a torn index from a killed snapshot
             for stale in (self.index, self.index.with_name(self.index.name + ".lock")):
                 stale.unlink(missing_ok=True)
-            self._stage(listed)
+            self._indexed = None
+            self._stage(kept)
+        return skipped
+
+    def write_tree(self) -> tuple[str, list[str]]:
+        """The tree of the workspace's files now (staged first), and what was left out."""
+        skipped = self.stage()
         return self.git("write-tree").strip(), skipped
 
-    def _stage(self, listed: str) -> None:
-        indexed = set(filter(None, self.git("ls-files", "-z").split("\0")))
-        gone = indexed - set(listed.split("\0"))
+    def _stage(self, kept: list[str]) -> None:
+        if self._indexed is None or not self.index.exists():
+            self._indexed = set(filter(None, self.git("ls-files", "-z").split("\0")))
+        gone = self._indexed - set(kept)
+        self._indexed = None  # until this staging is through
         if gone:
             self.git(
                 "rm", "-q", "--cached", "--pathspec-from-file=-", "--pathspec-file-nul",
                 stdin="\0".join(sorted(gone)),
             )  # fmt: skip
-        if listed:
-            self.git("add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed)
+        if kept:
+            self.git(
+                "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", stdin="\0".join(kept)
+            )
+        self._indexed = set(kept)
 
     def take(
         self,
@@ -197,12 +222,16 @@ class History:
         note: str = "",
         parent: str | None = None,
     ) -> str:
-        """Record the workspace as one snapshot on the branch; returns its id."""
+        """Record the workspace as one snapshot (on top of `parent`, else of the branch's
+        tip) and move the branch to it; returns its id."""
+        if parent is None:  # the common case: one `git commit` writes tree, commit and ref
+            skipped = self.stage()
+            message = _message(stage, visit, event, at, note, skipped)
+            self.git("commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=message)
+            return (self.head() or "")[:12]
         tree, skipped = self.write_tree()
-        parent = parent or self.head()
         message = _message(stage, visit, event, at, note, skipped)
-        args = ["commit-tree", tree, *(("-p", parent) if parent else ()), "-F", "-"]
-        commit = self.git(*args, stdin=message).strip()
+        commit = self.git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message).strip()
         self.git("update-ref", BRANCH, commit)
         return commit[:12]
 
@@ -226,7 +255,8 @@ class History:
             return []
         fmt = _RECORD + _FIELD.join(("%H", "%P", "%B")) + _FIELD
         out = self.git(
-            "log", "--all", "--root", "--no-renames", "--name-status", f"--format={fmt}",
+            "log", "--branches", "--glob=refs/kept/*", "--root", "--no-renames",
+            "--name-status", f"--format={fmt}",
         )  # fmt: skip
         snaps = [s for s in (_parse(chunk) for chunk in out.split(_RECORD)) if s]
         return sorted(snaps, key=lambda s: s.at)

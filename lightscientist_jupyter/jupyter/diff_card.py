@@ -1,0 +1,126 @@
+"""The diff beside each file under review on the gate card: what changed since the last
+approved state (`app.history.gate_changes`) — a new file, changed lines as a unified diff,
+images side by side, a small CSV as a table of changed rows, a removed file."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import html
+from pathlib import Path
+
+import ipywidgets as w
+
+from lightscientist_jupyter.app.history import FileChange, gate_changes
+from lightscientist_jupyter.controller import PendingDecision
+from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.workspace import Workspace
+
+MAX_LINES = 400
+"""Diff lines shown per file (the rest is counted)."""
+CSV_ROWS = 200
+"""A CSV of at most this many rows is shown as a table of changed rows."""
+IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml"}
+
+
+def _text(data: bytes | None) -> list[str]:
+    return (data or b"").decode("utf-8", errors="replace").splitlines()
+
+
+def _unified(change: FileChange) -> str:
+    lines = list(
+        difflib.unified_diff(
+            _text(change.old),
+            _text(change.new),
+            f"a/{change.path}",
+            f"b/{change.path}",
+            lineterm="",
+        )
+    )
+    shown = lines[:MAX_LINES]
+    rows = []
+    for line in shown:
+        kind = "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
+        rows.append(f'<div class="ls-diff-{kind}">{html.escape(line)}</div>')
+    if len(lines) > MAX_LINES:
+        rows.append(f"<div>… {len(lines) - MAX_LINES} more lines</div>")
+    return f'<pre class="ls-diff-text">{"".join(rows)}</pre>'
+
+
+def _image(change: FileChange, mime: str) -> str:
+    def img(data: bytes | None, label: str) -> str:
+        if data is None:
+            return f"<figure><figcaption>{label}: none</figcaption></figure>"
+        src = f"data:{mime};base64,{base64.b64encode(data).decode()}"
+        caption = f"<figcaption>{label}</figcaption>"
+        return f'<figure><img src="{src}" style="max-width:100%">{caption}</figure>'
+
+    return (
+        f'<div class="ls-diff-images">{img(change.old, "before")}{img(change.new, "after")}</div>'
+    )
+
+
+def _csv(change: FileChange) -> str | None:
+    old, new = _text(change.old), _text(change.new)
+    if max(len(old), len(new)) > CSV_ROWS or not new:
+        return None
+    header = new[0].split(",")
+    body = []
+    matcher = difflib.SequenceMatcher(a=old[1:], b=new[1:])
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        body += [("del", row) for row in old[1 + i1 : 1 + i2]]
+        body += [("add", row) for row in new[1 + j1 : 1 + j2]]
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["", *header])
+    cells = "".join(
+        f'<tr class="ls-diff-{kind}"><td>{"+" if kind == "add" else "−"}</td>'
+        + "".join(f"<td>{html.escape(c)}</td>" for c in row.split(","))
+        + "</tr>"
+        for kind, row in body
+    )
+    return f'<table class="ls-diff-csv"><tr>{head}</tr>{cells}</table>'
+
+
+def render(change: FileChange) -> str:
+    """One file's change as HTML."""
+    title = f"<b><code>{html.escape(change.path)}</code></b> — {change.status}"
+    if change.status == "unchanged":
+        body = ""
+    elif change.status == "removed":
+        body = "<div>the file was removed</div>"
+    elif (mime := IMAGES.get(Path(change.path).suffix.lower())) is not None:
+        body = _image(change, mime)
+    elif change.path.endswith(".csv") and (table := _csv(change)) is not None:
+        body = table
+    else:
+        body = _unified(change)
+    return f'<div class="ls-diff-file">{title}{body}</div>'
+
+
+def card_html(root: Path) -> str:
+    """The card's HTML for the gate pending in `root` ("" when there is nothing to show)."""
+    changes = gate_changes(Workspace.at(root))
+    if not changes:
+        return ""
+    files = "".join(render(c) for c in changes)
+    return f'<div class="ls-diff-card"><div>What changed since the last approval</div>{files}</div>'
+
+
+class DiffCard:
+    """The diff card of one project's gate panel."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.widget = w.HTML()
+        self.widget.add_class("ls-diff")
+
+    def show(self, pending: PendingDecision | None) -> None:
+        try:
+            text = card_html(self.root) if pending is not None and pending.kind == "gate" else ""
+        except (
+            LightScientistError,
+            OSError,
+        ) as exc:  # a diff that cannot be drawn never hides the buttons
+            text = f"<div>(no diff: {html.escape(str(exc))})</div>"
+        self.widget.value = text

@@ -1,0 +1,106 @@
+"""The workspace's history (controller/snapshots.py): real git, a real folder."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from lightscientist_jupyter.controller import actions, machine
+from lightscientist_jupyter.controller.snapshots import History
+from lightscientist_jupyter.workspace import Workspace
+from tests.controller.test_machine import TABLE, at, finish, gate_waiting, reply
+
+
+def project(root: Path) -> Workspace:
+    ws = Workspace.at(root)
+    ws.state_dir.mkdir(parents=True)
+    ws.state_file.write_text('{"stage": "a"}\n')
+    ws.events_file.write_text("{}\n")
+    (ws.state_dir / "checkpoints.sqlite").write_bytes(b"db")
+    ws.process_md.write_text("# Research process\n")
+    (root / "out").mkdir()
+    (root / "out" / "a.md").write_text("first\n")
+    return ws
+
+
+def test_a_snapshot_holds_the_outputs_process_md_and_state_but_not_the_rest(tmp_path: Path):
+    ws = project(tmp_path)
+    history = History(ws)
+    history.take("a", 1, "start", time.time())
+    (tmp_path / "out" / "a.md").write_text("second\n")
+    (tmp_path / "out" / "b.csv").write_text("x\n1\n")
+    history.take("a", 1, "finish", time.time())
+
+    first, second = history.log()
+    assert (first.ref, first.event) == ("a#1", "start")
+    assert set(first.added) == {".lightscientist/state.json", "PROCESS.md", "out/a.md"}
+    assert (second.event, second.added, second.changed) == ("finish", ("out/b.csv",), ("out/a.md",))
+    assert second.parent == first.id
+
+
+def test_ignored_and_oversized_files_are_left_out_and_named(tmp_path: Path):
+    ws = project(tmp_path)
+    (tmp_path / ".lightscientistignore").write_text("*.bin\nscratch/\n")
+    (tmp_path / "model.bin").write_bytes(b"0" * 10)
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "tmp.txt").write_text("t")
+    (tmp_path / "big.dat").write_bytes(b"0" * 2000)
+    history = History(ws, max_bytes=1000)
+    history.take("a", 1, "start", time.time())
+
+    (snap,) = history.log()
+    assert "big.dat (over 1000 bytes)" in snap.skipped
+    assert "model.bin (.lightscientistignore)" in snap.skipped
+    assert not any(p.startswith(("scratch", "model.bin", "big.dat")) for p in snap.added)
+
+
+def test_the_users_own_git_repository_and_config_are_untouched(tmp_path: Path, monkeypatch):
+    ws = project(tmp_path)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    home = tmp_path.parent / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Someone Else\n[core]\n\tbare = true\n")
+    monkeypatch.setenv("HOME", str(home))
+    before = sorted(p.name for p in (tmp_path / ".git").iterdir())
+    History(ws).take("a", 1, "start", time.time())
+
+    user = subprocess.run(
+        ["git", "-C", str(tmp_path), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert "?? out/" in user.stdout  # still untracked in the user's repository
+    assert sorted(p.name for p in (tmp_path / ".git").iterdir()) == before
+    author = History(ws).git("log", "-1", "--format=%an")
+    assert author.strip() == "LightScientist"
+
+
+def test_a_snapshot_killed_midway_is_repaired_by_the_next(tmp_path: Path):
+    ws = project(tmp_path)
+    history = History(ws)
+    history.take("a", 1, "start", time.time())
+    # what a SIGKILL during `git add` leaves: a stale index lock and a torn index
+    history.index.with_name(history.index.name + ".lock").write_bytes(b"")
+    history.index.write_bytes(b"DIRC torn")
+    (tmp_path / "out" / "c.md").write_text("c\n")
+    history.take("a", 1, "finish", time.time())
+
+    assert [s.event for s in history.log()] == ["start", "finish"]
+    assert history.log()[-1].added == ("out/c.md",)
+
+
+def test_the_machine_asks_for_snapshots_at_start_finish_and_gate_decisions():
+    def snaps(effects):
+        return [(e.stage, e.visit, e.event) for e in effects if isinstance(e, actions.TakeSnapshot)]
+
+    _, started = machine.step(at("a", came_from=None), TABLE, actions.Start(0.0))
+    assert [e for _, _, e in snaps(started)] == ["start"]
+    _, finished = machine.step(at("a", came_from=None), TABLE, finish())
+    assert [e for _, _, e in snaps(finished)] == ["finish", "start"]
+    _, approved = machine.step(gate_waiting(), TABLE, reply(True))
+    assert [e for _, _, e in snaps(approved)] == ["approved", "start"]
+    _, rejected = machine.step(gate_waiting(), TABLE, reply(False))
+    assert [e for _, _, e in snaps(rejected)] == ["rejected", "start"]
+
+
+def test_an_empty_history_reads_as_no_snapshots(tmp_path: Path):
+    assert History(project(tmp_path)).log() == []

@@ -1,0 +1,185 @@
+"""Time travel end to end (issue 12): the real `lightscientist` command on offline runs —
+snapshots at every stage visit, history, diff, rewind, fork, --until and `paused`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lightscientist_jupyter.controller.lock import WorkspaceLock
+from lightscientist_jupyter.workspace import Workspace
+from tests.test_research import cli, last_line
+
+
+def run_auto(ws: Path, *extra: str) -> None:
+    proc = cli(ws, "research", "Does warmup help a small MLP?", "--mode", "auto", *extra)
+    assert proc.returncode == 0, proc.stderr
+
+
+def history(ws: Path) -> list[dict]:
+    proc = cli(ws, "history", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def status(ws: Path) -> dict:
+    return json.loads(cli(ws, "status", "--json").stdout)
+
+
+def files(ws: Path) -> dict[str, bytes]:
+    """Every file of a workspace outside .lightscientist/, and its state."""
+    found = {
+        str(p.relative_to(ws)): p.read_bytes()
+        for p in ws.rglob("*")
+        if p.is_file() and ".lightscientist" not in p.parts
+    }
+    return {**found, "state": (ws / ".lightscientist" / "state.json").read_bytes()}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("tt") / "project"
+    run_auto(ws)
+    return ws
+
+
+@pytest.mark.slow
+def test_every_stage_visit_has_a_start_and_a_finish_snapshot(finished: Path):
+    rows = history(finished)
+    visits = {(stage, n) for stage, n in status(finished)["visits"].items()}
+    for stage, count in visits:
+        for visit in range(1, count + 1):
+            events = {r["event"] for r in rows if (r["stage"], r["visit"]) == (stage, visit)}
+            assert {"start", "finish"} <= events, (stage, visit, events)
+    assert {"id", "stage", "visit", "event", "time", "added", "changed", "removed"} <= set(rows[0])
+    assert "experiment/results.csv" in {f for r in rows for f in r["added"]}
+
+    proc = cli(finished, "diff", "experiment.loop#1", "experiment.loop#2", "--stat")
+    assert proc.returncode == 0, proc.stderr
+    assert "experiment/results.csv" in proc.stdout and "experiment/batch-2.out" in proc.stdout
+    assert "state.json" not in proc.stdout
+    only = subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", "diff", "-w", str(finished),
+         "experiment.loop#1", "experiment.loop#2", "--", "experiment/log.md"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "+++ b/experiment/log.md" in only.stdout and "results.csv" not in only.stdout
+
+
+@pytest.mark.slow
+def test_bad_refs_are_one_line_and_exit_2(finished: Path, tmp_path: Path):
+    cases = {
+        ("diff", "nosuch"): "names no snapshot and no stage",
+        ("rewind", "experiment.loop#9"): "has no start snapshot",
+        ("diff", "experiment.loop#x"): "must be a number",
+        ("fork", "idea.gate", str(finished)): "not an empty folder",
+    }
+    for args, words in cases.items():
+        proc = cli(finished, *args)
+        assert proc.returncode == 2 and words in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1
+    older = tmp_path / "older"
+    (older / ".lightscientist").mkdir(parents=True)
+    state = (finished / ".lightscientist" / "state.json").read_text()
+    (older / ".lightscientist" / "state.json").write_text(state)
+    proc = cli(older, "history")
+    assert proc.returncode == 2 and "made by an older version" in proc.stderr
+
+
+@pytest.mark.slow
+def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
+    ws = tmp_path / "project"
+    run_auto(ws)
+    rows = history(ws)
+    setup = next(r for r in rows if r["stage"] == "experiment.setup" and r["event"] == "start")
+    later = {f for r in rows if r["at"] > setup["at"] for f in r["added"]}
+    process_before = (ws / "PROCESS.md").read_text().split("## experiment.setup")[0]
+
+    with WorkspaceLock(Workspace.at(ws)).acquire("test"):
+        refused = cli(ws, "rewind", "experiment.setup")
+    assert refused.returncode == 2 and "pid" in refused.stderr and "being run" in refused.stderr
+
+    proc = cli(ws, "rewind", "experiment.setup")
+    assert proc.returncode == 0, proc.stderr
+    assert later and not any((ws / f).exists() for f in later - {".lightscientist/state.json"})
+    text = (ws / "PROCESS.md").read_text()
+    assert text.startswith(process_before) and "Rewound to the start of experiment.setup#1" in text
+    assert (status(ws)["stage"], status(ws)["status"]) == ("experiment.setup", "running")
+    with (ws / ".lightscientist/events.jsonl").open() as log:
+        rewound = [e for e in map(json.loads, log) if e["type"] == "stage.rewound"]
+    assert len(rewound) == 1 and rewound[0]["data"]["to"] == "experiment.setup#1"
+
+    proc = cli(ws, "resume")
+    assert proc.returncode == 0 and last_line(proc) == "done", proc.stderr
+    again = history(ws)
+    finishes = [r for r in again if (r["stage"], r["event"]) == ("paper.review", "finish")]
+    assert len(finishes) == 2  # the rewound-over branch and the new one
+    assert any(r["event"] == "rewound" for r in again)
+    ids = {r["id"] for r in again}
+    assert {r["id"] for r in rows} <= ids  # nothing lost
+
+
+@pytest.mark.slow
+def test_fork_runs_beside_the_original_which_stays_untouched(finished: Path, tmp_path: Path):
+    before = files(finished)
+    other = tmp_path / "other"
+    proc = cli(finished, "fork", "idea.gate", str(other))
+    assert proc.returncode == 0, proc.stderr
+    assert status(other)["stage"] == "idea.gate"
+    assert not (other / "experiment").exists()
+    proc = cli(other, "resume")
+    assert proc.returncode == 0 and last_line(proc) == "done", proc.stderr
+    assert files(finished) == before
+    forked = history(other)
+    assert forked[-1]["stage"] == "paper.review" and any(r["event"] == "forked" for r in forked)
+    assert len(history(finished)) < len(forked) + 20  # the fork holds the history up to there
+    compared = cli(finished, "diff", "--against", str(other), "--stat")
+    assert compared.returncode == 0 and "PROCESS.md" in compared.stdout
+
+
+@pytest.mark.slow
+def test_until_pauses_after_the_stage_and_resume_goes_on(tmp_path: Path):
+    ws = tmp_path / "project"
+    proc = cli(ws, "research", "g", "--mode", "auto", "--until", "idea.evaluate")
+    assert proc.returncode == 0 and last_line(proc) == "paused", proc.stderr
+    info = status(ws)
+    assert info["status"] == "paused" and info["visits"].get("idea.evaluate") == 1
+    assert "idea.gate" not in info["visits"] or info["visits"]["idea.gate"] == 0
+    proc = cli(ws, "resume")
+    assert proc.returncode == 0 and last_line(proc) == "done", proc.stderr
+    bad = cli(tmp_path / "p2", "research", "g", "--until", "nosuch")
+    assert bad.returncode == 2 and "--until 'nosuch' is not a stage" in bad.stderr
+
+
+@pytest.mark.slow
+def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Path):
+    from lightscientist_jupyter.controller import load_table
+    from lightscientist_jupyter.controller.state import load_state
+    from lightscientist_jupyter.jupyter.diff_card import card_html
+    from lightscientist_jupyter.jupyter.gate import GatePanel
+
+    ws = tmp_path / "project"
+    proc = cli(ws, "research", "g", "--mode", "manual")
+    assert last_line(proc) == "waiting_user", proc.stderr
+    proc = cli(ws, "reply", "y")
+    assert last_line(proc) == "waiting_user", proc.stderr
+    assert status(ws)["pending"]["stage"] == "experiment.gate"
+
+    proc = cli(ws, "diff", "--stat")
+    assert proc.returncode == 0, proc.stderr
+    assert "experiment/analysis.md" in proc.stdout and "experiment/log.md" in proc.stdout
+    full = cli(ws, "diff").stdout
+    assert "new file mode" in full and "+++ b/experiment/analysis.md" in full
+
+    html = card_html(ws)
+    assert "<code>experiment/analysis.md</code></b> — new" in html
+    assert "<code>experiment/log.md</code></b> — new" in html
+    state = load_state(ws / ".lightscientist" / "state.json")
+    panel = GatePanel(lambda *a: "ok", load_table(state.stages_file), ws)
+    panel.show(state.pending)
+    assert panel.diff.widget in panel.cards.children
+    assert "experiment/analysis.md</code></b> — new" in panel.diff.widget.value

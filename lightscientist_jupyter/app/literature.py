@@ -11,7 +11,9 @@ from pathlib import Path
 
 from lightscientist_jupyter.controller import checks
 from lightscientist_jupyter.controller.provenance import Item
+from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import BadInput
+from lightscientist_jupyter.runtime.literature.config import save
 
 DEFAULT_DOCUMENTS = ("paper/paper.md",)
 
@@ -58,3 +60,15 @@ def check(root: Path, documents: list[str], results: list[str] | None = None) ->
             except ValueError as exc:
                 raise BadInput(str(exc)) from None
     return CheckReport(tuple(sections))
+
+
+def configure(root: Path, table: StageTable) -> None:
+    """Write the workspace's literature settings from the table's `[literature]` (read by the
+    workers' tools and by `check`); a table without one leaves the settings as they are."""
+    if table.literature:
+        refs = table.literature.get("references")
+        save(
+            root,
+            list(table.literature.get("library") or []),
+            refs if isinstance(refs, str) else None,
+        )

@@ -24,7 +24,7 @@ from lightscientist_jupyter._fs import (
     reserve_space,
     watch_disk_faults,
 )
-from lightscientist_jupyter.app import commands, repair, sandboxing
+from lightscientist_jupyter.app import commands, literature, repair, sandboxing
 from lightscientist_jupyter.app.replies import check as check_replies
 from lightscientist_jupyter.app.replies import next_reply, recorded_replies, recorder_hook
 from lightscientist_jupyter.controller import inbox
@@ -72,6 +72,7 @@ class Project:
     ):
         self.workspace = workspace
         self.controller = controller
+        literature.configure(workspace.root, controller.table)  # the table's [literature]
         self.log = log
         self.bus = bus = log.bus
         self.lock = lock

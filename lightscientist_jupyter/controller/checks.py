@@ -56,6 +56,40 @@ def check_problems(where: str, specs: tuple[object, ...]) -> list[str]:
     return found
 
 
+LITERATURE_KEYS = ("library", "references")
+
+
+def literature_table(path: Path, raw: object, problems: list[str]) -> dict[str, object]:
+    """The stage table's `[literature]`: `library` (a path or a list, relative to the table
+    file) and `references` (the BibTeX file `cite` writes, relative to the workspace)."""
+    if raw is None:
+        return {}
+    where = "table [literature]"
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be a table")
+        return {}
+    for key in raw:
+        if key not in LITERATURE_KEYS:
+            problems.append(f"{where}: unknown key '{key}'; expected {', '.join(LITERATURE_KEYS)}")
+    out: dict[str, object] = {}
+    library = raw.get("library", [])
+    library = [library] if isinstance(library, str) else library
+    if not isinstance(library, list) or not all(isinstance(p, str) and p for p in library):
+        problems.append(f"{where}, key 'library': a path or a list of paths (.bib, .json, folder)")
+    else:
+        paths = [(path.parent / p).expanduser().resolve() for p in library]
+        problems += [f"{where}, key 'library': {p} does not exist" for p in paths if not p.exists()]
+        out["library"] = [str(p) for p in paths]
+    references = raw.get("references")
+    if references is not None:
+        pure = PurePosixPath(str(references))
+        if not isinstance(references, str) or pure.is_absolute() or ".." in pure.parts:
+            problems.append(f"{where}, key 'references': a .bib path inside the workspace")
+        else:
+            out["references"] = references
+    return out
+
+
 def report(spec: str, root: Path) -> list[Item]:
     """Every item of one check (a document that cannot be read is one failed item)."""
     kind, doc, folders = parse(spec)

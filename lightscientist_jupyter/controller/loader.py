@@ -16,12 +16,12 @@ from collections import deque
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lightscientist_jupyter.controller.checks import check_problems
+from lightscientist_jupyter.controller.checks import check_problems, literature_table
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import StageTableError
 from lightscientist_jupyter.runtime.limits import LIMIT_KEYS, parse_table
 
-TOP_KEYS = {"start": str, "stages": dict}
+TOP_KEYS = {"start": str, "stages": dict, "literature": dict}
 STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "skill": (str, True),
     "outputs": (list, True),
@@ -152,7 +152,10 @@ def _build(
     _check_graph(start, stages, lines, problems)
     if problems:
         return None
-    return StageTable(path=path, start=start, stages=stages)
+    literature = literature_table(path, data.get("literature"), problems)
+    if problems:
+        return None
+    return StageTable(path=path, start=start, stages=stages, literature=literature)
 
 
 def _build_stage(

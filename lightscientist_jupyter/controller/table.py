@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 DONE = "done"
 """The pseudo-stage that ends a project."""
@@ -47,6 +48,8 @@ class StageTable:
     path: Path
     start: str
     stages: Mapping[str, Stage]
+    literature: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """The `[literature]` table: `library` (absolute paths) and `references` (a workspace path)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stages", MappingProxyType(dict(self.stages)))

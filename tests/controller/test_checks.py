@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lightscientist_jupyter.app import literature
 from lightscientist_jupyter.controller import ResearchController, checks
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.errors import StageTableError
@@ -115,3 +116,30 @@ def test_a_bad_check_is_named_by_the_loader(tmp_path, write_table, spec, problem
         load_table(write_table(tmp_path / "t", text))
     assert "stage 'write', key 'checks' (line 8)" in str(err.value)
     assert problem in str(err.value)
+
+
+def test_the_literature_table_names_the_library_and_the_references(tmp_path, write_table):
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "mine.bib").write_text(LIBRARY, encoding="utf-8")
+    text = TABLE + '\n[literature]\nlibrary = "mine.bib"\nreferences = "refs/cited.bib"\n'
+    table = load_table(write_table(tmp_path / "t", text))
+    assert table.literature == {
+        "library": [str((tmp_path / "t" / "mine.bib").resolve())],
+        "references": "refs/cited.bib",
+    }
+    root = tmp_path / "ws"
+    literature.configure(root, table)
+    hub = Literature(root)
+    found = hub.search("variance", sources=["library"])
+    assert hub.cite(found["results"][0]["id"]) == ("liu2020variance", True)
+    assert (root / "refs" / "cited.bib").read_text().startswith("@inproceedings{liu2020variance,")
+
+    bad = TABLE + '\n[literature]\nlibrary = "none.bib"\nzotero = 1\n'
+    with pytest.raises(StageTableError) as err:
+        load_table(write_table(tmp_path / "u", bad))
+    assert "table [literature]: unknown key 'zotero'; expected library, references" in str(
+        err.value
+    )
+    assert f"key 'library': {(tmp_path / 'u' / 'none.bib').resolve()} does not exist" in str(
+        err.value
+    )

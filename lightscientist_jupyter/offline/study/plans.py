@@ -148,7 +148,8 @@ build script reads them from experiment/summary.csv.
   criterion verdict.
 - **Limitations:** from experiment/analysis.md's threats to validity.
 - **Reproducibility:** the five commands and the files each writes.
-- **References:** none (no literature access).
+- **References:** every entry of paper/references.bib (the works the survey found in the local
+  library and cited with `cite`), each line starting with its `[@key]`.
 
 ## Figures
 
@@ -171,7 +172,8 @@ held-out data); warmup's smaller early steps confound stability with budget at s
 
 ## References policy
 
-No literature access (idea/survey.md, Sources): the paper cites nothing and says so.
+Cite only the keys in paper/references.bib (written by `cite` in idea.survey, from the local
+library's search results); a short related-work sentence in the Introduction cites each.
 """
 
 

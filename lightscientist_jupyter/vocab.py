@@ -26,6 +26,8 @@ class ProjectStatus(StrEnum):
     STOPPED = "stopped"
     """The run stopped on a fault outside the project (the disk was full or read-only);
     `lightscientist resume` continues it where it stopped."""
+    PAUSED = "paused"
+    """The run stopped after the stage named by `--until`; `lightscientist resume` goes on."""
 
 
 FINAL_PROJECT_STATUSES: frozenset[ProjectStatus] = frozenset(
@@ -48,6 +50,10 @@ class DecisionKind(StrEnum):
     """Approve or reject a gate stage's outputs."""
     QUESTION = "question"
     """A project-level question from the supervisor (`request_user_decision`)."""
+    BUDGET = "budget"
+    """A budget is spent: raise it (`reply y --budget …`) or end the project (`reply n`)."""
+    HANDOFF = "handoff"
+    """The researcher does the stage by hand (`take`); `deliver` or `give-back` ends it."""
 
 
 class StageOutcome(StrEnum):
@@ -126,6 +132,12 @@ class EventType(StrEnum):
     STAGE_FINISH = "stage.finish"
     STAGE_TRANSITION = "stage.transition"
     STAGE_REJECTED = "stage.rejected"
+    BUDGET_WARNING = "budget.warning"
+    """80 % of a budget (the project's or a stage's) is spent."""
+    BUDGET_EXCEEDED = "budget.exceeded"
+    """A budget is spent: no new model call starts until the user raises it."""
+    STAGE_REWOUND = "stage.rewound"
+    """`lightscientist rewind` set the workspace and the state back to a stage visit's start."""
     STAGE_RETRIED = "stage.retried"
     """`resume` of a failed project starts the failed stage again, with fresh workers."""
     USER_DECISION_REQUESTED = "user.decision_requested"

@@ -27,6 +27,7 @@ def write_reply(
     decision_id: str | None = None,
     source: str = "cli",
     receipt: bool = False,
+    budget: dict[str, float] | None = None,
 ) -> Path:
     """Queue a reply; returns the file written. With `receipt` the run that applies it
     leaves a receipt beside it (`write_receipt`), for the sender to read."""
@@ -41,6 +42,7 @@ def write_reply(
             "decision_id": decision_id,
             "source": source,
             "receipt": receipt,
+            "budget": budget or None,
             "written_at": time.time(),
         },
     )

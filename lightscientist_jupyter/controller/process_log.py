@@ -28,6 +28,8 @@ class ProcessEntry:
     outputs: tuple[str, ...] = ()
     decision: str | None = None
     """For gates and questions: who decided what, with the comment."""
+    usage: str | None = None
+    """The stage visit's tokens and cost (`controller.budget.usage_line`)."""
 
 
 def clip_summary(summary: str, limit: int = MAX_SUMMARY_LINES) -> list[str]:
@@ -57,6 +59,8 @@ def render(entry: ProcessEntry) -> str:
         parts.append("\nOutputs: " + ", ".join(f"`{o}`" for o in entry.outputs) + "\n")
     if entry.decision:
         parts.append(f"\nDecision: {entry.decision}\n")
+    if entry.usage:
+        parts.append(f"\nUsage: {entry.usage}\n")
     return "".join(parts)
 
 

@@ -47,6 +47,8 @@ class PendingDecision:
     options: tuple[str, ...] = ()
     """For a question: the answers offered (free text is accepted too)."""
     requested_at: float = 0.0
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """For a budget: `scope` (project or `stage X`), `key`, `limit`, `spent`."""
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -92,6 +94,15 @@ class ProjectState:
     decision_counter: int = 0
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
     """How the project runs: `model`, `base_url` (never a key)."""
+    budget: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Limits set by `--budget` or a reply: `{"project": {usd, tokens, hours}, "stages":
+    {stage: {usd, tokens}}}` (a stage's entry overrides the table's `budget`)."""
+    usage: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """What the model calls cost (`controller.budget`): `total` and `visits` (per
+    `stage#visit`) as `Usage.to_dict`, `runs` (run id -> seconds), `warned` (limits at 80 %)."""
+    handoffs: list[str] = dataclasses.field(default_factory=list)
+    """Stages handed to the researcher whenever the project enters them (`--handoff`, a
+    table's `handoff = true`, `take STAGE`) until given back."""
 
     @property
     def visit(self) -> int:
@@ -180,6 +191,9 @@ _KEYS: dict[str, tuple[str, bool]] = {  # key -> (expected type, required)
     "updated_at": (_NUM, False),
     "decision_counter": (_INT, False),
     "settings": ("an object", False),
+    "budget": ("an object", False),
+    "usage": ("an object", False),
+    "handoffs": ("a list of stage ids (strings)", False),
 }
 
 
@@ -213,6 +227,8 @@ def _fits(key: str, v: Any) -> bool:
             return isinstance(v, int | float) and not isinstance(v, bool)
         case "decision_counter":
             return _is_int(v)
+        case "handoffs":
+            return isinstance(v, list) and all(isinstance(x, str) for x in v)
         case _:
             return isinstance(v, dict)
 

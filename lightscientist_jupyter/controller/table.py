@@ -33,6 +33,10 @@ class Stage:
     """Whether its workers' shell commands may use the network (else the sandbox has none)."""
     limits: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
     """Resource limits of its workers' commands (`mem`, `cpu`, `procs`, `fsize`)."""
+    budget: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    """What its model calls may spend over all its visits (`usd`, `tokens`)."""
+    handoff: bool = False
+    """The researcher does this stage by hand whenever the project enters it."""
     checks: tuple[str, ...] = ()
     """Deterministic checks run when it finishes (`citations:DOC`, `numbers:DOC[:FOLDERS]`)."""
 

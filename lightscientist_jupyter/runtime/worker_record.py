@@ -51,6 +51,8 @@ class WorkerRecordDict(TypedDict):
     workspace: str
     network: bool
     limits: dict[str, Any]
+    usage: dict[str, Any]
+    held: str | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +93,10 @@ class WorkerRecord:
     """Whether its shell commands may use the network (from the spec, kept for a restart)."""
     limits: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Its stage's resource limits (from the spec, kept for a restart)."""
+    usage: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Its model calls' totals over all its turns (`runtime.usage.Usage.to_dict`)."""
+    held: str | None = None
+    """Why its turn is held before a model call (a spent budget); a resume continues it."""
 
     @property
     def label(self) -> str:
@@ -137,4 +143,6 @@ class WorkerRecord:
             network=bool(raw.get("network", False)),
             limits=dict(raw.get("limits") or {}),
             workspace=str(raw.get("workspace") or ""),
+            usage=dict(raw.get("usage") or {}),
+            held=raw.get("held"),
         )

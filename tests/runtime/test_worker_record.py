@@ -33,6 +33,8 @@ KEYS = [
     "workspace",
     "network",
     "limits",
+    "usage",
+    "held",
 ]
 
 

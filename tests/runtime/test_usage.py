@@ -1,0 +1,108 @@
+"""Usage accounting and the budget gate at layer 3, through the real `ChatOpenAI` client
+against the local chat server: tokens as the server reported them, a retried call counted
+once, a call held before it starts and made on resume, the offline model's estimate."""
+
+from __future__ import annotations
+
+import pytest
+from support.runtime import answer, finish, http_error, plain_spec, stage_spec, tool_call
+
+from lightscientist_jupyter.errors import BadInput
+from lightscientist_jupyter.runtime.prices import FREE, Price, parse_price, price_for
+from lightscientist_jupyter.runtime.usage import Usage, UsageMeter, read_ledger
+
+USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+
+
+def test_tokens_come_from_the_server_and_a_retried_call_counts_once(
+    chat_server, chat_model, make_runtime, ws
+):
+    chat_server.play(
+        tool_call("write_file", file_path="/a.md", content="a"),
+        http_error(503),
+        answer("done"),
+    )
+    charged: list[dict] = []
+    meter = UsageMeter(
+        ws.state_dir / "usage.jsonl",
+        model="some-model",
+        price=Price(1.0, 2.0),
+        on_charge=charged.append,
+    )
+    runtime = make_runtime(chat_model, retries=2, retry_initial_delay=0.01, meter=meter)
+    worker = runtime.start(plain_spec())
+    record = finish(runtime, worker)
+
+    assert record["status"] == "completed"
+    assert len(chat_server.requests) == 3  # a call, a failed attempt and its retry
+    usage = Usage.from_dict(record["usage"])
+    assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (2, 22, 14)
+    assert usage.estimated == 0
+    assert usage.cost == pytest.approx((22 * 1.0 + 14 * 2.0) / 1e6)
+    lines = read_ledger(ws.state_dir / "usage.jsonl")
+    assert [(c["worker"], c["input_tokens"], c["output_tokens"]) for c in lines] == [
+        (worker, 11, 7),
+        (worker, 11, 7),
+    ]
+    assert charged == lines
+
+
+def test_a_held_call_does_not_start_and_a_resume_makes_it(
+    chat_server, chat_model, make_runtime, ws, updates
+):
+    chat_server.play(
+        tool_call("write_file", file_path="/a.md", content="a"),
+        answer("done"),
+    )
+    spent: list[dict] = []
+    limit = {"calls": 1}
+    meter = UsageMeter(
+        gate=lambda: "tokens: 18 of 10 spent" if len(spent) >= limit["calls"] else None,
+        on_charge=spent.append,
+    )
+    runtime = make_runtime(chat_model, meter=meter)
+    worker = runtime.start(plain_spec())
+    record = finish(runtime, worker)
+
+    assert record["status"] == "running"  # suspended, not failed, not cancelled
+    assert record["held"] == "tokens: 18 of 10 spent"
+    assert len(chat_server.requests) == 1
+    assert (ws.root / "a.md").read_text() == "a"
+    assert [u.status for u in updates.of(worker)][-1] == "running"
+
+    limit["calls"] = 10  # the budget was raised
+    runtime.resume(worker)
+    record = finish(runtime, worker)
+    assert record["status"] == "completed", record
+    assert record["held"] is None
+    assert len(chat_server.requests) == 2  # the held call, made once
+    assert Usage.from_dict(record["usage"]).model_calls == 2
+
+
+def test_the_offline_model_reports_an_estimate(make_runtime, ws, table):
+    meter = UsageMeter(ws.state_dir / "usage.jsonl", model="offline", price=FREE)
+    runtime = make_runtime(meter=meter)
+    worker = runtime.start(stage_spec(table, ws, "idea.survey"))
+    record = finish(runtime, worker, timeout=60)
+    usage = Usage.from_dict(record["usage"])
+    assert usage.model_calls > 0
+    assert usage.estimated == usage.model_calls
+    assert usage.input_tokens > 100 and usage.output_tokens > 0
+    assert usage.cost == 0.0
+
+
+def test_prices():
+    assert parse_price("in=0.4, out=1.6") == Price(0.4, 1.6)
+    assert parse_price("in=1,out=2,cached=0.1").cost(1_000_000, 1_000_000, 500_000) == (
+        pytest.approx(0.5 + 0.05 + 2.0)
+    )
+    with pytest.raises(BadInput, match="--price part 'inp=1' must be in=USD"):
+        parse_price("inp=1,out=2")
+    with pytest.raises(BadInput, match="lacks out="):
+        parse_price("in=1")
+    assert price_for("offline") == FREE
+    assert price_for("some-model", base_url="http://127.0.0.1:1/v1") is None  # unknown
+    assert price_for("nosuch:model") is None
+    known = price_for("openai:gpt-4.1-mini")
+    assert known is not None and known.source == "genai-prices"
+    assert known.cost(1_000_000, 1_000_000) == pytest.approx(0.4 + 1.6)

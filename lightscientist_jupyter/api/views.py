@@ -116,10 +116,12 @@ class ProjectView:
         decision_id: str | None = None,
         source: str = "api",
         resume_if_idle: bool = False,
+        budget: dict[str, float] | None = None,
     ) -> Sent:
         """Answer the pending decision: at once when this kernel runs the project (exactly
         one transition per decision; a second reply to the same `decision_id` changes
-        nothing), else through the inbox, as `lightscientist reply` does.
+        nothing), else through the inbox, as `lightscientist reply` does. At a budget
+        decision, `budget` holds the raised limits (`{"tokens": 2_000_000}`).
 
         With `resume_if_idle`, a project nobody runs is resumed in this kernel (in the
         background; its run applies the reply), as the command line resumes it in its own
@@ -133,6 +135,7 @@ class ProjectView:
             decision_id=decision_id,
             source=source,
             live=self.controller_here(),
+            budget=budget,
         )
         if sent.route is not Route.QUEUED:
             return sent

@@ -31,6 +31,8 @@ STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "max_visits": (int, False),
     "network": (bool, False),
     "limits": (dict, False),
+    "handoff": (bool, False),
+    "budget": (dict, False),
     "checks": (list, False),
 }
 _STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -240,6 +242,17 @@ def _build_stage(
                 f"{where}, key 'limits'{lines.of(stage_id, 'limits')}: {exc} "
                 f'(keys: {", ".join(LIMIT_KEYS)}; e.g. limits = {{ mem = "2G", cpu = 600 }})'
             )
+    budget: dict[str, float] = {}
+    if "budget" in ok:
+        from lightscientist_jupyter.controller import budget as budgets
+
+        try:
+            budget = budgets.parse_limits(ok["budget"], budgets.STAGE_KEYS)
+        except ValueError as exc:
+            problems.append(
+                f"{where}, key 'budget'{lines.of(stage_id, 'budget')}: {exc} "
+                "(e.g. budget = { usd = 1, tokens = 200000 })"
+            )
     checks = tuple(ok.get("checks", ()))
     problems += check_problems(f"{where}, key 'checks'{lines.of(stage_id, 'checks')}", checks)
     skill = None
@@ -263,6 +276,8 @@ def _build_stage(
         max_visits=max_visits,
         network=ok.get("network", False),
         limits=limits,
+        handoff=ok.get("handoff", False),
+        budget=budget,
         checks=checks,
     )
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from lightscientist_jupyter.app import commands, handover
 from lightscientist_jupyter.app.commands import Route
+from lightscientist_jupyter.app.usage import panel_usage
 from lightscientist_jupyter.controller import StageTable, load_table
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
@@ -205,6 +206,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()},
         handoff=None,
         handoffs=state.handoffs,
+        usage=panel_usage(state),
     )
     try:
         table = _table(state.stages_file)

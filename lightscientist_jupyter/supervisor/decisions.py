@@ -88,6 +88,10 @@ def stage_outcome(
         )
     if project_status == ProjectStatus.WAITING_USER and pending_kind == DecisionKind.GATE:
         return StageResult(StageOutcome.WAITING_USER, "waiting for the user's decision at the gate")
+    if project_status == ProjectStatus.WAITING_USER and pending_kind == DecisionKind.BUDGET:
+        return StageResult(StageOutcome.WAITING_USER, "a budget is spent: waiting for the user")
+    if project_status == ProjectStatus.WAITING_USER and pending_kind == DecisionKind.HANDOFF:
+        return StageResult(StageOutcome.WAITING_USER, "the researcher took the stage")
     return None
 
 

@@ -9,9 +9,10 @@
   ends its work.
 - `finalize_cancel(notes)` is the last call of a worker being cancelled.
 
-`LifecycleMiddleware` ends a turn right after one of the stopping tools ran (decided from the
-checkpointed messages alone, so it holds after a restart), delivers the cancellation notice,
-and, for the supervisor, feeds the model only the current turn so its input never grows.
+`LifecycleMiddleware` ends a turn right after one of the stopping tools, or a tool that settles
+the turn (`SETTLES`), ran (decided from the checkpointed messages alone, so it holds after a
+restart), delivers the cancellation notice, and, for the supervisor, feeds the model only the
+current turn so its input never grows.
 """
 
 from __future__ import annotations
@@ -77,6 +78,28 @@ def last_turn(messages: list[Any]) -> list[Any]:
     return list(messages)
 
 
+SETTLES = "settles"
+"""The key of a tool result's artifact that settles its turn: a tool answering
+`(text, {SETTLES: reply})` (`response_format="content_and_artifact"`) ends the turn after it
+ran, with `reply` as the turn's one-line answer, and no further model call."""
+
+
+def settled_reply(messages: list[Any]) -> str | None:
+    """The reply a settling tool gave the current turn, if one ran in its latest tool calls
+    (`done` wins over any other reply among parallel calls); None otherwise."""
+    turn = last_turn(messages)
+    replies: list[str] = []
+    for message in reversed(turn):
+        if not isinstance(message, ToolMessage):
+            break
+        artifact = message.artifact
+        if isinstance(artifact, dict) and artifact.get(SETTLES):
+            replies.append(str(artifact[SETTLES]))
+    if not replies:
+        return None
+    return "done" if "done" in replies else replies[0]
+
+
 def stop_call(messages: list[Any]) -> dict[str, Any] | None:
     """The stopping lifecycle call that ended the current turn, if any: `{"name", "args"}`.
 
@@ -115,8 +138,9 @@ class LifecycleMiddleware(AgentMiddleware):
         messages = state.get("messages", [])
         if self.hard_stop.is_set():
             return {"jump_to": "end"}
-        if messages and isinstance(messages[-1], ToolMessage) and stop_call(messages):
-            return {"jump_to": "end"}
+        if messages and isinstance(messages[-1], ToolMessage):
+            if stop_call(messages) or settled_reply(messages):
+                return {"jump_to": "end"}
         if self.cancel.is_set() and not self._notice_sent:
             self._notice_sent = True
             return {"messages": [HumanMessage(CANCEL_NOTICE)]}

@@ -1,7 +1,9 @@
 """The offline model playing the supervisor: one scheduling event in, tool calls, one line out.
 
 It sees only the current turn (the event header and its own tool results), exactly like a
-real model under the supervisor's bounded input, and follows the supervisor prompt's advice:
+real model under the supervisor's bounded input, decides from what the event carries (no query
+first: a decision is one model call, the settling tool ending the turn; the `Say` after an
+action answers only when the tool did not settle it), and follows the supervisor prompt's advice:
 reuse workers, cancel rarely, keep parallel workers few (two probes at most). Which stages fan
 out into parallel helpers is the playbook's knowledge (`playbook.helper_labels`); the stage it
 finishes with is the one the worker suggested.
@@ -9,7 +11,6 @@ finishes with is the one the worker suggested.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lightscientist_jupyter.offline import tools
@@ -67,15 +68,16 @@ def on_finished(fields: dict[str, Any], h: History) -> Step:
             ]
         return Say("continue")
     if is_helper(label):
-        if not h.done("list"):
-            return Act("list", tools.LIST, {})
-        try:
-            workers = json.loads(h.result("list"))
-        except ValueError:
-            workers = []
-        mine = [w for w in workers if w.get("task_id") == fields.get("task_id")]
-        # a probe that failed was started again under its label: the latest one counts
-        latest = {str(w.get("label")): w for w in mine if is_helper(str(w.get("label", "")))}
+        # the event lists the stage's other workers; a probe that failed was started again
+        # under its label: the latest one counts
+        this = {
+            "label": label,
+            "status": WorkerStatus.COMPLETED,
+            "outputs": result.get("outputs") or [],
+            "summary_line": _first_line(str(result.get("summary") or "")),
+        }
+        workers = [*(fields.get("workers") or []), this]
+        latest = {str(w.get("label")): w for w in workers if is_helper(str(w.get("label", "")))}
         probes = list(latest.values())
         if any(w.get("status") != WorkerStatus.COMPLETED for w in probes):
             return Say("continue")
@@ -84,24 +86,22 @@ def on_finished(fields: dict[str, Any], h: History) -> Step:
             [f"Ran {len(probes)} probes in parallel workers:"]
             + [
                 f"- {str(w.get('label', '')).removeprefix(HELPER_PREFIX)}: "
-                f"{w.get('summary_line', 'done')}"
+                f"{w.get('summary_line') or 'done'}"
                 for w in probes
             ]
         )
         return _finish(fields, h, summary, outputs, result.get("next_stage"))
-    if not h.done("record"):
-        return Act("record", tools.GET, {"worker_id": str(fields.get("worker") or "")})
-    try:
-        full = json.loads(h.result("record")).get("result") or {}
-    except ValueError:
-        full = {}
     return _finish(
         fields,
         h,
-        str(full.get("summary") or result.get("summary_head") or ""),
-        list(full.get("outputs") or result.get("outputs") or []),
-        full.get("next_stage") or result.get("next_stage"),
+        str(result.get("summary") or ""),
+        list(result.get("outputs") or []),
+        result.get("next_stage"),
     )
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
 
 
 def retry(fields: dict[str, Any], h: History, why: str, label: str = "") -> Step:

@@ -14,17 +14,24 @@ from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, ren
 from lightscientist_jupyter.runtime.redact import clip
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.vocab import SchedulingKind
 
 PROCESS_DIGEST_CHARS = 6000
 EVENT_FIELD_CHARS = 1500
+EVENT_SUMMARY_CHARS = 600
+"""How much of a finished worker's summary its event carries (a 5-10 line summary fits)."""
 
 SUPERVISOR_PROMPT = """You are the LightScientist supervisor. You run the workers of one research
 stage at a time. Each message you get is ONE scheduling event (a worker finished, failed, is
 waiting for an answer, went to the background, stalled; the stage started; a finish was
 refused; the user answered; the stage is idle because nothing is running or scheduled).
-Decide what to do with your tools, then reply with exactly one line: `done` (you finished
-the stage with finish_stage and it was accepted), `failed` (the stage cannot be completed),
-or `continue` (more events are expected).
+The event carries what you need to decide: a finished worker's summary, outputs and
+suggested next stage, the stage's allowed next stages and its other workers; a waiting
+worker's question. Act with ONE message of tool calls (parallel calls if you need several):
+start_worker, resume_worker, schedule_resume, request_user_decision and an accepted
+finish_stage settle the event and end your turn. When you act with no such tool, reply with
+exactly one line: `done` (the stage was finished and accepted), `failed` (the stage cannot be
+completed), or `continue` (more events are expected).
 
 Rules:
 - A worker suggests the next stage with complete_stage; you decide. Call finish_stage with a
@@ -35,11 +42,20 @@ Rules:
 - Answer a waiting worker with resume_worker(answer=...). A worker in the background asked to
   be checked later: schedule_resume it; it will be resumed without asking you again.
 - Use request_user_decision only for a project-level question a human must answer.
-- Use get_task_info, list_workers and get_worker when you need more than the event says."""
+- Use get_task_info, list_workers and get_worker only when you need more than the event says."""
 
 
-def event_message(event: SchedulingEvent, task: StageTask, attempts: int) -> str:
-    """The supervisor's whole input for one decision: a fixed header and the event."""
+def event_message(
+    event: SchedulingEvent,
+    task: StageTask,
+    attempts: int,
+    workers: list[dict[str, Any]] | None = None,
+) -> str:
+    """The supervisor's whole input for one decision: a fixed header and the event.
+
+    A finished worker's event also carries the stage's allowed next stages and `workers`, the
+    stage's other workers in one line each (`worker_line`), so that deciding on it needs no
+    query first."""
     fields: dict[str, Any] = {
         "event": str(event.kind),
         "task_id": task.task_id,
@@ -59,21 +75,38 @@ def event_message(event: SchedulingEvent, task: StageTask, attempts: int) -> str
                 k: clip(v, EVENT_FIELD_CHARS) if isinstance(v, str) else v for k, v in value.items()
             }
         fields[key] = value
+    if event.kind == SchedulingKind.WORKER_FINISHED:
+        fields["allowed_next"] = list(task.allowed_next)
+        others = [worker_line(w) for w in workers or () if w.get("id") != event.worker_id]
+        if others:
+            fields["workers"] = others[-MAX_WORKER_LINES:]
     return render_header(
         EVENT_TITLE,
         fields,
-        "Decide with your tools, then reply with one line: done, failed or continue.",
+        "Act with one message of tool calls (a settling tool ends your turn), or reply with "
+        "one line: done, failed or continue.",
     )
 
 
 def compact_result(result: dict[str, Any]) -> dict[str, Any]:
-    """A worker's result as an event carries it: the head of the summary, not all of it
-    (the supervisor reads the rest with get_worker), so event sizes stay alike."""
+    """A worker's result as an event carries it: the summary up to `EVENT_SUMMARY_CHARS`
+    (enough for the 5-10 lines a worker is asked for), so event sizes stay bounded."""
     summary = str(result.get("summary") or result.get("notes") or result.get("text") or "")
-    head = summary.strip().splitlines()[0] if summary.strip() else ""
     out = {k: result[k] for k in ("kind", "next_stage", "outputs") if result.get(k)}
-    out["summary_head"] = clip(head, 160)
+    out["summary"] = clip(summary.strip(), EVENT_SUMMARY_CHARS)
     return out
+
+
+MAX_WORKER_LINES = 6
+"""The stage's other workers a finished worker's event lists at most (the newest)."""
+
+
+def worker_line(summary: dict[str, Any]) -> dict[str, Any]:
+    """One of the stage's other workers as an event lists it (from `list_workers`' lines)."""
+    line = {k: summary.get(k) for k in ("id", "label", "status", "next_stage")}
+    line["outputs"] = list(summary.get("outputs") or [])[:8]
+    line["summary_line"] = clip(str(summary.get("summary_line") or ""), 160)
+    return {k: v for k, v in line.items() if v not in (None, "", [])}
 
 
 def process_digest(text: str, max_chars: int = PROCESS_DIGEST_CHARS) -> str:

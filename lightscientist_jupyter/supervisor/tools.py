@@ -1,7 +1,9 @@
 """The supervisor agent's tools: queries, worker control, and layer 1's two tools.
 
 Each tool is a thin wrapper over a `WorkerControl` method (`backends.py`), answering in short
-text or JSON a model can read. Starting a worker never blocks.
+text or JSON a model can read. Starting a worker never blocks. The tools that settle an event
+(a started, resumed or scheduled worker, a question put to the user: `continue`; an accepted
+finish: `done`) end the agent's turn with that reply, so a decision costs one model call.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, tool
 
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.runtime.lifecycle import SETTLES
 
 if TYPE_CHECKING:
     from lightscientist_jupyter.supervisor.backends import WorkerControl
@@ -29,6 +32,13 @@ def supervisor_tools(sup: WorkerControl) -> list[BaseTool]:
 
         return run
 
+    def settling(fn, reply: str = "continue", prefix: str = ""):
+        """`fn`'s text, settling the turn with `reply` when it succeeded (and starts with
+        `prefix`); an error or a refusal leaves the turn to the model."""
+        text = guard(fn)()
+        settled = not text.startswith("error:") and text.startswith(prefix)
+        return text, ({SETTLES: reply} if settled else None)
+
     @tool
     def get_task_info() -> str:
         """The current stage task: goal, stage, required outputs, allowed next stages."""
@@ -44,41 +54,46 @@ def supervisor_tools(sup: WorkerControl) -> list[BaseTool]:
         """One worker's full record."""
         return guard(lambda: json.dumps(sup.worker_record(worker_id), ensure_ascii=False))()
 
-    @tool
-    def start_worker(runtime: ToolRuntime, instructions: str = "", label: str = "") -> str:
-        """Start a new worker on the current stage (returns at once with its id). `label`
-        names a sub-task (e.g. 'probe c1'); `instructions` are added to its task."""
+    @tool(response_format="content_and_artifact")
+    def start_worker(
+        runtime: ToolRuntime, instructions: str = "", label: str = ""
+    ) -> tuple[str, Any]:
+        """Start a new worker on the current stage (returns at once with its id; ends your
+        turn). `label` names a sub-task (e.g. 'probe c1'); `instructions` are added to its
+        task."""
         key = call_position(runtime)
-        return guard(lambda: f"started {sup.start_worker(instructions, label, key)}")()
+        return settling(lambda: f"started {sup.start_worker(instructions, label, key)}")
 
-    @tool
-    def resume_worker(worker_id: str, answer: str = "", message: str = "") -> str:
+    @tool(response_format="content_and_artifact")
+    def resume_worker(worker_id: str, answer: str = "", message: str = "") -> tuple[str, Any]:
         """Resume a worker: `answer` a waiting one's question, or send a background one a
-        `message`."""
-        return guard(lambda: sup.resume_worker(worker_id, answer or None, message or None))()
+        `message` (ends your turn)."""
+        return settling(lambda: sup.resume_worker(worker_id, answer or None, message or None))
 
     @tool
     def cancel_worker(worker_id: str) -> str:
         """Cancel a worker (it keeps its useful files). Use rarely."""
         return guard(lambda: sup.cancel_worker(worker_id))()
 
-    @tool
-    def schedule_resume(worker_id: str, message: str, delay_s: float) -> str:
+    @tool(response_format="content_and_artifact")
+    def schedule_resume(worker_id: str, message: str, delay_s: float) -> tuple[str, Any]:
         """Resume a background worker with `message` after `delay_s` seconds, without asking
-        you again."""
-        return guard(lambda: sup.schedule_resume(worker_id, message, delay_s))()
+        you again (ends your turn)."""
+        return settling(lambda: sup.schedule_resume(worker_id, message, delay_s))
 
-    @tool
-    def finish_stage(summary: str, outputs: list[str], next_stage: str) -> str:
+    @tool(response_format="content_and_artifact")
+    def finish_stage(summary: str, outputs: list[str], next_stage: str) -> tuple[str, Any]:
         """Finish the current stage (layer 1 checks outputs and the allowed next stages).
-        Answers 'accepted: …' or 'refused: <reason>'."""
-        return guard(lambda: sup.finish_stage(summary, outputs, next_stage))()
+        Answers 'accepted: …' (ends your turn: done) or 'refused: <reason>'."""
+        return settling(
+            lambda: sup.finish_stage(summary, outputs, next_stage), "done", prefix="accepted"
+        )
 
-    @tool
-    def request_user_decision(question: str, options: list[str] | None = None) -> str:
+    @tool(response_format="content_and_artifact")
+    def request_user_decision(question: str, options: list[str] | None = None) -> tuple[str, Any]:
         """Ask the human a project-level question; the answer arrives as a `user_answered`
-        event."""
-        return guard(lambda: sup.request_user_decision(question, options or []))()
+        event (ends your turn)."""
+        return settling(lambda: sup.request_user_decision(question, options or []))
 
     return [
         get_task_info,

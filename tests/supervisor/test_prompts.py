@@ -79,8 +79,10 @@ def test_event_message_is_one_event_under_a_fixed_header():
     assert title == EVENT_TITLE
     assert fields["event"] == "worker_finished" and fields["worker"] == "w7"
     assert fields["result"]["next_stage"] == "experiment.loop"
-    assert "line 9" not in text  # the rest of the summary is read with get_worker
-    assert len(text) < 1200
+    assert "line 0 " in text and "line 1 " in text  # the summary's head, to decide on
+    assert "line 9" not in text and "characters cut" in text  # bounded: the rest is cut
+    assert fields["allowed_next"] == ["experiment.loop", "experiment.analyze"]
+    assert len(text) < 1300
 
 
 def test_worker_message_carries_task_skill_feedback_and_digest():

@@ -48,6 +48,13 @@ def run_options(p: Parser) -> None:
         help="start without first checking that the model can call tools (see check-model)",
     )
     p.add_argument(
+        "--library",
+        action="append",
+        metavar="PATH",
+        help="a local library the workers' search_literature reads: a .bib or CSL-JSON file or "
+        "a folder of them (repeatable; kept for resume)",
+    )
+    p.add_argument(
         "--watch",
         action="store_true",
         help="print events as they happen (a notebook's dashboard always streams)",
@@ -82,7 +89,12 @@ def sandbox(p: Parser) -> None:
 
 def sandbox_values(args: argparse.Namespace) -> dict[str, Any]:
     """The sandbox options as keyword arguments of `Project.create`/`open` (and the API)."""
-    return {"sandbox": args.sandbox, "allow_network": args.allow_network, "limits": args.limits}
+    return {
+        "sandbox": args.sandbox,
+        "allow_network": args.allow_network,
+        "limits": args.limits,
+        "library": getattr(args, "library", None),
+    }
 
 
 def wait(p: Parser) -> None:

@@ -13,7 +13,7 @@ from lightscientist_jupyter.controller import checks
 from lightscientist_jupyter.controller.provenance import Item
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.runtime.literature.config import save
+from lightscientist_jupyter.runtime.literature.config import LiteratureConfig, save
 
 DEFAULT_DOCUMENTS = ("paper/paper.md",)
 
@@ -62,13 +62,21 @@ def check(root: Path, documents: list[str], results: list[str] | None = None) ->
     return CheckReport(tuple(sections))
 
 
-def configure(root: Path, table: StageTable) -> None:
-    """Write the workspace's literature settings from the table's `[literature]` (read by the
-    workers' tools and by `check`); a table without one leaves the settings as they are."""
-    if table.literature:
-        refs = table.literature.get("references")
-        save(
-            root,
-            list(table.literature.get("library") or []),
-            refs if isinstance(refs, str) else None,
-        )
+def check_library(library: list[str] | None) -> None:
+    """`--library` paths must exist (checked before a project writes anything)."""
+    missing = [p for p in library or [] if not Path(p).expanduser().exists()]
+    if missing:
+        raise BadInput(f"--library {missing[0]} does not exist (a .bib, .json or a folder)")
+
+
+def configure(root: Path, table: StageTable, library: list[str] | None = None) -> None:
+    """Write the workspace's literature settings (read by the workers' tools and by `check`):
+    `--library` paths, else the table's `[literature]` library, else what they were (so a
+    resume keeps them); a missing library is a `BadInput` naming it."""
+    check_library(library)
+    if not (library or table.literature):
+        return
+    before = LiteratureConfig.load(root, env=False)
+    paths = list(library or table.literature.get("library") or [str(p) for p in before.library])
+    refs = table.literature.get("references")
+    save(root, paths, refs if isinstance(refs, str) else None)

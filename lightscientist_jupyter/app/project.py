@@ -69,10 +69,11 @@ class Project:
         allow_network: bool | None = None,
         limits: str | None = None,
         replies: str | None = None,
+        library: list[str] | None = None,
     ):
         self.workspace = workspace
         self.controller = controller
-        literature.configure(workspace.root, controller.table)  # the table's [literature]
+        literature.configure(workspace.root, controller.table, library)  # and --library
         self.log = log
         self.bus = bus = log.bus
         self.lock = lock
@@ -140,6 +141,7 @@ class Project:
         table = load_table(stages)
         resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
         check_replies(options.get("replies"), model or default_spec())
+        literature.check_library(options.get("library"))
         if not skip_model_check:  # one short call: can this model call tools at all?
             commands.require_tool_calling(model, base_url)
         run_settings = sandboxing.settings(

@@ -43,7 +43,7 @@ def found(h: History) -> list[dict[str, Any]]:
     for i in range(len(QUERIES)):
         data = _json(h.result(f"search{i}"))
         for rec in data.get("results", []) if isinstance(data, dict) else []:
-            if isinstance(rec, dict) and rec.get("id") and rec.get("arxiv"):
+            if isinstance(rec, dict) and rec.get("id"):
                 seen.setdefault(str(rec["id"]), rec)
     return list(seen.values())[:MAX_CITED]
 
@@ -53,19 +53,21 @@ def cites(records: list[dict[str, Any]]) -> list[Act]:
 
 
 def cited(h: History) -> dict[str, str]:
-    """arXiv id -> the key `cite` returned, for every cite that answered."""
+    """Record id and arXiv id -> the key `cite` returned, for every cite that answered."""
     keys = {}
     for i, rec in enumerate(found(h)):
         data = _json(h.result(f"cite{i}"))
         if isinstance(data, dict) and data.get("key"):
-            keys[str(rec["arxiv"])] = str(data["key"])
+            for ident in (rec["id"], rec.get("arxiv")):
+                if ident:
+                    keys[str(ident)] = str(data["key"])
     return keys
 
 
 def summary(records: list[dict[str, Any]], keys: dict[str, str]) -> list[str]:
     return [
         f"Searched the local library ({len(QUERIES)} queries): {len(records)} works found, "
-        f"{len(keys)} cited in paper/references.bib.",
+        f"{len(set(keys.values()))} cited in paper/references.bib.",
         "Framed the question: does learning-rate warmup help plain gradient descent train a "
         "small MLP?",
     ]

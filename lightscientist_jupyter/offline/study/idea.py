@@ -39,18 +39,19 @@ def sources_md(found: list[dict], cited: dict[str, str]) -> str:
         "",
     ]
     for rec in found:
-        key = cited.get(str(rec.get("arxiv") or ""), "")
+        key = cited.get(str(rec.get("id") or ""), "")
         authors = list(rec.get("authors") or [])
-        who = authors[0].split()[-1] + (" et al." if len(authors) > 1 else "") if authors else ""
+        names = [a.split()[-1] for a in authors if a.split()]
+        who = " and ".join(names) if len(names) <= 2 else f"{names[0]} et al."
         venue = f", {rec['venue']}" if rec.get("venue") else ""
         ref = f" [@{key}]" if key else ""
-        lines.append(f"- {who} ({rec.get('year')}), \"{rec.get('title')}\"{venue}{ref}")
+        lines.append(f'- {who} ({rec.get("year")}), "{rec.get("title")}"{venue}{ref}')
     return "\n".join(lines)
 
 
 def survey_md(goal: str, found: list[dict] | None = None, cited: dict | None = None) -> str:
     """idea/survey.md: the fixed study's map of the problem, with the goal quoted; `found` are
-    the records the searches returned, `cited` their arXiv id -> citation key."""
+    the records the searches returned, `cited` their ids and arXiv ids -> citation key."""
     found, cited = found or [], cited or {}
     goyal = cite_as(cited, "1706.02677", "(Goyal et al., 2017, from memory, not verified)")
     cohen = cite_as(cited, "2103.00065", "(Cohen et al., 2021, from memory, not verified)")

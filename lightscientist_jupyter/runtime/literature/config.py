@@ -30,16 +30,19 @@ class LiteratureConfig:
     """The workspace-relative BibTeX file `cite` writes."""
 
     @classmethod
-    def load(cls, root: Path, fallback_library: Path | None = None) -> LiteratureConfig:
-        """The workspace's settings; `fallback_library` when none names a library."""
+    def load(
+        cls, root: Path, fallback_library: Path | None = None, *, env: bool = True
+    ) -> LiteratureConfig:
+        """The workspace's settings (and `LIGHTSCIENTIST_LIBRARY` when `env`);
+        `fallback_library` when none names a library."""
         try:
             raw: Any = json.loads((folder(root) / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             raw = {}
         raw = raw if isinstance(raw, dict) else {}
         library = [Path(p) for p in raw.get("library") or [] if isinstance(p, str)]
-        env = os.environ.get("LIGHTSCIENTIST_LIBRARY", "")
-        library += [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
+        extra = os.environ.get("LIGHTSCIENTIST_LIBRARY", "") if env else ""
+        library += [Path(p).expanduser() for p in extra.split(os.pathsep) if p.strip()]
         if not library and fallback_library is not None:
             library = [fallback_library]
         references = raw.get("references")

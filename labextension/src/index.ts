@@ -20,6 +20,7 @@ import { Widget } from '@lumino/widgets';
 
 // the panel is added to the shell when the plugin activates, so it is needed at once
 // eslint-disable-next-line jupyter/prefer-lazy-imports
+import { watchProjects } from './notify';
 import { LightScientistPanel } from './panel';
 
 const PLUGIN_ID = 'lightscientist-jupyter:plugin';
@@ -207,6 +208,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
         activeStateChanged: panel.changed
       });
     }
+    watchProjects(panel, path => {
+      panel.select(path);
+      app.shell.activateById(panel.id);
+    });
   }
 };
 

@@ -137,6 +137,8 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 page.screenshot(path=str(OUTPUT / "panel-waiting.png"))
                 problems = axe_problems(page, "#lightscientist-panel")
                 assert not problems, "\n".join(problems)
+                # the sidebar tab counts the decisions waiting
+                expect(tab).to_have_attribute("data-ls-waiting", "1")
 
                 page.keyboard.press("Control+Shift+C")
                 palette = page.locator(".jp-ModalCommandPalette")
@@ -177,6 +179,12 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(
                     page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="brief.md")
                 ).to_have_count(1)
+                # the next gate is announced, whether the panel shows that project or not
+                toast = page.get_by_text(
+                    "LightScientist: study waits for you at experiment.gate", exact=True
+                )
+                expect(toast).to_be_visible(timeout=60_000)
+                expect(tab).to_have_attribute("data-ls-waiting", "1")
                 shot = OUTPUT / "panel-approved.png"
                 page.screenshot(path=str(shot))
                 print(f"\nscreenshots: {OUTPUT / 'panel-waiting.png'} {shot}")

@@ -37,6 +37,8 @@ class Finish:
     at: float
     missing_listed: tuple[str, ...] = ()
     """Other outputs in `outputs` the caller found missing or empty (`rules.missing_files`)."""
+    by: str = "supervisor"
+    """Who did the stage: `supervisor` (its workers) or `researcher` (a `deliver`)."""
     failed_checks: tuple[str, ...] = ()
     """Problems the stage's `checks` found (`checks.problems`), each naming its item."""
 
@@ -63,6 +65,8 @@ class Reply:
     source: str
     """Where the reply came from (api, widget, cli, inbox…), recorded with the decision."""
     at: float
+    budget: dict[str, float] | None = None
+    """For a budget decision: the new limits (`reply y --budget …`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +84,52 @@ class Reopen:
     says what failed before: the stage starts again from its start)."""
 
 
-Action = Start | Finish | Ask | Reply | End | Reopen
+@dataclasses.dataclass(frozen=True)
+class Take:
+    """The researcher takes a stage: the current one now (None), or `stage` when reached."""
+
+    stage: str | None
+    source: str
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Deliver:
+    """The researcher delivers the stage they took: `finish` (by `researcher`) is checked
+    exactly as a worker's finish."""
+
+    finish: Finish
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class GiveBack:
+    """The researcher returns the stage they took to the workers."""
+
+    written: tuple[str, ...]
+    """Files the researcher wrote meanwhile (the caller looked), named in the workers' task."""
+    source: str
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Charge:
+    """One model call's usage (`runtime.usage.UsageMeter`'s line): add it, check budgets."""
+
+    call: dict[str, Any]
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class SetBudget:
+    """`--budget` of `research` / `resume`: set limits (`controller.budget.set_budget`)."""
+
+    limits: dict[str, float]
+
+
+Action = (
+    Start | Finish | Ask | Reply | End | Reopen | Charge | SetBudget | Take | Deliver | GiveBack
+)
 
 # ---------------------------------------------------------------------------- effects
 
@@ -127,4 +176,15 @@ class Respond:
     """For an answered question: the decision as recorded."""
 
 
-Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond
+@dataclasses.dataclass(frozen=True)
+class TakeSnapshot:
+    """Record the workspace in its history (`controller.snapshots`), once the step's other
+    effects are carried out, so the snapshot holds the state and PROCESS.md they wrote."""
+
+    stage: str
+    visit: int
+    event: str
+    """start, finish, approved or rejected."""
+
+
+Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot

@@ -19,8 +19,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lightscientist_jupyter.controller import actions, checks, inbox, machine, process_log, rules
+from lightscientist_jupyter.controller.budget_calls import BudgetCalls
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
+from lightscientist_jupyter.controller.handoff_tools import HandoffTools, handoff_stages
 from lightscientist_jupyter.controller.loader import load_table
+from lightscientist_jupyter.controller.snapshots import History
 from lightscientist_jupyter.controller.state import ProjectState, load_state, save_state
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.errors import ControllerError
@@ -50,8 +53,9 @@ class ReplyOutcome:
     answer: dict[str, Any] | None = None
 
 
-class ResearchController:
-    """Runs one project's stage machine over a workspace. Thread-safe."""
+class ResearchController(HandoffTools, BudgetCalls):
+    """Runs one project's stage machine over a workspace. Thread-safe. The hand-over calls
+    (`take`, `deliver`, `give_back`) come from `HandoffTools`."""
 
     def __init__(
         self,
@@ -68,6 +72,7 @@ class ResearchController:
         self.changed = threading.Condition(self._lock)
         """Notified after every change of state."""
         self._answer_listeners: list[Callable[[dict[str, Any]], None]] = []
+        self.history = History(workspace)
 
     # ---------------------------------------------------------------- construction
 
@@ -83,8 +88,44 @@ class ResearchController:
         bus: EventBus | None = None,
         settings: dict[str, Any] | None = None,
         max_goal_chars: int | None = None,
+        handoffs: Sequence[str] = (),
     ) -> ResearchController:
-        """Start a new project in `workspace` (which must not hold one yet)."""
+        """Start a new project in `workspace` (which must not hold one yet); `handoffs` are
+        stages for the researcher (`--handoff`), beside the table's `handoff = true` ones."""
+        goal, run_mode, table, start = cls.check_new(
+            workspace, goal, mode=mode, table=table, start_stage=start_stage,
+            max_goal_chars=max_goal_chars,
+        )  # fmt: skip
+        state = ProjectState(
+            goal=goal,
+            mode=run_mode,
+            stage=start,
+            stages_file=str(table.path),
+            settings={k: v for k, v in (settings or {}).items() if v},
+            handoffs=handoff_stages(table, handoffs),
+        )
+        controller = cls(workspace, table, state, bus)
+        workspace.state_dir.mkdir(parents=True, exist_ok=True)
+        process_log.ensure_header(
+            workspace.process_md, goal, str(table.path), run_mode, state.created_at
+        )
+        with controller._lock:
+            controller._run(actions.Start(time.time()))
+        return controller
+
+    @staticmethod
+    def check_new(
+        workspace: Workspace,
+        goal: str,
+        *,
+        mode: str = Mode.MANUAL,
+        table: StageTable | None = None,
+        start_stage: str | None = None,
+        max_goal_chars: int | None = None,
+    ) -> tuple[str, Mode, StageTable, str]:
+        """What `create` checks before it writes anything (`ControllerError` naming what to
+        fix): the goal, the mode and the start stage, and that no project is there yet.
+        Returns the goal, mode, table and start stage."""
         goal = check_goal(goal, max_goal_chars)
         try:
             run_mode = Mode(mode)
@@ -104,21 +145,7 @@ class ResearchController:
                 f"--stage '{start}' is not a stage of {table.path}; choose one "
                 f"of {', '.join(table.ids())}"
             )
-        state = ProjectState(
-            goal=goal,
-            mode=run_mode,
-            stage=start,
-            stages_file=str(table.path),
-            settings={k: v for k, v in (settings or {}).items() if v},
-        )
-        controller = cls(workspace, table, state, bus)
-        workspace.state_dir.mkdir(parents=True, exist_ok=True)
-        process_log.ensure_header(
-            workspace.process_md, goal, str(table.path), run_mode, state.created_at
-        )
-        with controller._lock:
-            controller._run(actions.Start(time.time()))
-        return controller
+        return goal, run_mode, table, start
 
     @classmethod
     def open(
@@ -194,21 +221,28 @@ class ResearchController:
     ) -> FinishOutcome:
         """Finish the current stage and move on, or refuse with a reason to act on."""
         with self._lock:
-            s = self._state
-            missing: tuple[str, ...] = ()
-            listed: tuple[str, ...] = ()
-            failed: tuple[str, ...] = ()
-            if s.status == ProjectStatus.RUNNING:
-                stage = self.table[s.stage]
-                root = self.workspace.root
-                missing = tuple(rules.missing_outputs(stage, root))
-                others = [o for o in outputs if o not in stage.outputs]
-                listed = tuple(rules.missing_files(others, root, dirs_ok=True))
-                failed = tuple(checks.problems(stage.checks, root))
-            finish = actions.Finish(summary, tuple(outputs), next_stage, missing, 0.0, listed)
-            finish = dataclasses.replace(finish, at=time.time(), failed_checks=failed)
-            respond = self._run(finish)
+            ready = self._state.status == ProjectStatus.RUNNING
+            respond = self._run(self._finish_action(summary, outputs, next_stage, ready))
             return FinishOutcome(respond.ok, respond.message, self._state.status, self._state.stage)
+
+    def _finish_action(
+        self, summary: str, outputs: Sequence[str], next_stage: str | None, look: bool
+    ) -> actions.Finish:
+        """A finish of the current stage with what the disk says (when `look`): required
+        outputs missing, listed ones missing, the stage's checks failing (also `deliver`'s)."""
+        s = self._state
+        missing: tuple[str, ...] = ()
+        listed: tuple[str, ...] = ()
+        failed: tuple[str, ...] = ()
+        if look:
+            stage = self.table[s.stage]
+            root = self.workspace.root
+            missing = tuple(rules.missing_outputs(stage, root))
+            others = [o for o in outputs if o not in stage.outputs]
+            listed = tuple(rules.missing_files(others, root, dirs_ok=True))
+            failed = tuple(checks.problems(stage.checks, root))
+        finish = actions.Finish(summary, tuple(outputs), next_stage, missing, 0.0, listed)
+        return dataclasses.replace(finish, at=time.time(), failed_checks=failed)
 
     def request_user_decision(self, question: str, options: Sequence[str] = ()) -> str:
         """Ask the human a project-level question; returns the decision id."""
@@ -227,6 +261,7 @@ class ResearchController:
         *,
         decision_id: str | None = None,
         source: str = "api",
+        budget: dict[str, float] | None = None,
     ) -> ReplyOutcome:
         """Answer the pending decision: exactly one transition per decision.
 
@@ -235,7 +270,7 @@ class ResearchController:
         """
         with self._lock:
             respond = self._run(
-                actions.Reply(approve, comment, to_stage, decision_id, source, time.time())
+                actions.Reply(approve, comment, to_stage, decision_id, source, time.time(), budget)
             )
             return ReplyOutcome(respond.ok, respond.message, respond.decision_id, respond.answer)
 
@@ -253,6 +288,7 @@ class ResearchController:
                     raw.get("to_stage"),
                     decision_id=raw.get("decision_id"),
                     source=str(raw.get("source") or "inbox"),
+                    budget=raw.get("budget"),
                 )
             except ControllerError as exc:
                 outcome = ReplyOutcome(False, str(exc), raw.get("decision_id"))
@@ -273,6 +309,11 @@ class ResearchController:
         continues it where it was."""
         with self._lock:
             self._run(actions.End(ProjectStatus.STOPPED, reason))
+
+    def pause(self, reason: str) -> None:
+        """Mark the project `paused` (after `--until STAGE`); a resume goes on from there."""
+        with self._lock:
+            self._run(actions.End(ProjectStatus.PAUSED, reason))
 
     def cancel(self, reason: str = "cancelled by the user") -> None:
         with self._lock:
@@ -299,6 +340,7 @@ class ResearchController:
         """
         self._state, effects = machine.step(self._state, self.table, action)
         respond = actions.Respond(True, "ok")
+        due = [e for e in effects if isinstance(e, actions.TakeSnapshot)]
         for effect in effects:
             match effect:
                 case actions.SaveState():
@@ -318,6 +360,8 @@ class ResearchController:
                         listener(dict(effect.answer))
                 case actions.Respond():
                     respond = effect
+        for snap in due:  # after the saves and PROCESS.md entries they are to hold
+            self.history.record(snap.stage, snap.visit, snap.event)
         return respond
 
     def _save(self) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 
-from lightscientist_jupyter.controller import actions, rules
+from lightscientist_jupyter.controller import actions, budget, handoff, rules
 from lightscientist_jupyter.controller.actions import Action, Effect
 from lightscientist_jupyter.controller.moves import Moves
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
@@ -56,7 +56,18 @@ def step(
             run.end(action)
         case actions.Reopen():
             run.reopen()
+        case actions.Charge():
+            budget.charge(run, action)
+        case actions.SetBudget():
+            budget.set_budget(run, action)
+        case actions.Take() | actions.Deliver() | actions.GiveBack():
+            handoff.apply(run, action, run.finish)
+    handoff.hand_over_if_marked(run, getattr(action, "at", state.updated_at))
     return run.state, tuple(run.effects)
+
+
+_GOES_ON = (ProjectStatus.STOPPED, ProjectStatus.PAUSED)
+"""Statuses a run leaves off in and `resume` continues from where they were."""
 
 
 class _Run(Moves):
@@ -97,8 +108,10 @@ class _Run(Moves):
                 "next": target,
                 "visit": s.visit,
                 "gate": stage.approval,
+                "by": a.by,
             },
         )
+        self.snapshot(stage.id, s.visit, "finish")
         if stage.approval and s.mode == Mode.MANUAL:
             default_reject, _ = rules.reject_target(self.table, stage, s.history, None)
             self.wait_for(
@@ -120,6 +133,10 @@ class _Run(Moves):
             )
             return
         decision = "approved automatically (auto mode)" if stage.approval else None
+        if decision:
+            self.snapshot(stage.id, s.visit, "approved")
+        if a.by == "researcher":
+            decision = "; ".join(filter(None, ["done by the researcher", decision]))
         self.record(stage.id, a.summary, outputs, decision, a.at)
         s.feedback = None
         self.enter(target, by="auto" if stage.approval else "finish", previous=stage.id, at=a.at)
@@ -158,6 +175,8 @@ class _Run(Moves):
             raise ControllerError(
                 f"nothing is waiting for a reply: the project is {s.status} at stage '{s.stage}'"
             )
+        if pending.kind == DecisionKind.HANDOFF:
+            raise ControllerError(handoff.not_a_reply(pending.stage))
         if a.decision_id and a.decision_id != pending.id:
             self.respond(
                 False,
@@ -168,6 +187,8 @@ class _Run(Moves):
             return
         if pending.kind == DecisionKind.QUESTION:
             self.answer_question(pending, a)
+        elif pending.kind == DecisionKind.BUDGET:
+            budget.decide(self, pending, a)
         else:
             self.decide_gate(pending, a)
 
@@ -220,6 +241,7 @@ class _Run(Moves):
                 "source": a.source,
             },
         )
+        self.snapshot(gate.id, s.visit, "approved" if a.approve else "rejected")
         self.enter(target, by="approve" if a.approve else "reject", previous=gate.id, at=a.at)
         self.respond(
             True, f"{gate.id} {verdict}; the project is now at '{s.stage}' ({s.status})", pending.id
@@ -268,13 +290,15 @@ class _Run(Moves):
         if s.status in FINAL_PROJECT_STATUSES:
             return
         s.status, s.reason = a.status, a.reason
-        if a.status != ProjectStatus.STOPPED:  # a stopped project keeps its question
+        if a.status not in _GOES_ON:  # a stopped project keeps its question
             s.pending = None
         self.save()
 
     def reopen(self) -> None:
         s = self.state
-        if s.status == ProjectStatus.STOPPED:  # the fault is gone: go on where it stopped
+        if refusal := budget.reopen_refusal(s, self.table):
+            raise ControllerError(refusal)
+        if s.status in _GOES_ON:  # the fault is gone, or the pause over: go on where it was
             s.status = ProjectStatus.WAITING_USER if s.pending else ProjectStatus.RUNNING
             s.reason = None
             self.save()

@@ -15,6 +15,7 @@ from lightscientist_jupyter.controller.actions import Effect
 from lightscientist_jupyter.controller.process_log import ProcessEntry
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import DONE, StageTable
+from lightscientist_jupyter.runtime.usage import usage_line
 from lightscientist_jupyter.vocab import EventType, ProjectStatus
 
 
@@ -66,6 +67,9 @@ class Moves:
                     summary=summary,
                     outputs=outputs,
                     decision=decision,
+                    usage=usage_line(
+                        (self.state.usage.get("visits") or {}).get(key or self.state.task_id)
+                    ),
                 )
             )
         )
@@ -133,3 +137,7 @@ class Moves:
                 "gate": stage.approval,
             },
         )
+        self.snapshot(stage_id, s.visits[stage_id], "start")
+
+    def snapshot(self, stage: str, visit: int, event: str) -> None:
+        self.effects.append(actions.TakeSnapshot(stage, visit, event))

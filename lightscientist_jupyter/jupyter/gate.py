@@ -25,6 +25,7 @@ import ipywidgets as w
 
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.diff_card import DiffCard
 from lightscientist_jupyter.jupyter.gate_actions import GateActions
 from lightscientist_jupyter.jupyter.gate_card import card_of, settled_text
 from lightscientist_jupyter.jupyter.show import preview
@@ -82,6 +83,8 @@ class GatePanel:
         self.cards = w.VBox()
         """Where other cards (a diff, a budget) go, between the controls and the preview."""
         self.cards.add_class("ls-cards")
+        self.diff = DiffCard(root)  # what changed beside each file under review
+        self.cards.children = (*self.cards.children, self.diff.widget)
         self.fold = w.Accordion(children=[self.preview], titles=("Preview of the files",))
         self.fold.selected_index = None  # folded: the action comes first
         self.widget = w.VBox(
@@ -130,6 +133,7 @@ class GatePanel:
             for data in preview(self.root, rel):
                 outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
         self.preview.outputs = tuple(outputs)
+        self.diff.show(pending)
         self.fold.layout.display = "" if outputs else "none"
         self.fold.selected_index = None
         if gate:

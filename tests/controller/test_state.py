@@ -170,7 +170,7 @@ def test_no_file_says_there_is_no_project_and_how_to_start(state_file):
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
             b'"status": "sleeping"}',
             "key 'status' should be one of running, waiting_user, done, failed, cancelled, "
-            'stopped, not "sleeping"',
+            'stopped, paused, not "sleeping"',
         ),
         (
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '

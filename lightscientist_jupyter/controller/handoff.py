@@ -9,6 +9,7 @@ exactly as a worker's finish is (`machine`'s own finish runs it, with `by = rese
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from lightscientist_jupyter.controller import actions
@@ -125,16 +126,12 @@ def deliver(run: Moves, a: actions.Deliver, finish: FinishMove) -> None:
     s = run.state
     pending = _handed(run, "deliver")
     s.pending, s.status = None, ProjectStatus.RUNNING
-    finish(
-        actions.Finish(
-            a.summary, a.outputs, a.next_stage, a.missing, a.at, a.missing_listed, "researcher"
-        )
-    )
+    finish(dataclasses.replace(a.finish, by="researcher"))
     told = next((e for e in reversed(run.effects) if isinstance(e, actions.Respond)), None)
     if told is None or not told.ok:  # refused: the stage stays the researcher's
         s.pending, s.status = pending, ProjectStatus.WAITING_USER
         return
-    s.decisions.append(_answer(pending, True, a.summary, s.stage, a))
+    s.decisions.append(_answer(pending, True, a.finish.summary, s.stage, a))
     run.save()
     run.emit(
         EventType.USER_DECISION,
@@ -181,6 +178,6 @@ def _answer(
         "approve": delivered,
         "comment": comment,
         "to": to,
-        "at": a.at,
+        "at": a.finish.at if isinstance(a, actions.Deliver) else a.at,
         "source": a.source,
     }

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from lightscientist_jupyter.controller import actions, rules
+from lightscientist_jupyter.controller import actions
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
@@ -47,6 +47,11 @@ class HandoffTools:
     def _run(self, action: actions.Action) -> actions.Respond:
         raise NotImplementedError
 
+    def _finish_action(
+        self, summary: str, outputs: Sequence[str], next_stage: str | None, look: bool
+    ) -> actions.Finish:
+        raise NotImplementedError
+
     def _handed(self, respond: actions.Respond) -> Handed:
         return Handed(respond.ok, respond.message, self._state.status, self._state.stage)
 
@@ -67,19 +72,10 @@ class HandoffTools:
         """Deliver the stage the researcher took: checked as a worker's finish (required
         outputs, allowed next stage); refused with the same reasons, the stage still theirs."""
         with self._lock:
-            missing: tuple[str, ...] = ()
-            listed: tuple[str, ...] = ()
-            s = self._state
-            if s.pending is not None and s.pending.kind == DecisionKind.HANDOFF:
-                stage = self.table[s.stage]
-                root = self.workspace.root
-                missing = tuple(rules.missing_outputs(stage, root))
-                others = [o for o in outputs if o not in stage.outputs]
-                listed = tuple(rules.missing_files(others, root, dirs_ok=True))
-            action = actions.Deliver(
-                summary, tuple(outputs), next_stage, missing, listed, source, time.time()
-            )
-            return self._handed(self._run(action))
+            pending = self._state.pending
+            handed = pending is not None and pending.kind == DecisionKind.HANDOFF
+            finish = self._finish_action(summary, outputs, next_stage, handed)
+            return self._handed(self._run(actions.Deliver(finish, source)))
 
     def give_back(self, *, source: str = "api") -> Handed:
         """Return the stage the researcher took to the workers; what they wrote meanwhile is

@@ -160,7 +160,9 @@ def test_step_enters_a_marked_stage_as_a_handoff_and_a_refused_deliver_changes_n
         "user.decision_requested"
     )
     refused, effects = machine.step(
-        state, TABLE, actions.Deliver("x", (), "b", ("out/a.md (missing)",), (), "cli", T)
+        state,
+        TABLE,
+        actions.Deliver(actions.Finish("x", (), "b", ("out/a.md (missing)",), T), "cli"),
     )
     assert refused == state
     told = [e for e in effects if isinstance(e, actions.Respond)][-1]

@@ -25,6 +25,8 @@ import os
 from typing import TYPE_CHECKING
 
 from lightscientist_jupyter.api.frames import events_frame, workers_frame
+from lightscientist_jupyter.api.handoff import deliver, give_back, take
+from lightscientist_jupyter.api.history import diff, fork, history, rewind
 from lightscientist_jupyter.api.running import (
     Run,
     current,
@@ -35,6 +37,7 @@ from lightscientist_jupyter.api.running import (
     start,
     stop_all,
 )
+from lightscientist_jupyter.api.usage import usage
 from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, worker_records
@@ -53,7 +56,14 @@ __all__ = [
     "ModelCheck",
     "cancel",
     "check_model",
+    "deliver",
+    "give_back",
+    "take",
     "current",
+    "diff",
+    "fork",
+    "history",
+    "rewind",
     "events",
     "events_frame",
     "on_stop_all",
@@ -65,6 +75,7 @@ __all__ = [
     "start",
     "status",
     "stop_all",
+    "usage",
     "worker_records",
     "workers",
     "workers_frame",
@@ -102,11 +113,13 @@ def reply(
     *,
     source: str = "api",
     resume_if_idle: bool = False,
+    budget: dict[str, float] | None = None,
 ) -> Sent:
     """Answer the pending decision: directly when this kernel runs the project, else through
-    the inbox (and, with `resume_if_idle`, resuming a project nobody runs)."""
+    the inbox (and, with `resume_if_idle`, resuming a project nobody runs); `budget` raises
+    the limits at a budget decision."""
     return open_project(workspace).reply(
-        approve, comment, to, source=source, resume_if_idle=resume_if_idle
+        approve, comment, to, source=source, resume_if_idle=resume_if_idle, budget=budget
     )
 
 

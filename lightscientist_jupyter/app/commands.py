@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.app import sandboxing
+from lightscientist_jupyter.app.usage import status_usage
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
+from lightscientist_jupyter.controller.handoff import not_a_reply
 from lightscientist_jupyter.controller.inbox import write_command, write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput, Conflict, ModelConfigError, WorkspaceLocked
 from lightscientist_jupyter.events import EventLog
-from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, WorkerStatus
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace, folder_problem
 
 # ------------------------------------------------------------------------- reading
@@ -74,6 +76,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         "runner": read_holder(ws),
         "updated_at": state.updated_at,
         "sandbox": sandboxing.status_info(ws, state.settings),
+        "usage": status_usage(state),
     }
 
 
@@ -166,6 +169,7 @@ def submit_reply(
     live: ResearchController | None = None,
     option: str = "to",
     receipt: bool = False,
+    budget: dict[str, float] | None = None,
 ) -> Sent:
     """Answer the pending decision of the project in `ws`.
 
@@ -178,7 +182,9 @@ def submit_reply(
     """
     if live is not None:
         check_target(live.table, approve, to, option=option)
-        outcome = live.reply(approve, comment, to, decision_id=decision_id, source=source)
+        outcome = live.reply(
+            approve, comment, to, decision_id=decision_id, source=source, budget=budget
+        )
         route = Route.APPLIED if outcome.applied else Route.UNCHANGED
         return Sent(route, outcome.message, outcome.decision_id)
     state = require_project(ws)
@@ -188,6 +194,8 @@ def submit_reply(
             f"nothing is waiting for a reply in {ws.root}: the project is "
             f"{state.status} at stage '{state.stage}'"
         )
+    if pending.kind == DecisionKind.HANDOFF:  # the researcher's: nothing to approve
+        raise Conflict(not_a_reply(pending.stage))
     if decision_id and decision_id != pending.id:
         return Sent(
             Route.UNCHANGED,
@@ -204,6 +212,7 @@ def submit_reply(
         decision_id=pending.id,
         source=source,
         receipt=receipt and read_holder(ws) is not None,
+        budget=budget,
     )
     holder = read_holder(ws)
     if holder is not None:

@@ -12,6 +12,8 @@ import argparse
 
 from lightscientist_jupyter.app import handoff
 from lightscientist_jupyter.app.handoff import Step
+from lightscientist_jupyter.controller.state import PendingDecision
+from lightscientist_jupyter.vocab import DecisionKind
 from lightscientist_jupyter.workspace import Workspace
 
 EXIT_OK, EXIT_REFUSED = 0, 2
@@ -31,6 +33,16 @@ def _hand(args: argparse.Namespace, step: Step, **kw) -> int:
     from lightscientist_jupyter.app.project import Project
 
     return cli._run_project(Project.open(ws.root, subscribers=cli._subscribers(args)), args)
+
+
+def next_step(pending: PendingDecision, reply: str) -> str:
+    """What to do about a pending decision: `reply` for a gate or a question."""
+    if pending.kind != DecisionKind.HANDOFF:
+        return reply
+    return (
+        f"do it (the outputs: {', '.join(pending.outputs)}), then `lightscientist deliver "
+        '--summary "…"`, or `lightscientist give-back`'
+    )
 
 
 def cmd_take(args: argparse.Namespace) -> int:

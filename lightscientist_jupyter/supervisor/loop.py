@@ -26,8 +26,9 @@ from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerUpdate
+from lightscientist_jupyter.runtime.usage import UsageMeter
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
-from lightscientist_jupyter.supervisor import agent, decisions, prompts
+from lightscientist_jupyter.supervisor import agent, decisions, handoff, prompts
 from lightscientist_jupyter.supervisor.backends import WorkerControl
 from lightscientist_jupyter.supervisor.loop_state import (
     LoopState,
@@ -75,6 +76,7 @@ class StageSupervisor:
         retry_initial_delay: float = 1.0,
         record: bool = False,
         shell_policy: ShellPolicy | None = None,
+        meter: UsageMeter | None = None,
     ):
         self.workspace = workspace
         self.host = host
@@ -92,6 +94,7 @@ class StageSupervisor:
             retry_initial_delay=retry_initial_delay,
             record=record,
             shell_policy=shell_policy,
+            meter=meter,
         )
         self._lock = threading.RLock()
         self._stage: SupervisedStage | None = None
@@ -138,6 +141,7 @@ class StageSupervisor:
                 last_finish=stage.state.last_finish,
             )
             if outcome is not None:
+                handoff.release_if_taken(self, task.task_id)
                 return outcome
             event = stage.take_event()
             if event is None:
@@ -221,7 +225,8 @@ class StageSupervisor:
         if decisions.counts_as_attempt(event.kind):
             stage.state.attempts += 1
         stage.state.problem = decisions.problem_of(event) or stage.state.problem
-        message = prompts.event_message(event, task, max(1, stage.state.attempts))
+        workers = control.worker_summaries() if event.kind == SchedulingKind.WORKER_FINISHED else []
+        message = prompts.event_message(event, task, max(1, stage.state.attempts), workers)
         self.bus.emit(
             EventType.SUPERVISOR_EVENT,
             f"{event.kind}" + (f" ({event.worker_id})" if event.worker_id else ""),
@@ -231,6 +236,8 @@ class StageSupervisor:
             data={"event": event.to_dict(), "input_chars": len(message)},
         )
         agent.run_turn(self.runtime, agent.agent_spec(control, message))
+        if self.runtime.get(agent.SUPERVISOR_ID).held:  # a budget is spent: decided on resume
+            return decisions.Reply.CONTINUE  # (the event stays in progress, for `recover`)
         reply, text = decisions.parse_reply(self.runtime.get(agent.SUPERVISOR_ID))
         self.bus.emit(
             EventType.SUPERVISOR_DECISION,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter.api.views import ProjectView, _quietly
 from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.starting import check_new
 from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput, ControllerError, DiskFault
@@ -41,12 +42,32 @@ _stop_hooks: list[Callable[[], None]] = []
 
 
 class Run(ProjectView):
-    """A project run by this process on a daemon thread; gates wait for replies in-process."""
+    """A project run by this process on a daemon thread; gates wait for replies in-process.
 
-    def __init__(self, project: Project, buffer: EventBuffer):
-        super().__init__(project.workspace)
-        self.project = project
-        self.controller = project.controller
+    A run given an `opener` instead of a project opens it on its own thread (`start`: the
+    heavy imports of a run happen there, so the cell returns at once); until then it is
+    `starting`, and whatever needs the project waits for it (and raises what opening it
+    raised)."""
+
+    def __init__(
+        self,
+        project: Project | None,
+        buffer: EventBuffer,
+        *,
+        opener: Callable[[], Project] | None = None,
+        root: Path | None = None,
+        table: StageTable | None = None,
+        goal: str = "",
+    ):
+        super().__init__(project.workspace if project is not None else Workspace.at(root or "."))
+        self._project = project
+        self._opener = opener
+        self._table = table
+        self.goal = goal
+        """The goal of a run being started (its state has it once it is open)."""
+        self._opened = threading.Event()
+        if project is not None:
+            self._opened.set()
         self.buffer = buffer
         """The run's events as they happen, for a dashboard of this kernel."""
         self.error: BaseException | None = None
@@ -56,11 +77,43 @@ class Run(ProjectView):
             target=self._main, daemon=True, name=f"lightscientist-run:{self.workspace.root.name}"
         )
 
+    @property
+    def starting(self) -> bool:
+        """True while the run's thread is still opening the project (a dashboard shows
+        'starting')."""
+        return not self._opened.is_set()
+
+    @property
+    def project(self) -> Project:
+        self._opened.wait()
+        if self._project is None:
+            raise self.error or ControllerError("the run could not start")
+        return self._project
+
+    @property
+    def controller(self) -> ResearchController:
+        return self.project.controller
+
     def _begin(self) -> Run:
         self._thread.start()
         return self
 
+    def _open(self) -> bool:
+        """Open the project on the run's thread (a run given one has it already)."""
+        try:
+            if self._project is None and self._opener is not None:
+                project = self._opener()
+                project.reopen()
+                self._project = project
+        except BaseException as exc:  # noqa: BLE001 - kept on the handle, raised to its readers
+            self.error = exc
+        finally:
+            self._opened.set()
+        return self._project is not None
+
     def _main(self) -> None:
+        if not self._open():
+            return
         try:
             self.project.run(wait_for_replies=True)
         except DiskFault as exc:  # the project is `stopped`; resume continues it
@@ -89,10 +142,12 @@ class Run(ProjectView):
         return self.alive
 
     def state(self) -> ProjectState:
+        if self._project is None:  # wait for the opening (and raise what it raised)
+            return self.controller.state
         return self.controller.state if self.alive else super().state()
 
     def table(self) -> StageTable:
-        return self.controller.table
+        return self._table if self._table is not None else self.controller.table
 
     def model_spec(self) -> str:
         return self.project.model_spec
@@ -104,6 +159,7 @@ class Run(ProjectView):
         return self.alive or super().running()
 
     def status(self) -> dict[str, Any]:
+        self._opened.wait()
         info = commands.status(self.workspace)
         info["running_here"] = self.alive
         info["elapsed_s"] = round(time.time() - self._started, 3)
@@ -176,12 +232,24 @@ def _root(workspace: str | os.PathLike[str] | Workspace) -> Path:
 
 
 def _launch(
-    open_project: Callable[[tuple[Subscriber, ...]], Project], subscribers: Iterable[Subscriber]
+    open_project: Callable[[tuple[Subscriber, ...]], Project],
+    subscribers: Iterable[Subscriber],
+    *,
+    root: Path | None = None,
+    table: StageTable | None = None,
+    goal: str = "",
 ) -> Run:
+    """A run of the project `open_project` opens: here, or, given `root`, on the run's own
+    thread (its input checked before; see `starting.check_new`)."""
     buffer = EventBuffer()
-    project = open_project((*subscribers, buffer))
-    project.reopen()  # a failed stage starts again; `project.retried` says what failed before
-    run = Run(project, buffer)
+    subs: tuple[Subscriber, ...] = (*subscribers, buffer)
+    if root is not None:
+        opener = lambda: open_project(subs)  # noqa: E731
+        run = Run(None, buffer, opener=opener, root=root, table=table, goal=goal)
+    else:
+        project = open_project(subs)
+        project.reopen()  # a failed stage starts again; `project.retried` says what failed
+        run = Run(project, buffer)
     with _lock:
         _runs[run.workspace.root] = run
         _views.pop(run.workspace.root, None)
@@ -235,19 +303,26 @@ def start(
     """Start a new project in `workspace` and run it on a daemon thread; returns at once.
 
     Bad input (an existing project, an unknown stage, an invalid table or model) raises
-    here, before any thread starts. `record` appends every model call to
-    `.lightscientist/recordings/` (and keeps doing so when the project is resumed); `options`
-    go to `Project` (e.g. `stall_after_s`).
+    here, before any thread starts; the project is then created on the run's thread, where
+    LangGraph, deepagents and the model provider are imported and the model is checked (what
+    fails there, the run raises to its readers: `wait`, `state`, `status`). `record` appends
+    every model call to `.lightscientist/recordings/` (and keeps doing so when the project is
+    resumed); `options` go to `Project` (e.g. `stall_after_s`).
     """
-    from lightscientist_jupyter.app.project import Project
-
     root = _root(workspace)
     if current(root) is not None:
         raise BadInput(
             f"{root} is already being run in this kernel; see it with `%lightscientist status`"
         )
-    return _launch(
-        lambda subs: Project.create(
+    table = check_new(
+        root, goal, mode=mode, stage=stage, stages=stages, model=model, base_url=base_url,
+        options=options,
+    )  # fmt: skip
+
+    def create(subs: tuple[Subscriber, ...]) -> Project:
+        from lightscientist_jupyter.app.project import Project
+
+        return Project.create(
             root,
             goal,
             mode=mode,
@@ -258,9 +333,9 @@ def start(
             record=record,
             subscribers=subs,
             **options,
-        ),
-        subscribers,
-    )
+        )
+
+    return _launch(create, subscribers, root=root, table=table, goal=goal)
 
 
 def resume(

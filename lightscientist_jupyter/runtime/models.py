@@ -65,45 +65,18 @@ def _parse_options(text: str) -> dict[str, str]:
     return options
 
 
-def resolve_model(
-    spec: str | None = None,
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    timeout: float = 120.0,
-) -> BaseChatModel:
-    """Build the chat model named by `spec`; raises `ModelConfigError` naming what to fix."""
+def check_spec(
+    spec: str | None = None, *, base_url: str | None = None, api_key: str | None = None
+) -> str:
+    """`spec` checked as `resolve_model` checks it, without importing a provider or building
+    a model (`ModelConfigError` naming what to fix); returns the spec to resolve."""
     spec = (spec or "").strip() or default_spec()
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
     if spec == OFFLINE or spec.startswith(OFFLINE + ":"):
-        from lightscientist_jupyter.offline.model import OfflineScientistModel
-
-        options = _parse_options(spec.partition(":")[2])
-        try:
-            loops = int(options.pop("loops", "2"))
-        except ValueError:
-            raise ModelConfigError("offline model option 'loops' must be an integer") from None
-        if options:
-            raise ModelConfigError(
-                f"unknown offline model option(s): {', '.join(options)}; "
-                "the offline model takes loops=N"
-            )
-        return OfflineScientistModel(loops=loops)
-    if spec.startswith(REPLAY + ":"):
-        return _replay_model(spec.partition(":")[2])
-    if base_url:
-        from langchain_openai import ChatOpenAI
-
-        name = spec.split(":", 1)[1] if spec.startswith("openai:") else spec
-        key = SecretStr(api_key or os.environ.get("OPENAI_API_KEY") or "not-needed")
-        return ChatOpenAI(
-            model=name,
-            base_url=base_url,
-            api_key=key,
-            max_retries=0,
-            timeout=timeout,
-            use_responses_api=False,
-        )
+        _offline_loops(spec)
+        return spec
+    if spec.startswith(REPLAY + ":") or base_url:
+        return spec
     provider, sep, name = spec.partition(":")
     if not sep or not name:
         raise ModelConfigError(
@@ -126,6 +99,53 @@ def resolve_model(
             f"model '{spec}' needs an API key: set {key_var} in the "
             "environment (it never reaches workers, logs or events)"
         )
+    return spec
+
+
+def _offline_loops(spec: str) -> int:
+    options = _parse_options(spec.partition(":")[2])
+    try:
+        loops = int(options.pop("loops", "2"))
+    except ValueError:
+        raise ModelConfigError("offline model option 'loops' must be an integer") from None
+    if options:
+        raise ModelConfigError(
+            f"unknown offline model option(s): {', '.join(options)}; "
+            "the offline model takes loops=N"
+        )
+    return loops
+
+
+def resolve_model(
+    spec: str | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 120.0,
+) -> BaseChatModel:
+    """Build the chat model named by `spec`; raises `ModelConfigError` naming what to fix."""
+    spec = check_spec(spec, base_url=base_url, api_key=api_key)
+    base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if spec == OFFLINE or spec.startswith(OFFLINE + ":"):
+        from lightscientist_jupyter.offline.model import OfflineScientistModel
+
+        return OfflineScientistModel(loops=_offline_loops(spec))
+    if spec.startswith(REPLAY + ":"):
+        return _replay_model(spec.partition(":")[2])
+    if base_url:
+        from langchain_openai import ChatOpenAI
+
+        name = spec.split(":", 1)[1] if spec.startswith("openai:") else spec
+        key = SecretStr(api_key or os.environ.get("OPENAI_API_KEY") or "not-needed")
+        return ChatOpenAI(
+            model=name,
+            base_url=base_url,
+            api_key=key,
+            max_retries=0,
+            timeout=timeout,
+            use_responses_api=False,
+        )
+    provider, _, name = spec.partition(":")
     from langchain.chat_models import init_chat_model
 
     kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": 0}

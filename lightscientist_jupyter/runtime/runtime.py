@@ -26,7 +26,7 @@ from langgraph.types import Command
 from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import recording
+from lightscientist_jupyter.runtime import prune, recording
 from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
 from lightscientist_jupyter.runtime.lifecycle import LifecycleMiddleware, lifecycle_tools
 from lightscientist_jupyter.runtime.models import retry_middleware
@@ -35,24 +35,19 @@ from lightscientist_jupyter.runtime.session import WorkerSession
 from lightscientist_jupyter.runtime.shell import ProcessGroups
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.runtime.usage import UsageMeter
+from lightscientist_jupyter.runtime.job_tools import for_worker as job_tools
+from lightscientist_jupyter.runtime.jobs import JobManager
 from lightscientist_jupyter.runtime.worker_files import id_order as _id_order
 from lightscientist_jupyter.runtime.worker_files import load_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
     RESUMABLE_WORKER_STATUSES,
     WorkerStatus,
 )
 from lightscientist_jupyter.workspace import Workspace
-
-WORKER_SYSTEM_PROMPT = """You are a LightScientist research worker. You carry out one stage of a
-research project inside its workspace ('/' is the workspace root). Read the skill file and
-PROCESS.md named in your task before you start; write exactly the outputs the task requires;
-run real commands to produce real results. When the stage's work is done, call
-`complete_stage` with a 5-10 line summary, the files you wrote and the next stage you suggest.
-Use `request_input` only for a question that blocks you, and `suspend` while a long command
-runs in the background. Never invent results."""
-
 
 class ExecutionRuntime:
     """Persistent worker sessions for one workspace, in this process.
@@ -81,8 +76,10 @@ class ExecutionRuntime:
         retry_initial_delay: float = 1.0,
         record: bool = False,
         shell_policy: ShellPolicy | None = None,
+        meter: UsageMeter | None = None,
     ):
         self.workspace = workspace
+        self.meter = meter or UsageMeter()  # counts, prices and gates every model call
         self.model = model
         self.on_update = on_update or (lambda update: None)
         self.bus = bus or EventBus()
@@ -94,12 +91,13 @@ class ExecutionRuntime:
         self.shell_policy = shell_policy or ShellPolicy()
         """The run's sandbox, network and limits; a worker's stage adds its own."""
         self.groups = ProcessGroups()
+        self.jobs = JobManager(workspace, self.bus, self.groups)  # submit_job's jobs
         self._sessions: dict[str, WorkerSession] = {}
         self._specs: dict[str, WorkerSpec] = {}
         self._droppers: list[threading.Thread] = []
         """Threads deleting cancelled sessions' checkpoints (joined before the database closes)."""
         self._lock = threading.RLock()
-        self.recorder = recording.Recorder.of(workspace, model) if record else None
+        self.recorder = recording.Recorder.of(workspace, model, self.meter) if record else None
         self._taped = record or recording.is_replay(model)
 
     # ------------------------------------------------------------------ API
@@ -190,6 +188,7 @@ class ExecutionRuntime:
         if session.status in FINAL_WORKER_STATUSES:
             return session.record
         session.cancel.set()
+        self.jobs.stop_owner(worker_id)
         self.groups.kill_owner(worker_id)
         if not session.running:
             session.start_turn(session.finalize_input(), resumed=True)
@@ -288,7 +287,7 @@ class ExecutionRuntime:
         busy = any(s.running for s in sessions) or any(d.is_alive() for d in self._droppers)
         if conn is not None and not busy:
             with getattr(self.saver, "lock", threading.Lock()):  # no cursor is in use
-                conn.close()
+                prune.close_connection(conn)  # compacted when pruning freed much of it
 
     # ------------------------------------------------------------------ internals
 
@@ -321,6 +320,7 @@ class ExecutionRuntime:
         self, record: WorkerRecord, folder: Path, spec: WorkerSpec | None
     ) -> WorkerSession:
         session = WorkerSession(record, folder, emit=self.bus.emit, report=self._report)
+        session.meter(self.meter)
         if self._taped:
             session.tape(self.recorder, self.workspace.workers_dir)
         extra = list(spec.extra_tools) if spec else []
@@ -357,7 +357,12 @@ class ExecutionRuntime:
             )
             return create_deep_agent(
                 self.model,
-                [*lifecycle_tools(), *papers(self.workspace.root, record, self.model), *extra],
+                [
+                    *lifecycle_tools(),
+                    *papers(self.workspace.root, record, self.model),
+                    *job_tools(self, record, session),
+                    *extra,
+                ],
                 system_prompt=record.system_prompt or WORKER_SYSTEM_PROMPT,
                 middleware=[TodoListMiddleware(), *middleware],
                 backend=backend,
@@ -392,4 +397,3 @@ class ExecutionRuntime:
 
     def _report(self, update: WorkerUpdate) -> None:
         self.on_update(update)
-

@@ -19,11 +19,13 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
 from lightscientist_jupyter._fs import missing_files, report_disk_fault
-from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, stop_call
+from lightscientist_jupyter.runtime import prune
+from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, settled_reply, stop_call
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
 from lightscientist_jupyter.runtime.tape import session_key, tape_metadata
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
+from lightscientist_jupyter.runtime.usage import BudgetHold, Usage, UsageMeter
 from lightscientist_jupyter.runtime.worker_files import save_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, EventType, Role, WorkerStatus
@@ -63,6 +65,7 @@ class WorkerSession:
         self.tape_key: str | None = None
         """Set by the runtime when calls are recorded or replayed: the session's key there."""
         self.callbacks: list[Any] = [self.observer]
+        self._usage = Usage.from_dict(record.usage)
 
     # ------------------------------------------------------------------ properties
 
@@ -89,6 +92,24 @@ class WorkerSession:
         self.tape_key = session_key(str(r.role), r.stage, r.id, workers_dir)
         if recorder is not None:
             self.callbacks.append(recorder)
+
+    def meter(self, meter: UsageMeter) -> None:
+        """Count, price and gate this session's model calls (see `runtime.usage`)."""
+        hook = meter.callback(
+            lambda: {
+                "worker": self.id,
+                "role": str(self.record.role),
+                "stage": self.record.stage,
+                "task_id": self.record.task_id,
+            }
+        )
+        hook.on_usage = self._add_usage
+        self.callbacks.append(hook)
+
+    def _add_usage(self, usage: Usage) -> None:
+        with self._lock:  # in memory; the next change of status saves it
+            self._usage = self._usage.plus(usage)
+            self.record = dataclasses.replace(self.record, usage=self._usage.to_dict())
 
     def turn_config(self) -> dict[str, Any]:
         """`config`, plus the metadata a recorder or the replay model reads (see
@@ -117,6 +138,14 @@ class WorkerSession:
         )
 
     @property
+    def durability(self) -> str:
+        """LangGraph's durability for this session's steps: the supervisor's (whose tools
+        finish stages and open gates) are on disk before its next step runs; a worker's
+        inner steps are written while the next one runs (`async`: a crash redoes at most
+        the step it cut short)."""
+        return "sync" if self.record.role == Role.SUPERVISOR else "async"
+
+    @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
@@ -126,7 +155,7 @@ class WorkerSession:
         """Run one turn of the graph on a new thread."""
         with self._lock:
             self.finished.clear()
-            self._set(status=WorkerStatus.RUNNING, question=None, check_after_s=None)
+            self._set(status=WorkerStatus.RUNNING, question=None, check_after_s=None, held=None)
             role, stage = self.record.role, self.record.stage
             self._emit_event(
                 EventType.SESSION_START,
@@ -142,10 +171,14 @@ class WorkerSession:
 
     def _turn(self, inp: Any) -> None:
         try:
-            for chunk in self.graph.stream(inp, self.turn_config(), stream_mode="updates"):
+            for chunk in self.graph.stream(
+                inp, self.turn_config(), stream_mode="updates", durability=self.durability
+            ):
                 if isinstance(chunk, dict) and "__interrupt__" not in chunk:
                     self._steps += len(chunk)
             self._conclude()
+        except BudgetHold as hold:  # the call did not start: the turn waits for a resume
+            self._hold(str(hold))
         except Exception as exc:  # a worker failure never escapes its thread
             report_disk_fault(exc)  # a full disk stops the run before the failure counts
             try:
@@ -154,6 +187,7 @@ class WorkerSession:
                 if not report_disk_fault(again):
                     raise
         finally:
+            prune.after_turn(self.graph, self.record)  # a settled thread keeps one checkpoint
             self.finished.set()
 
     def _conclude(self) -> None:
@@ -195,8 +229,9 @@ class WorkerSession:
                     )
                     return
                 self._set(status=WorkerStatus.COMPLETED, result=result)
-            elif name == "suspend":
+            elif name in ("suspend", "submit_job"):  # a job: resumed by layer 2 when it ends
                 after = float(args.get("check_after_s") or 30.0)
+                args.setdefault("reason", f"job {args.get('name', '')} is running")
                 self._set(
                     status=WorkerStatus.BACKGROUND,
                     check_after_s=after,
@@ -208,7 +243,7 @@ class WorkerSession:
                     {"reason": str(args.get("reason", "")), "check_after_s": after},
                 )
             else:
-                text = _last_ai_text(messages)
+                text = settled_reply(messages) or _last_ai_text(messages)
                 if self.record.role == Role.SUPERVISOR:
                     self._set(
                         status=WorkerStatus.BACKGROUND, result={"kind": "reply", "text": text}
@@ -221,6 +256,19 @@ class WorkerSession:
             self._send(check_after_s=self.record.check_after_s)
             self._emit_event(
                 EventType.SESSION_END, f"turn ended: {self.status}", {"status": str(self.status)}
+            )
+
+    def _hold(self, reason: str) -> None:
+        """Keep the turn for later: the record stays `running`, marked `held`, and its
+        checkpoint still holds the model call to make (`ExecutionRuntime.resume` makes it)."""
+        with self._lock:
+            if self.status in FINAL_WORKER_STATUSES:
+                return
+            self._set(held=reason)
+            self._emit_event(
+                EventType.SESSION_END,
+                f"held before a model call: {reason}",
+                {"status": "held", "reason": reason},
             )
 
     def _fail(self, error: str) -> None:

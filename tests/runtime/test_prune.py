@@ -1,0 +1,70 @@
+"""Lighter checkpoints (runtime/prune.py): a worker's thread keeps all its checkpoints while it
+can still be resumed, and only the newest once it reached a final state — with its whole
+history still readable, in this process and in the next one; closing the runtime leaves the
+SQLite file alone, without its WAL."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from support.runtime import checkpoint_messages, finish
+
+from lightscientist_jupyter.runtime import prune
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.vocab import Role, WorkerStatus
+
+
+def checkpoint_rows(path: Path, thread_id: str) -> int:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''",
+            (thread_id,),
+        ).fetchone()
+    return int(count)
+
+
+def test_a_finished_worker_keeps_one_checkpoint_and_its_whole_history(make_runtime, spec_for, ws):
+    runtime = make_runtime()
+    spec = spec_for("idea.generate")  # asks a question first, then completes
+    worker = runtime.start(spec)
+    record = finish(runtime, worker)
+    assert record["status"] == "waiting"
+    waiting_rows = checkpoint_rows(ws.checkpoints_file, record["thread_id"])
+    assert waiting_rows > 1  # resumable: its intermediate checkpoints stay
+    before = checkpoint_messages(runtime, record["thread_id"])
+
+    runtime.resume(worker, answer="small, please")
+    record = finish(runtime, worker)
+    assert record["status"] == "completed", record
+    assert checkpoint_rows(ws.checkpoints_file, record["thread_id"]) == 1
+
+    messages = checkpoint_messages(runtime, record["thread_id"])
+    assert [type(m) for m in messages[: len(before)]] == [type(m) for m in before]
+    assert messages[0].content == spec.message and isinstance(messages[0], HumanMessage)
+    calls = [c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    answered = [m.name for m in messages if isinstance(m, ToolMessage)]
+    assert calls == answered and calls[-1] == "complete_stage"
+    asked = [m for m in messages if isinstance(m, ToolMessage) and m.name == "request_input"]
+    assert "small, please" in asked[0].content  # the answer, from before the final turn
+
+    runtime.close()
+    assert not Path(f"{ws.checkpoints_file}-wal").exists()  # folded back at close
+    again = make_runtime()  # a new process's view: the same history from the one checkpoint
+    assert checkpoint_messages(again, record["thread_id"]) == messages
+    assert again.get(worker).status == "completed"
+
+
+def test_a_thread_is_pruned_when_no_turn_can_resume_mid_way():
+    def record(role: Role, status: WorkerStatus) -> WorkerRecord:
+        return WorkerRecord(id="x", role=role, status=status)
+
+    worker, supervisor = Role.WORKER, Role.SUPERVISOR
+    assert not prune.settled(record(supervisor, WorkerStatus.RUNNING))
+    assert prune.settled(record(supervisor, WorkerStatus.BACKGROUND))  # between two decisions
+    for status in (WorkerStatus.RUNNING, WorkerStatus.WAITING, WorkerStatus.BACKGROUND):
+        assert not prune.settled(record(worker, status))  # it will be resumed
+    for status in (WorkerStatus.COMPLETED, WorkerStatus.FAILED, WorkerStatus.CANCELLED):
+        assert prune.settled(record(worker, status))

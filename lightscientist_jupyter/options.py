@@ -55,9 +55,33 @@ def run_options(p: Parser) -> None:
         "a folder of them (repeatable; kept for resume)",
     )
     p.add_argument(
+        "--until",
+        metavar="STAGE",
+        help="stop with status 'paused' when STAGE finishes (`resume` goes on)",
+    )
+    p.add_argument(
         "--watch",
         action="store_true",
         help="print events as they happen (a notebook's dashboard always streams)",
+    )
+    p.add_argument(
+        "--checkpoints",
+        metavar="URL",
+        help="where sessions keep their checkpoints: sqlite:///PATH (default: the "
+        "workspace's file) or postgresql://USER@HOST:PORT/DB (the postgres extra; also "
+        "LIGHTSCIENTIST_CHECKPOINTS; the project keeps it without the password)",
+    )
+    p.add_argument(
+        "--budget",
+        metavar="LIMITS",
+        help="stop for a decision when the project has spent this much: usd=…,tokens=…,hours=… "
+        "(any of them; 80 %% warns)",
+    )
+    p.add_argument(
+        "--price",
+        metavar="PRICES",
+        help="USD per million tokens, in=…,out=…[,cached=…], for a model the price library "
+        "does not know (a local one); without it such a model's cost is 'unknown'",
     )
     sandbox(p)
 
@@ -93,6 +117,9 @@ def sandbox_values(args: argparse.Namespace) -> dict[str, Any]:
         "sandbox": args.sandbox,
         "allow_network": args.allow_network,
         "limits": args.limits,
+        "checkpoints": getattr(args, "checkpoints", None),
+        "budget": getattr(args, "budget", None),
+        "price": getattr(args, "price", None),
         "library": getattr(args, "library", None),
     }
 
@@ -120,7 +147,45 @@ def research(p: Parser, *, mode_default: str | None = "manual") -> None:
         "--stage", metavar="STAGE", help="start at this stage instead of the table's start"
     )
     p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
+    p.add_argument(
+        "--handoff",
+        metavar="STAGE[,STAGE]",
+        type=stage_list,
+        default=(),
+        help="stages you do yourself: the project waits for you there (see take / deliver)",
+    )
     run_options(p)
+
+
+def stage_list(text: str) -> tuple[str, ...]:
+    """`a,b` → `("a", "b")` (blanks dropped)."""
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def take(p: Parser) -> None:
+    p.add_argument(
+        "stage",
+        nargs="?",
+        metavar="STAGE",
+        help="a stage to do yourself when the project reaches it (default: the current "
+        "stage, now; at a gate: the stage its approval moves to)",
+    )
+    workspace(p)
+
+
+def deliver(p: Parser) -> None:
+    p.add_argument(
+        "--summary", "-m", required=True, help="what you did and found, for PROCESS.md"
+    )
+    p.add_argument("--next", metavar="STAGE", help="the next stage (default: the stage's next)")
+    p.add_argument(
+        "--output", action="append", default=[], metavar="PATH", help="a further file you wrote"
+    )
+    workspace(p)
+
+
+def give_back(p: Parser) -> None:
+    workspace(p)
 
 
 def reply(p: Parser) -> None:
@@ -129,6 +194,11 @@ def reply(p: Parser) -> None:
         "--comment", "-m", default="", help="a comment for the record and the next worker"
     )
     p.add_argument("--to", metavar="STAGE", help="on reject: the stage to send the project back to")
+    p.add_argument(
+        "--budget",
+        metavar="LIMITS",
+        help="at a budget decision: the new limits (usd=…,tokens=…,hours=…)",
+    )
     workspace(p)
     p.add_argument("--watch", action="store_true", help="print events as they happen")
 
@@ -152,7 +222,13 @@ def status(p: Parser) -> None:
 
 def events(p: Parser) -> None:
     workspace(p)
-    p.add_argument("--tail", "-n", type=int, default=20, metavar="N", help="last N events (20)")
+    p.add_argument(
+        "--tail",
+        "-n",
+        type=int,
+        metavar="N",
+        help="last N events (default: 20 on the command line, every event in a notebook)",
+    )
     p.add_argument("--layer", type=int, choices=[1, 2, 3], help="only this layer")
     p.add_argument("--type", metavar="TYPE", help="only this type (or a prefix such as 'stage.')")
     p.add_argument("--worker", metavar="ID", help="only this worker")
@@ -164,6 +240,9 @@ def events(p: Parser) -> None:
     )
     p.add_argument(
         "--json", action="store_true", help="raw events (JSON lines; dicts in a notebook)"
+    )
+    p.add_argument(
+        "--data", action="store_true", help="also each event's data (a column in a notebook)"
     )
 
 
@@ -208,3 +287,60 @@ def check_model(p: Parser) -> None:
     p.add_argument(
         "--base-url", metavar="URL", help="an OpenAI-compatible server (chat completions)"
     )
+
+
+def history(p: Parser) -> None:
+    workspace(p)
+    p.add_argument("--json", action="store_true", help="one JSON list (a DataFrame in a notebook)")
+
+
+def usage(p: Parser) -> None:
+    workspace(p)
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument(
+        "--by",
+        choices=["stage", "worker", "model", "visit"],
+        default="stage",
+        help="sum the model calls by stage (default), worker, model or stage visit",
+    )
+
+
+def diff(p: Parser, *, tail: bool = True) -> None:
+    """`diff [REF] [REF2] [--stat] [--against DIR] [-- PATH...]`: the words after the options
+    (refs, `--`, paths; options written among them too) are taken apart by `diff_words`."""
+    p.add_argument(
+        "refs",
+        nargs=argparse.REMAINDER if tail else "*",
+        metavar="REF",
+        help="a snapshot id, or STAGE / STAGE#VISIT (its finish); none: what the pending gate "
+        "would approve against the last approved state; one: that snapshot against now",
+    )
+    workspace(p)
+    p.add_argument("--stat", action="store_true", help="only the files and their counts")
+    p.add_argument("--against", metavar="DIR", help="compare with another project (a fork)")
+
+
+def rewind(p: Parser) -> None:
+    p.add_argument("ref", metavar="STAGE[#VISIT]", help="the stage visit to go back to")
+    workspace(p)
+
+
+def fork(p: Parser) -> None:
+    p.add_argument("ref", metavar="STAGE[#VISIT]", help="the stage visit whose start to copy")
+    p.add_argument("new_dir", metavar="NEW_DIR", help="the new workspace (empty or missing)")
+    workspace(p)
+
+
+def diff_words(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The refs and the paths of a `diff` (the paths follow `--`); options written among
+    the refs are set on `args`."""
+    words = list(args.refs)
+    paths = words[words.index("--") + 1 :] if "--" in words else []
+    words = words[: words.index("--")] if "--" in words else words
+    late = Parser(add_help=False)
+    diff(late, tail=False)
+    parsed = late.parse_args(words)
+    for key in ("stat", "against", "workspace"):
+        if getattr(parsed, key):
+            setattr(args, key, getattr(parsed, key))
+    return parsed.refs, paths

@@ -24,16 +24,19 @@ from lightscientist_jupyter._fs import (
     reserve_space,
     watch_disk_faults,
 )
-from lightscientist_jupyter.app import commands, literature, repair, sandboxing
+from lightscientist_jupyter.app import commands, handoff, literature, repair, sandboxing, usage
+from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.replies import check as check_replies
 from lightscientist_jupyter.app.replies import next_reply, recorded_replies, recorder_hook
+from lightscientist_jupyter.app.starting import usable
 from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.goal import check_goal
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
-from lightscientist_jupyter.errors import BadInput, ControllerError, DiskFault
+from lightscientist_jupyter.errors import ControllerError, DiskFault
 from lightscientist_jupyter.events import EventLog, Subscriber
+from lightscientist_jupyter.runtime import checkpoint_url
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
 from lightscientist_jupyter.runtime.recording import recording_requested
 from lightscientist_jupyter.supervisor.loop import StageSupervisor
@@ -43,7 +46,7 @@ from lightscientist_jupyter.vocab import (
     ProjectStatus,
     StageOutcome,
 )
-from lightscientist_jupyter.workspace import Workspace, folder_problem
+from lightscientist_jupyter.workspace import Workspace
 
 INBOX_POLL_S = 0.25
 
@@ -61,6 +64,7 @@ class Project:
         model: str | None = None,
         base_url: str | None = None,
         checkpointer: Any = "sqlite",
+        checkpoints: str | None = None,
         stall_after_s: float = 300.0,
         retries: int | None = None,
         retry_initial_delay: float = 1.0,
@@ -69,11 +73,16 @@ class Project:
         allow_network: bool | None = None,
         limits: str | None = None,
         replies: str | None = None,
+        until: str | None = None,
+        budget: str | None = None,
+        price: str | None = None,
         library: list[str] | None = None,
     ):
         self.workspace = workspace
         self.controller = controller
         literature.configure(workspace.root, controller.table, library)  # and --library
+        self.until = until_stage.check(controller.table, until)
+        """`--until STAGE`: the run pauses once STAGE finishes."""
         self.log = log
         self.bus = bus = log.bus
         self.lock = lock
@@ -81,6 +90,10 @@ class Project:
         self.model_spec = model or settings.get("model") or default_spec()
         self.base_url = base_url or settings.get("base_url")
         self.model = resolve_model(self.model_spec, base_url=self.base_url)
+        price = price or settings.get("price")  # `--price`, kept from `research`
+        meter = usage.open_meter(workspace, controller, self.model_spec, self.base_url, price)
+        if budget:
+            controller.set_budget(usage.parse_budget(budget))
         self.record = recording_requested(record or settings.get("record"))
         """Whether this run records its model calls (`--record`, kept in the settings)."""
         check_replies(replies, self.model_spec)
@@ -94,12 +107,13 @@ class Project:
             self.model,
             controller,
             bus=bus,
-            checkpointer=checkpointer,
+            checkpointer=checkpoint_url.choose(checkpointer, checkpoints, settings),
             stall_after_s=stall_after_s,
             retries=retries,
             retry_initial_delay=retry_initial_delay,
             record=self.record,
             shell_policy=policy,
+            meter=meter,
         )
         controller.on_answer(self.supervisor.on_user_answer)
         if self.supervisor.runtime.recorder is not None:
@@ -132,6 +146,7 @@ class Project:
         max_goal_chars: int | None = None,
         record: bool = False,
         skip_model_check: bool = False,
+        handoffs: tuple[str, ...] = (),
         **options: Any,
     ) -> Project:
         """Start a new project in `root` (created if missing), once the model passed the
@@ -141,12 +156,13 @@ class Project:
         table = load_table(stages)
         resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
         check_replies(options.get("replies"), model or default_spec())
+        usage.check_options(options.get("budget"), options.get("price"))
         literature.check_library(options.get("library"))
         if not skip_model_check:  # one short call: can this model call tools at all?
             commands.require_tool_calling(model, base_url)
         run_settings = sandboxing.settings(
             options.get("sandbox"), options.get("allow_network"), options.get("limits")
-        )
+        ) | checkpoint_url.settings(options.get("checkpoints"))
         lock = WorkspaceLock(workspace).acquire("research")
         try:
             log = EventLog(workspace.events_file, subscribers)
@@ -161,9 +177,11 @@ class Project:
                     "model": model or default_spec(),
                     "base_url": base_url,
                     "record": recording_requested(record),
+                    "price": options.get("price"),
                     **run_settings,
                 },
                 max_goal_chars=max_goal_chars,
+                handoffs=handoffs,
             )
             return cls(workspace, controller, log, lock, model=model, base_url=base_url, **options)
         except BaseException:
@@ -225,13 +243,14 @@ class Project:
         try:
             while not self.stop_event.is_set():
                 status = controller.status
-                if status in FINAL_PROJECT_STATUSES:
+                if status in FINAL_PROJECT_STATUSES or status == ProjectStatus.PAUSED:
                     break
-                if (
-                    status == ProjectStatus.WAITING_USER
-                    and controller.pending_kind == DecisionKind.GATE
+                if status == ProjectStatus.WAITING_USER and controller.pending_kind in (
+                    DecisionKind.GATE,
+                    DecisionKind.HANDOFF,  # the researcher's turn: no worker runs the stage
+                    DecisionKind.BUDGET,  # spent: no model call starts until it is raised
                 ):
-                    if self._recorded_reply():
+                    if controller.pending_kind == DecisionKind.GATE and self._recorded_reply():
                         continue
                     if not wait_for_replies:
                         break
@@ -239,7 +258,11 @@ class Project:
                         on_idle()
                     controller.wait_change(INBOX_POLL_S)
                     continue
+                moves = len(controller.state.history)
                 result = self.supervisor.run_stage(controller.task(), self.stop_event)
+                if controller.pending_kind == DecisionKind.BUDGET:
+                    usage.settle(self)  # the running turns end, held at their next call
+                until_stage.pause_if_finished(controller, self.until, moves)
                 if result.status == StageOutcome.FAILED and self.fault is None:
                     controller.fail(result.summary)
         except Exception as exc:
@@ -322,6 +345,9 @@ class Project:
 
     def _apply_command(self, command: dict[str, Any]) -> None:
         args = command.get("args") or {}
+        if command.get("command") == "handoff":  # take / deliver / give-back from elsewhere
+            handoff.apply_command(self.controller, args)
+            return
         if command.get("command") != "cancel":
             return
         worker_id = args.get("worker_id")
@@ -353,19 +379,3 @@ class Project:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def usable(root: str | Path, *, create: bool = False) -> Workspace:
-    """The workspace at `root`, checked for a run (`BadInput` naming what to fix);
-    `create` makes the folder when it is missing."""
-    workspace = Workspace.at(root)
-    problem = folder_problem(workspace.root, write=True)
-    if problem is None and create:
-        try:
-            workspace.root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            problem = f"the workspace {workspace.root} cannot be created ({exc.strerror})"
-        else:
-            problem = folder_problem(workspace.root, write=True)
-    if problem:
-        raise BadInput(problem)
-    return workspace

@@ -20,11 +20,15 @@ from lightscientist_jupyter import __version__, options
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.text import table_text
+from lightscientist_jupyter.app.usage import parse_budget
+from lightscientist_jupyter.cli import handoff
+from lightscientist_jupyter.cli import history as history_commands
 from lightscientist_jupyter.cli import literature as literature_commands
+from lightscientist_jupyter.cli import usage as usage_commands
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.inbox import take_receipt
 from lightscientist_jupyter.controller.lock import read_holder
-from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.controller.state import PendingDecision, load_state
 from lightscientist_jupyter.errors import (
     BadInput,
     DiskFault,
@@ -75,7 +79,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"pending: {pending['id']} — {printable(pending['question'])}")
         for out in pending["outputs"]:
             print(f"         {printable(out)}")
-        print("         reply with `lightscientist reply y` or `reply n --comment … [--to STAGE]`")
+        reply = "reply with `lightscientist reply y` or `reply n --comment … [--to STAGE]`"
+        print("         " + handoff.next_step(PendingDecision.from_dict(pending), reply))
+    used = info["usage"]
+    print(f"usage:   {used['tokens']:,} tokens in {used['model_calls']} calls, cost {used['cost']}")
     warning = info["sandbox"]["warning"]
     if warning:
         print(f"warning: {warning}")
@@ -96,6 +103,7 @@ def cmd_reply(args: argparse.Namespace) -> int:
         source="cli",
         option="--to",
         receipt=True,  # a run of another process says what became of it (`_await_runner`)
+        budget=parse_budget(args.budget) or None,
     )
     if sent.route is Route.UNCHANGED:
         print(sent.message)
@@ -110,6 +118,10 @@ def cmd_reply(args: argparse.Namespace) -> int:
         return _await_runner(ws, sent.path)
     for outcome in project.controller.poll_inbox():
         print(outcome.message)
+    if project.controller.status == ProjectStatus.FAILED:  # `reply n` at a budget: it ended
+        project.close()
+        print(f"reason: {printable(project.controller.state.reason or '')}")
+        return _finish_line(ProjectStatus.FAILED)
     return _run_project(project, args)
 
 
@@ -156,11 +168,9 @@ def _announce_gate(project) -> Callable[[], None]:
         pending = project.controller.state.pending
         if pending is not None and pending.id not in shown:
             shown.add(pending.id)
-            print(
-                f"waiting at {pending.stage}: {printable(pending.question)} — reply with "
-                "`lightscientist reply y` or `n` (or from the side panel)",
-                flush=True,
-            )
+            reply = "reply with `lightscientist reply y` or `n` (or from the side panel)"
+            hint = handoff.next_step(pending, reply)
+            print(f"waiting at {pending.stage}: {printable(pending.question)} — {hint}", flush=True)
 
     return announce
 
@@ -185,7 +195,8 @@ def _run_project(project, args: argparse.Namespace) -> int:
     pending = project.controller.state.pending
     if status == ProjectStatus.WAITING_USER and pending:
         question = printable(pending.question)
-        print(f"waiting: {question} — reply with `lightscientist reply y` or `n`")
+        hint = handoff.next_step(pending, "reply with `lightscientist reply y` or `n`")
+        print(f"waiting: {question} — {hint}")
     return _finish_line(status)
 
 
@@ -204,6 +215,8 @@ def cmd_research(args: argparse.Namespace) -> int:
         replies=args.replies,
         subscribers=_subscribers(args),
         skip_model_check=args.skip_model_check,
+        handoffs=args.handoff,
+        until=args.until,
         **options.sandbox_values(args),
     )
     return _run_project(project, args)
@@ -221,6 +234,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         subscribers=_subscribers(args),
         fresh_sessions=args.fresh_sessions,
         check_model=not args.skip_model_check,
+        until=args.until,
         **options.sandbox_values(args),
     )
     for note in project.notes:
@@ -270,18 +284,22 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 def cmd_events(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     commands.require_project(ws)
-    if args.tail < 0:
+    tail = 20 if args.tail is None else args.tail
+    if tail < 0:
         raise BadInput("--tail must be 0 or more")
     keep = make_filter(layer=args.layer, type=args.type, worker_id=args.worker)
     show: Callable[[dict], str] = (
         (lambda raw: json.dumps(raw, ensure_ascii=False))
         if args.json
-        else (lambda raw: format_line(raw, color=sys.stdout.isatty()))
+        else (
+            lambda raw: format_line(raw, color=sys.stdout.isatty())
+            + (f" data={json.dumps(raw['data'], ensure_ascii=False)}" if args.data else "")
+        )
     )
     # `last` first: an event appended while the tail is printed is then followed, not lost.
     newest = read_tail(ws.events_file, 1)
     last = newest[-1]["seq"] if newest else 0
-    for raw in read_tail(ws.events_file, args.tail, keep):
+    for raw in read_tail(ws.events_file, tail, keep):
         if raw["seq"] <= last:
             print(show(raw))
     sys.stdout.flush()  # with --follow into a pipe, the tail must not wait for the next event
@@ -334,7 +352,12 @@ COMMANDS: dict[str, Command] = {
     "events": (options.events, cmd_events, "print the event stream"),
     "stages": (options.stages, cmd_stages, "validate and print a stage table"),
     "check-model": (options.check_model, cmd_check_model, "can this model call tools?"),
+    **history_commands.COMMANDS,
+    **usage_commands.COMMANDS,
     **literature_commands.COMMANDS,
+    "take": (options.take, handoff.cmd_take, "do the current stage (or STAGE) yourself"),
+    "deliver": (_waiting(options.deliver), handoff.cmd_deliver, "deliver the stage you took"),
+    "give-back": (_waiting(options.give_back), handoff.cmd_give_back, "return it to workers"),
 }
 
 

@@ -33,9 +33,16 @@ from traitlets import Bool, Enum, Unicode
 
 from lightscientist_jupyter import api, options
 from lightscientist_jupyter.app.commands import Route, Sent
+from lightscientist_jupyter.app.usage import parse_budget
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter import display as boards
-from lightscientist_jupyter.jupyter import magic_literature
+from lightscientist_jupyter.jupyter import (
+    magic_events,
+    magic_handoff,
+    magic_history,
+    magic_literature,
+    magic_usage,
+)
 from lightscientist_jupyter.jupyter import show as show_files
 from lightscientist_jupyter.jupyter.graph import TableDiagram
 
@@ -91,6 +98,8 @@ def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
         record=bool(args.record or m.record),
         replies=args.replies,
         skip_model_check=args.skip_model_check,
+        handoffs=args.handoff,
+        until=args.until,
         **options.sandbox_values(args),
     )
     display(boards.dashboard_of(run))
@@ -100,7 +109,9 @@ def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
     approve = args.answer in ("y", "yes")
     view = api.open_project(workspace)
-    sent = view.reply(approve, args.comment, args.to, source="magic")
+    sent = view.reply(
+        approve, args.comment, args.to, source="magic", budget=parse_budget(args.budget) or None
+    )
     if sent.route is Route.QUEUED:  # nobody runs the project: run it here
         view = api.resume(
             workspace, model=m.model or None, base_url=m.base_url or None, record=m.record
@@ -124,6 +135,7 @@ def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
         record=bool(args.record or m.record),
         replies=args.replies,
         check_model=not args.skip_model_check,
+        until=args.until,
         **options.sandbox_values(args),
     )
     if run.project.retried:
@@ -183,7 +195,7 @@ def _events(m: LightScientistMagics, args: argparse.Namespace) -> Any:
                 setattr(stream, trait, value)
         display(stream)
         return None
-    frame = view.events(args.tail, layer=args.layer, type=args.type, worker=args.worker)
+    frame = magic_events.events_table(view, args)
     if args.json:
         return [{**row, "time": row["time"].timestamp()} for row in frame.to_dict("records")]
     return frame
@@ -249,7 +261,15 @@ COMMANDS: dict[str, Command] = {
     "cancel": Command(options.cancel, _cancel, "cancel one worker, or the whole run"),
     "stages": Command(options.stages, _stages, "validate and draw a stage table"),
     "check-model": Command(options.check_model, _check_model, "can this model call tools?"),
+    "take": Command(options.take, magic_handoff.take, "do the current stage (or STAGE) yourself"),
+    "deliver": Command(options.deliver, magic_handoff.deliver, "deliver the stage you took"),
+    "give-back": Command(options.give_back, magic_handoff.give_back, "return it to the workers"),
+    "history": Command(options.history, magic_history.history, "the snapshots as a DataFrame"),
     "check": Command(options.check, magic_literature.check, "trace a paper's citations, numbers"),
+    "diff": Command(options.diff, magic_history.diff, "what changed between snapshots"),
+    "rewind": Command(options.rewind, magic_history.rewind, "go back to a stage visit's start"),
+    "fork": Command(options.fork, magic_history.fork, "a new workspace at a stage visit's start"),
+    "usage": Command(options.usage, magic_usage.usage, "tokens and cost as a DataFrame"),
     "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
 }
 

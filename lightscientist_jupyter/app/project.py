@@ -25,6 +25,7 @@ from lightscientist_jupyter._fs import (
     watch_disk_faults,
 )
 from lightscientist_jupyter.app import commands, handoff, literature, repair, sandboxing, usage
+from lightscientist_jupyter.app import controls as run_controls
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.replies import check as check_replies
 from lightscientist_jupyter.app.replies import next_reply, recorded_replies, recorder_hook
@@ -347,6 +348,8 @@ class Project:
         args = command.get("args") or {}
         if command.get("command") == "handoff":  # take / deliver / give-back from elsewhere
             handoff.apply_command(self.controller, args)
+            return
+        if run_controls.apply_command(self, command):  # pause after a stage, stop (the screens)
             return
         if command.get("command") != "cancel":
             return

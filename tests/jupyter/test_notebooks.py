@@ -91,3 +91,20 @@ def test_manual_mode_is_approved_gate_by_gate_with_the_button(tmp_path):
     assert "['idea.gate', 'experiment.gate', 'paper.review']" in printed
     assert 'data-stage="done" data-state="done"' in mimes(status)[0]["text/html"]
     assert "approved by the user via widget" in mimes(process)[0]["text/markdown"]
+
+
+@pytest.mark.timeout(400)
+def test_handoff_the_researcher_does_the_loop_and_the_project_ends_done(tmp_path):
+    nb = execute("handoff.ipynb", tmp_path)
+    assert_no_errors(nb)
+    load, research, wait, refused, by_hand, deliver, done = code_cells(nb)
+    said = "".join(o.get("text", "") for o in refused.outputs)
+    assert "'paper.write' is not an allowed next stage of 'experiment.loop'" in said
+    assert "experiment/results.csv (missing)" in said and "experiment/log.md (missing)" in said
+    assert "finished; the project moved to 'experiment.analyze'" in "".join(
+        o.get("text", "") for o in deliver.outputs
+    )
+    log = (tmp_path / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
+    started = [line for line in log.splitlines() if '"type":"worker.created"' in line]
+    assert started and not [line for line in started if '"stage":"experiment.loop"' in line]
+    assert '"by":"researcher"' in log

@@ -5,9 +5,9 @@ which takes the current stage (at a gate: the stage its approval moves to). Whil
 researcher holds a stage the card shows what a worker would get — the goal, the skill
 rendered, the PROCESS.md digest — the required outputs as a checklist that ticks as the
 files appear, a deliver form (summary, next stage among the allowed ones) and *Give back*,
-and a button that inserts a cell below with a ready-to-edit skeleton (the side panel's
-extension renders the `CELL_MIME` bundle by inserting the cell; elsewhere the code shows
-as text to copy).
+and a button that shows a ready-to-edit skeleton cell (a `CELL_MIME` bundle with the code
+as text to copy: a widget's click arrives as a comm message, where `set_next_input` has no
+effect; `%lightscientist take` and the side panel's button do insert the cell).
 
 The data is `app.handover.card`, the same the side panel draws. `update` runs on the
 dashboard's flusher thread, the buttons on the kernel's main thread; both hold the lock the
@@ -32,7 +32,8 @@ from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 CELL_MIME = "application/vnd.lightscientist.cell+json"
-"""A bundle the side panel's extension turns into a new code cell below the active one."""
+"""The skeleton as data (`code`, `id`, `at`), beside its `text/plain`, for a renderer that
+would insert it as a cell (none is registered yet: the text shows)."""
 CHECK_EVERY_S = 1.0
 """How often the checklist looks at the disk."""
 

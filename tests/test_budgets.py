@@ -127,3 +127,33 @@ def test_the_offline_run_shows_estimated_usage_per_stage(tmp_path):
     used = status(ws)["usage"]
     assert used["tokens"] == view["total"]["tokens"] > 0
     assert used["cost"] == 0.0 and used["model_calls"] == view["total"]["model_calls"]
+
+
+def test_a_replay_costs_what_the_recorded_run_did(tmp_path, server):
+    """The recording's run line keeps the price its calls were charged at, so the replay,
+    asking no server, writes the same tokens and cost (PROCESS.md too) as the run."""
+    first, proc = start(tmp_path, server, "--price", "in=2,out=10", "--record")
+    assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
+    recording = (first / ".lightscientist" / "recordings" / "run-0001.jsonl").read_text()
+    assert json.loads(recording.splitlines()[0])["price"] == {
+        "in": 2.0,
+        "out": 10.0,
+        "cached": None,
+        "source": "--price",
+    }
+    served = len(server.requests)
+    table = tmp_path / "table" / "table.toml"
+    second = tmp_path / "second"
+    proc = cli(
+        second, "research", GOAL, "--mode", "auto", "--stages", str(table),
+        "--model", f"replay:{first}",
+    )  # fmt: skip
+    assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
+    lines = [
+        [ln for ln in (ws / "PROCESS.md").read_text().splitlines() if ln.startswith("Usage: ")]
+        for ws in (first, second)
+    ]
+    assert len(lines[0]) == 3 and lines[0] == lines[1]
+    assert "$0.00" in lines[0][0]
+    assert status(second)["usage"]["cost"] == status(first)["usage"]["cost"] > 0
+    assert len(server.requests) == served  # the replay asked the server nothing

@@ -5,14 +5,19 @@ inside the package; `calc_price` reads that snapshot and never goes to the netwo
 `UpdatePrices` fetches newer data, and it is never started here). A model the snapshot does not
 know, or a model served from a base URL (a local or compatible server, whose price nobody can
 know), has no price unless `--price in=…,out=…[,cached=…]` gives one: its cost is unknown,
-never a guess. The offline model and a replay cost nothing.
+never a guess. The offline model costs nothing. A replay (`replay:PATH`) costs what the
+recorded run did: its calls carry the recorded usage, and the recording's run line the price
+they were charged at (`recording.Recorder`), so a replay writes the same tokens and cost — in
+PROCESS.md too — as the run it replays.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from lightscientist_jupyter.errors import BadInput
+from lightscientist_jupyter.runtime.recording import recording_files, run_headers
 
 PRICE_KEYS = ("in", "out", "cached")
 
@@ -38,8 +43,29 @@ class Price:
         fresh = max(0, input_tokens - cached_tokens)
         return (fresh * self.input + cached_tokens * cached + output_tokens * self.output) / 1e6
 
-    def to_dict(self) -> dict[str, object]:
-        return {"in": self.input, "out": self.output, "cached": self.cached, "source": self.source}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "in": self.input,
+            "out": self.output,
+            "cached": self.cached,
+            "source": self.source,
+        }
+        if self.source == "genai-prices":
+            out.update(model=self.model, provider=self.provider)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Price:
+        """Read `to_dict`'s form back (a recording's run line)."""
+        cached = raw.get("cached")
+        return cls(
+            float(raw.get("in") or 0.0),
+            float(raw.get("out") or 0.0),
+            None if cached is None else float(cached),
+            source=str(raw.get("source") or "--price"),
+            model=str(raw.get("model") or ""),
+            provider=raw.get("provider"),
+        )
 
 
 FREE = Price(0.0, 0.0, 0.0, source="free")
@@ -72,13 +98,15 @@ def parse_price(text: str) -> Price:
 
 def price_for(spec: str, base_url: str | None = None, override: str | None = None) -> Price | None:
     """The price of the model `spec` (as `runtime.models.resolve_model` reads it): the
-    override when given, nothing for the offline model and replays, the library's for a
-    `provider:model` it knows; None when unknown."""
+    override when given, nothing for the offline model, the recorded run's for a replay, the
+    library's for a `provider:model` it knows; None when unknown."""
     if override:
         return parse_price(override)
     spec = (spec or "").strip()
-    if spec == "offline" or spec.startswith(("offline:", "replay:")):
+    if spec == "offline" or spec.startswith("offline:"):
         return FREE
+    if spec.startswith("replay:"):
+        return recorded_price(spec.partition(":")[2].split(",")[0].strip())
     provider, sep, name = spec.partition(":")
     if base_url or not sep or not name:
         return None
@@ -89,6 +117,18 @@ def price_for(spec: str, base_url: str | None = None, override: str | None = Non
     except Exception:  # not in the snapshot (LookupError), or the library is missing
         return None
     return Price(0.0, 0.0, source="genai-prices", model=name, provider=provider)
+
+
+def recorded_price(path: str) -> Price | None:
+    """The price a recorded run's calls were charged at (its first run line that names one);
+    for a recording older than prices: nothing for the offline model's, unknown otherwise."""
+    headers = run_headers(recording_files(path) or [])
+    for header in headers:
+        if "price" in header:
+            raw = header["price"]
+            return Price.from_dict(raw) if isinstance(raw, dict) else None
+    offline = [h for h in headers if str(h.get("model")).startswith("lightscientist-offline")]
+    return FREE if headers and len(offline) == len(headers) else None
 
 
 def _library_cost(price: Price, input_tokens: int, output_tokens: int, cached: int) -> float:

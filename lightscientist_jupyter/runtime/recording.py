@@ -2,8 +2,10 @@
 
 A recording is `.lightscientist/recordings/run-NNNN.jsonl`, one per run (a `research` or a
 `resume`), append-only, one JSON line per successful model call (a call that failed and was
-retried is not recorded). The first line describes the run (`"kind": "run"`); each call line
-(`"kind": "call"`) holds:
+retried is not recorded). The first line describes the run (`"kind": "run"`: the model's
+label, and `price`, the price its calls were charged at — `runtime.prices.Price.to_dict`, null
+when unknown — so that a replay costs what the run did); each call line (`"kind": "call"`)
+holds:
 
 - the session: `session` (the key the replay matches: `worker/<stage>/<n>`, the n-th worker
   session started for that stage, or `supervisor/<n>` for the supervisor agent, whose one
@@ -231,14 +233,18 @@ class Recorder(BaseCallbackHandler):
         folder: `.lightscientist/recordings` (created when the first call is written).
         root: the workspace's path (written as `<workspace>`).
         model: a label of the model, for the run line.
+        price: the price the run's calls are charged at (`Price.to_dict()`; None: unknown).
     """
 
     raise_error = False
 
-    def __init__(self, folder: Path, root: Path, model: str = ""):
+    def __init__(
+        self, folder: Path, root: Path, model: str = "", price: dict[str, Any] | None = None
+    ):
         self.folder = folder
         self.root = str(root)
         self.model = model
+        self.price = price
         self.path: Path | None = None
         self.counter = CallCounter()
         self._lock = threading.Lock()
@@ -247,9 +253,16 @@ class Recorder(BaseCallbackHandler):
         self._fd: int | None = None
 
     @classmethod
-    def of(cls, workspace: Any, model: Any) -> Recorder:
-        """The recorder of a run of `model` in `workspace` (a `Workspace`)."""
-        return cls(workspace.state_dir / "recordings", workspace.root, model_label(model))
+    def of(cls, workspace: Any, model: Any, meter: Any = None) -> Recorder:
+        """The recorder of a run of `model` in `workspace` (a `Workspace`), whose calls
+        `meter` (a `runtime.usage.UsageMeter`) prices."""
+        price = getattr(meter, "price", None)
+        return cls(
+            workspace.state_dir / "recordings",
+            workspace.root,
+            model_label(model),
+            price.to_dict() if price is not None else None,
+        )
 
     def on_chat_model_start(
         self,
@@ -318,7 +331,13 @@ class Recorder(BaseCallbackHandler):
         if self._fd is None:
             self.path = new_recording(self.folder)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            header = {"kind": "run", "v": FORMAT, "at": time.time(), "model": self.model}
+            header = {
+                "kind": "run",
+                "v": FORMAT,
+                "at": time.time(),
+                "model": self.model,
+                "price": self.price,
+            }
             os.write(self._fd, (json.dumps(header) + "\n").encode())
         data = json.dumps(line, ensure_ascii=False, default=str) + "\n"
         os.write(self._fd, data.encode())  # one write per line: lines never interleave
@@ -342,3 +361,30 @@ def new_recording(folder: Path) -> Path:
             return path
         except FileExistsError:
             n += 1
+
+
+def recording_files(path: str) -> list[Path] | None:
+    """The recording files at `path` — a file, a folder of `*.jsonl`, or a workspace that
+    recorded — in run order; None when `path` does not exist."""
+    target = Path(path).expanduser()
+    if (target / ".lightscientist" / "recordings").is_dir():
+        target = target / ".lightscientist" / "recordings"
+    if target.is_file():
+        return [target]
+    if target.is_dir():
+        return sorted(target.glob("*.jsonl"))
+    return None
+
+
+def run_headers(files: list[Path]) -> list[dict[str, Any]]:
+    """The run lines (`"kind": "run"`) of recording files, in order (each file's first)."""
+    headers = []
+    for path in files:
+        try:
+            with path.open(encoding="utf-8") as f:
+                raw = json.loads(f.readline() or "{}")
+        except (OSError, ValueError):
+            continue
+        if isinstance(raw, dict) and raw.get("kind") == "run":
+            headers.append(raw)
+    return headers

@@ -30,6 +30,7 @@ from lightscientist_jupyter.errors import ModelConfigError, RuntimeLayerError
 from lightscientist_jupyter.runtime.recording import (
     WORKSPACE,
     compared,
+    recording_files,
     tool_view,
     view_hash,
     views,
@@ -82,14 +83,8 @@ class Tape:
     @classmethod
     def load(cls, path: str) -> Tape:
         """The recordings at `path`: a file, a folder of `*.jsonl`, or a workspace."""
-        target = Path(path).expanduser()
-        if (target / ".lightscientist" / "recordings").is_dir():
-            target = target / ".lightscientist" / "recordings"
-        if target.is_file():
-            files = [target]
-        elif target.is_dir():
-            files = sorted(target.glob("*.jsonl"))
-        else:
+        files = recording_files(path)
+        if files is None:
             raise ModelConfigError(
                 f"replay: {path} does not exist; give a recording file, a folder of them, or "
                 "a workspace that ran with --record"

@@ -4,6 +4,8 @@ once, a call held before it starts and made on resume, the offline model's estim
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from support.runtime import answer, finish, http_error, plain_spec, stage_spec, tool_call
 
@@ -106,3 +108,23 @@ def test_prices():
     known = price_for("openai:gpt-4.1-mini")
     assert known is not None and known.source == "genai-prices"
     assert known.cost(1_000_000, 1_000_000) == pytest.approx(0.4 + 1.6)
+
+
+def test_a_replay_is_priced_as_its_recording_says(tmp_path):
+    def recording(name: str, header: dict) -> str:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "run-0001.jsonl").write_text(json.dumps({"kind": "run", **header}) + "\n")
+        return str(folder)
+
+    known = price_for("openai:gpt-4.1-mini")
+    assert known is not None
+    library = recording("library", {"model": "openai-chat:gpt-4.1-mini", "price": known.to_dict()})
+    assert price_for(f"replay:{library},lenient") == known
+    assert price_for(f"replay:{recording('local', {'model': 'x', 'price': None})}") is None
+    priced = recording("priced", {"model": "x", "price": Price(1.0, 2.0).to_dict()})
+    assert price_for(f"replay:{priced}") == Price(1.0, 2.0)
+    # a recording older than prices: the offline model's costs nothing, any other's is unknown
+    assert price_for(f"replay:{recording('old', {'model': 'lightscientist-offline'})}") == FREE
+    assert price_for(f"replay:{recording('older', {'model': 'openai-chat:x'})}") is None
+    assert price_for("replay:/nonexistent/folder") is None

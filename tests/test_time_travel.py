@@ -60,7 +60,7 @@ def test_every_stage_visit_has_a_start_and_a_finish_snapshot(finished: Path):
 
     proc = cli(finished, "diff", "experiment.loop#1", "experiment.loop#2", "--stat")
     assert proc.returncode == 0, proc.stderr
-    assert "experiment/results.csv" in proc.stdout and "experiment/batch-2.out" in proc.stdout
+    assert "experiment/results.csv" in proc.stdout and "jobs/batch-2.log" in proc.stdout
     assert "state.json" not in proc.stdout
     only = subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", "diff", "-w", str(finished),
@@ -183,3 +183,16 @@ def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Pa
     panel.show(state.pending)
     assert panel.diff.widget in panel.cards.children
     assert "experiment/analysis.md</code></b> — new" in panel.diff.widget.value
+
+
+@pytest.mark.slow
+def test_the_side_panels_detail_carries_the_gate_diff(tmp_path: Path):
+    from lightscientist_jupyter.jupyter.server_data import project_detail
+
+    ws = tmp_path / "project"
+    proc = cli(ws, "research", "g", "--mode", "manual")
+    assert last_line(proc) == "waiting_user", proc.stderr
+    detail = project_detail(tmp_path, "project")
+    shown = {d["path"]: d for d in detail["gate_diff"]}
+    brief = shown["idea/brief.md"]
+    assert brief["status"] == "new" and any(line.startswith("+") for line in brief["lines"])

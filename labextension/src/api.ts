@@ -7,6 +7,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { IFileDiff } from './diff';
 import type { IHandoffCard } from './handoff';
 
 export interface IPendingDecision {
@@ -125,6 +126,8 @@ export interface IProjectDetail extends IProjectSummary {
   last_seq: number;
   /** The stage the researcher holds (see `handoff.ts`), or null. */
   handoff?: IHandoffCard | null;
+  /** At a gate: what changed beside each file under review (see `diff.ts`). */
+  gate_diff?: IFileDiff[];
 }
 
 export interface IEventRecord {

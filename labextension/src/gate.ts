@@ -5,6 +5,7 @@
 
 import { IPendingDecision, IProjectDetail, joinPath } from './api';
 import { el } from './dom';
+import { renderDiffs } from './diff';
 
 export interface IGateActions {
   /** Open a file (a path relative to the server root) in JupyterLab. */
@@ -108,6 +109,7 @@ function describeGate(
       actions.openFile(joinPath(detail.path, name))
     );
   }
+  renderDiffs(node, detail.gate_diff); // what changed beside each file (diff.ts)
 }
 
 /** The stage a rejection sends the project back to ('' keeps the table's default). */

@@ -159,7 +159,7 @@ def gate_bounds(ws: Workspace, history: History) -> tuple[str, str]:
     snaps = [s for s in history.log() if any(c.startswith(s.id) for c in line)]
     approved = [s for s in snaps if s.event == "approved"]
     own = [s for s in approved if s.stage == pending.stage]
-    base = (own or approved or snaps)[-1]
+    base = (own or approved)[-1] if approved else snaps[0]  # none yet: the project's start
     return base.id, history.write_tree()[0]
 
 

@@ -27,16 +27,14 @@ def _text(data: bytes | None) -> list[str]:
     return (data or b"").decode("utf-8", errors="replace").splitlines()
 
 
+def _lines(change: FileChange) -> list[str]:
+    old, new = _text(change.old), _text(change.new)
+    a, b = f"a/{change.path}", f"b/{change.path}"
+    return list(difflib.unified_diff(old, new, a, b, lineterm=""))
+
+
 def _unified(change: FileChange) -> str:
-    lines = list(
-        difflib.unified_diff(
-            _text(change.old),
-            _text(change.new),
-            f"a/{change.path}",
-            f"b/{change.path}",
-            lineterm="",
-        )
-    )
+    lines = _lines(change)
     shown = lines[:MAX_LINES]
     rows = []
     for line in shown:
@@ -96,6 +94,17 @@ def render(change: FileChange) -> str:
     else:
         body = _unified(change)
     return f'<div class="ls-diff-file">{title}{body}</div>'
+
+
+def panel_changes(ws: Workspace) -> list[dict[str, object]]:
+    """The side panel's `gate_diff`: each file under review, its status and, for text, the
+    unified diff's lines (the panel draws them as text)."""
+    shown = []
+    for change in gate_changes(ws):
+        text = change.status in ("new", "changed") and Path(change.path).suffix not in IMAGES
+        lines = _lines(change)[:MAX_LINES] if text else []
+        shown.append({"path": change.path, "status": change.status, "lines": lines})
+    return shown
 
 
 def card_html(root: Path) -> str:

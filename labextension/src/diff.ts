@@ -1,0 +1,45 @@
+/**
+ * Beside each file under review at a gate: what changed since the last approved state
+ * (new, changed, removed), with the changed lines as a unified diff. The server computes it
+ * from the workspace's history (`detail.gate_diff`, built by `jupyter/diff_card.py`); the
+ * panel only draws it, as text.
+ */
+
+import { el } from './dom';
+
+/** One file under review, as the server sends it. */
+export interface IFileDiff {
+  path: string;
+  status: 'new' | 'changed' | 'removed' | 'unchanged';
+  /** Unified diff lines (at most a few hundred); empty for images and unchanged files. */
+  lines: string[];
+}
+
+/** Append the diff of each file to `node` (nothing when there is none). */
+export function renderDiffs(
+  node: HTMLElement,
+  diffs: IFileDiff[] | undefined
+): void {
+  if (!diffs || diffs.length === 0) {
+    return;
+  }
+  const box = el('div', { className: 'ls-diff-card' }, node);
+  el('p', { text: 'What changed since the last approval' }, box);
+  for (const diff of diffs) {
+    const file = el('details', { className: 'ls-diff-file' }, box);
+    file.dataset.path = diff.path;
+    el('summary', { text: `${diff.path} — ${diff.status}` }, file);
+    if (diff.lines.length === 0) {
+      continue;
+    }
+    const pre = el('pre', { className: 'ls-diff-text' }, file);
+    for (const line of diff.lines) {
+      const kind = line.startsWith('+')
+        ? 'add'
+        : line.startsWith('-')
+          ? 'del'
+          : 'ctx';
+      el('div', { className: `ls-diff-${kind}`, text: line }, pre);
+    }
+  }
+}

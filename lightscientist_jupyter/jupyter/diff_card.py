@@ -99,7 +99,7 @@ def render(change: FileChange) -> str:
 def panel_changes(ws: Workspace) -> list[dict[str, object]]:
     """The side panel's `gate_diff`: each file under review, its status and, for text, the
     unified diff's lines (the panel draws them as text)."""
-    shown = []
+    shown: list[dict[str, object]] = []
     for change in gate_changes(ws):
         text = change.status in ("new", "changed") and Path(change.path).suffix not in IMAGES
         lines = _lines(change)[:MAX_LINES] if text else []

@@ -74,7 +74,7 @@ def on_finished(fields: dict[str, Any], h: History) -> Step:
             "label": label,
             "status": WorkerStatus.COMPLETED,
             "outputs": result.get("outputs") or [],
-            "summary_line": _first_line(str(result.get("summary") or "")),
+            "summary": _first_line(str(result.get("summary") or "")),
         }
         workers = [*(fields.get("workers") or []), this]
         latest = {str(w.get("label")): w for w in workers if is_helper(str(w.get("label", "")))}
@@ -86,7 +86,7 @@ def on_finished(fields: dict[str, Any], h: History) -> Step:
             [f"Ran {len(probes)} probes in parallel workers:"]
             + [
                 f"- {str(w.get('label', '')).removeprefix(HELPER_PREFIX)}: "
-                f"{w.get('summary_line') or 'done'}"
+                f"{w.get('summary') or 'done'}"
                 for w in probes
             ]
         )

@@ -14,7 +14,7 @@ from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, ren
 from lightscientist_jupyter.runtime.redact import clip
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
-from lightscientist_jupyter.vocab import SchedulingKind
+from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, SchedulingKind
 
 PROCESS_DIGEST_CHARS = 6000
 EVENT_FIELD_CHARS = 1500
@@ -54,8 +54,8 @@ def event_message(
     """The supervisor's whole input for one decision: a fixed header and the event.
 
     A finished worker's event also carries the stage's allowed next stages and `workers`, the
-    stage's other workers in one line each (`worker_line`), so that deciding on it needs no
-    query first."""
+    stage's other workers that matter (`_listed`) in one line each (`worker_line`), so that
+    deciding on it needs no query first."""
     fields: dict[str, Any] = {
         "event": str(event.kind),
         "task_id": task.task_id,
@@ -77,7 +77,7 @@ def event_message(
         fields[key] = value
     if event.kind == SchedulingKind.WORKER_FINISHED:
         fields["allowed_next"] = list(task.allowed_next)
-        others = [worker_line(w) for w in workers or () if w.get("id") != event.worker_id]
+        others = [worker_line(w) for w in workers or () if _listed(w, event.worker_id)]
         if others:
             fields["workers"] = others[-MAX_WORKER_LINES:]
     return render_header(
@@ -103,10 +103,18 @@ MAX_WORKER_LINES = 6
 
 def worker_line(summary: dict[str, Any]) -> dict[str, Any]:
     """One of the stage's other workers as an event lists it (from `list_workers`' lines)."""
-    line = {k: summary.get(k) for k in ("id", "label", "status", "next_stage")}
+    line = {k: summary.get(k) for k in ("id", "label", "status")}
     line["outputs"] = list(summary.get("outputs") or [])[:8]
-    line["summary_line"] = clip(str(summary.get("summary_line") or ""), 160)
+    line["summary"] = clip(str(summary.get("summary_line") or ""), 100)
     return {k: v for k, v in line.items() if v not in (None, "", [])}
+
+
+def _listed(summary: dict[str, Any], worker_id: str | None) -> bool:
+    """Whether a finished worker's event lists this other worker: one still going, or a
+    labelled sub-task (a probe); an unlabelled one that ended was decided on already."""
+    if summary.get("id") == worker_id:
+        return False
+    return bool(summary.get("label")) or summary.get("status") not in FINAL_WORKER_STATUSES
 
 
 def process_digest(text: str, max_chars: int = PROCESS_DIGEST_CHARS) -> str:

@@ -1,7 +1,6 @@
 """One supervisor model call per decision, end to end: the offline project from
 experiment.setup to the end, in auto mode. Every scheduling event it meets (the stage started,
-a worker finished, a worker went to the background) is decided by one model call whose tool
-settles it, and no decision is lost: every stage is finished and the project is done."""
+a worker finished) is decided by one model call whose tool settles it, and no decision is lost: every stage is finished and the project is done."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ def test_each_decision_is_one_supervisor_model_call(tmp_path, monkeypatch):
     decisions = [e for e in events if e["type"] == "supervisor.decision"]
     calls = [e for e in events if e["type"] == "model.call" and e["worker_id"] == "supervisor"]
     kinds = {e["data"]["event"] for e in decisions}
-    assert {"stage_started", "worker_finished", "worker_background"} <= kinds
+    assert {"stage_started", "worker_finished"} <= kinds
     assert len(calls) == len(decisions)
     replies = [e["data"]["reply"] for e in decisions]
     assert set(replies) == {"done", "continue"}

@@ -67,6 +67,24 @@ class StageOutcome(StrEnum):
     """Stopped on request; the workers stay resumable."""
 
 
+class JobStatus(StrEnum):
+    """A job's state (see `runtime.jobs`)."""
+
+    RUNNING = "running"
+    """Submitted and not ended (for Ray: also pending, waiting for resources)."""
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    """Stopped by a cancel of its worker or of the project."""
+    TIMED_OUT = "timed_out"
+    """Stopped at its wall-time limit."""
+    LOST = "lost"
+    """Its process ended with the run that started it, leaving no exit status."""
+
+
+FINAL_JOB_STATUSES = frozenset(s for s in JobStatus if s != JobStatus.RUNNING)
+
+
 class WorkerStatus(StrEnum):
     """A layer-3 worker session's state (see DESIGN.md, layer 3)."""
 
@@ -164,6 +182,10 @@ class EventType(StrEnum):
     """`--sandbox auto` found no working bubblewrap: worker commands run unsandboxed."""
     REPLAY_DIVERGENCE = "replay.divergence"
     """A replayed request differs from the recorded one (lenient replay, or a command's output)."""
+    JOB_SUBMITTED = "job.submitted"
+    """A worker submitted a job (`submit_job`: a local background process or a Ray job)."""
+    JOB_FINISHED = "job.finished"
+    """A job ended (succeeded, failed, stopped, timed out or lost)."""
 
     @property
     def layer(self) -> Layer:
@@ -199,6 +221,8 @@ EVENT_LAYERS: dict[EventType, Layer] = {
             EventType.WORKER_CANCELLED,
             EventType.SANDBOX_UNAVAILABLE,
             EventType.REPLAY_DIVERGENCE,
+            EventType.JOB_SUBMITTED,
+            EventType.JOB_FINISHED,
         )
     },
 }

@@ -41,7 +41,6 @@ BUDGET_QUESTION = (
     "How much compute may the study use: 'small' (a few seconds per batch on a "
     "laptop CPU) or 'full' (minutes)?"
 )
-MAX_STATUS_CHECKS = 20
 
 
 def is_helper(label: str) -> bool:
@@ -178,28 +177,17 @@ def plan_loop(task: Task, h: History) -> list[Step]:
     k, n = task.visit, task.loops
     base = f"python experiment/run_experiment.py --batches {n}"
     outputs = ["experiment/results.csv", "experiment/log.md"]
-    if k == 2:  # the long batch: start it in the background, suspend, check later
+    if k == 2:  # the long batch: a job; layer 2 resumes this worker when it has ended
         steps: list[Step] = [
-            run("launch", f"nohup {base} --batch {k} > experiment/batch-{k}.out 2>&1 &")
+            Act("submit", tools.SUBMIT, {"command": f"{base} --batch {k}", "name": f"batch-{k}"})
         ]
-        i = 1
-        while True:
-            steps += [
-                Act(
-                    f"suspend{i}",
-                    tools.SUSPEND,
-                    {"reason": f"batch {k} is running in the background", "check_after_s": 1},
-                ),
-                run(f"check{i}", f"{base} --status"),
-            ]
-            if (
-                not h.done(f"check{i}")
-                or f"batch {k}: done" in h.result(f"check{i}")
-                or i >= MAX_STATUS_CHECKS
-            ):
-                break
-            i += 1
-        summary = [f"Ran batch {k} of {n} in the background and checked on it after a suspension."]
+        if h.done("submit") and h.result("submit").startswith("Job not submitted"):
+            steps.append(run("batch", f"{base} --batch {k}"))  # no job: run it here
+            summary = [f"Ran batch {k} of {n} in the foreground (the job was refused)."]
+        else:
+            summary = [f"Ran batch {k} of {n} as the job batch-{k} (log jobs/batch-{k}.log)."]
+        steps.append(run("check", f"{base} --status"))
+        summary.append("Status: " + last_line(h.result("check")))
     else:
         steps = [run("batch", f"{base} --batch {k}")]
         summary = [f"Ran batch {k} of {n}: " + last_line(h.result("batch"))]

@@ -39,6 +39,8 @@ READ = need("file_path", word="read")
 RUN = need("command")
 ASK = need("question")
 SUSPEND = need("reason", "check_after_s")
+SUBMIT = need("command", "name", word="submit")
+"""Runs a long command as a job (`submit_job`); the worker is resumed when it ends."""
 COMPLETE = need("summary", "outputs", "next_stage")
 """Ends a worker's stage (its suggestion) or, bound to the supervisor, the stage itself."""
 SEARCH = need("query", word="search")

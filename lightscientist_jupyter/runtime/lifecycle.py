@@ -26,7 +26,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.types import interrupt
 
-STOP_TOOLS = ("complete_stage", "suspend", "finalize_cancel")
+STOP_TOOLS = ("complete_stage", "suspend", "finalize_cancel", "submit_job")
+"""`submit_job` stops a turn only when the job started (its result's artifact names it)."""
 
 CANCEL_NOTICE = (
     "LightScientist: this worker is being cancelled. Do not start new work. Call "
@@ -106,11 +107,14 @@ def stop_call(messages: list[Any]) -> dict[str, Any] | None:
     Only a call whose tool result is already in the history counts.
     """
     turn = last_turn(messages)
-    answered = {m.tool_call_id for m in turn if isinstance(m, ToolMessage)}
+    answered = {m.tool_call_id: m for m in turn if isinstance(m, ToolMessage)}
     for message in reversed(turn):
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                if call["name"] in STOP_TOOLS and call.get("id") in answered:
+                result = answered.get(call.get("id") or "")
+                if call["name"] == "submit_job" and not (result and result.artifact):
+                    continue  # a refused job: the turn goes on
+                if call["name"] in STOP_TOOLS and result is not None:
                     return {"name": call["name"], "args": dict(call.get("args") or {})}
     return None
 

@@ -28,6 +28,8 @@ from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import prune, recording
 from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
+from lightscientist_jupyter.runtime.job_tools import for_worker as job_tools
+from lightscientist_jupyter.runtime.jobs import JobManager
 from lightscientist_jupyter.runtime.lifecycle import LifecycleMiddleware, lifecycle_tools
 from lightscientist_jupyter.runtime.models import retry_middleware
 from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
@@ -36,18 +38,17 @@ from lightscientist_jupyter.runtime.shell import ProcessGroups
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 from lightscientist_jupyter.runtime.usage import UsageMeter
-from lightscientist_jupyter.runtime.job_tools import for_worker as job_tools
-from lightscientist_jupyter.runtime.jobs import JobManager
 from lightscientist_jupyter.runtime.worker_files import id_order as _id_order
 from lightscientist_jupyter.runtime.worker_files import load_record
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
     RESUMABLE_WORKER_STATUSES,
     WorkerStatus,
 )
 from lightscientist_jupyter.workspace import Workspace
+
 
 class ExecutionRuntime:
     """Persistent worker sessions for one workspace, in this process.

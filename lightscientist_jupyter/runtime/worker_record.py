@@ -53,6 +53,7 @@ class WorkerRecordDict(TypedDict):
     limits: dict[str, Any]
     usage: dict[str, Any]
     held: str | None
+    jobs: list[str]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +98,8 @@ class WorkerRecord:
     """Its model calls' totals over all its turns (`runtime.usage.Usage.to_dict`)."""
     held: str | None = None
     """Why its turn is held before a model call (a spent budget); a resume continues it."""
+    jobs: tuple[str, ...] = ()
+    """The ids of the jobs it submitted (`runtime.jobs`), so a resume finds them again."""
 
     @property
     def label(self) -> str:
@@ -114,6 +117,7 @@ class WorkerRecord:
             status=str(self.status),
             files_written=list(self.files_written),
             commands=list(self.commands),
+            jobs=list(self.jobs),
         )
         return cast(WorkerRecordDict, raw)
 
@@ -145,4 +149,5 @@ class WorkerRecord:
             workspace=str(raw.get("workspace") or ""),
             usage=dict(raw.get("usage") or {}),
             held=raw.get("held"),
+            jobs=tuple(raw.get("jobs") or ()),
         )

@@ -30,6 +30,7 @@ from lightscientist_jupyter.runtime.usage import UsageMeter
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor import agent, decisions, handoff, prompts
 from lightscientist_jupyter.supervisor.backends import WorkerControl
+from lightscientist_jupyter.supervisor.jobs import JobPoller
 from lightscientist_jupyter.supervisor.loop_state import (
     LoopState,
     SupervisedStage,
@@ -100,6 +101,7 @@ class StageSupervisor:
         self._stage: SupervisedStage | None = None
         self.control = WorkerControl(self._current, self.runtime, host, self.bus, workspace)
         """The agent's tool backends (one for every stage: the agent's session outlives one)."""
+        self.jobs = JobPoller(self.runtime, self.bus)  # resumes workers whose jobs ended
 
     @property
     def task(self) -> StageTask:
@@ -131,6 +133,7 @@ class StageSupervisor:
                 return StageResult(StageOutcome.STOPPED, "stopped on request")
             self._drain(stage)
             self._fire_due(stage, control)
+            self.jobs.poll(stage, control)
             self._check_stalls(stage)
             host = self.host
             outcome = decisions.stage_outcome(
@@ -205,7 +208,7 @@ class StageSupervisor:
             after = apply_update(before, update)
             stage.state.records[update.worker_id] = after
             stage.state.stalled.discard(update.worker_id)  # a new silence starts now
-            event = filter_update(before, after)
+            event = self.jobs.screen(stage, filter_update(before, after))
             if event is not None:
                 self._emit_about(
                     after,
@@ -354,6 +357,7 @@ class StageSupervisor:
         """Cancel every worker session alive in this process (each finalizes or is stopped)."""
         with self._lock:  # after layer 1 stopped the project: no worker starts past this
             live = self.runtime.live_workers()
+        self.runtime.jobs.stop_all()  # the project's jobs end with it
         for worker_id in live:
             if worker_id != agent.SUPERVISOR_ID:
                 try:

@@ -1,5 +1,5 @@
 """ExecutionRuntime lifecycle paths, driven by the offline model on real stages of the default
-table: waiting → resume with an answer, background → resume with a message, final states that
+table: waiting → resume with an answer, a job's background → resume with its end, final states that
 refuse resume, cancellation of an idle worker, records read back by a new runtime, the
 delivery record of each worker — and a supervisor-role session whose input stays bounded."""
 
@@ -11,9 +11,11 @@ import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from support.fixtures import checkpointer_named
 from support.runtime import answer, checkpoint_messages, finish, write_study_script
+from support.waiting import wait_for
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.offline.playbook import BUDGET_QUESTION
+from lightscientist_jupyter.runtime.jobs import ended_message
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 
 
@@ -80,7 +82,7 @@ def test_waiting_resumes_with_an_answer(
     assert recorder.of_type("session.end")[-1].data == {"status": "completed"}
 
 
-def test_background_resumes_with_a_message_and_keeps_its_history(
+def test_a_job_puts_the_worker_in_background_and_its_end_resumes_it(
     make_runtime, spec_for, updates, recorder, ws, checkpoints
 ):
     write_study_script(ws, "experiment/run_experiment.py")
@@ -88,46 +90,43 @@ def test_background_resumes_with_a_message_and_keeps_its_history(
     spec = spec_for("experiment.loop", visit=2)
     worker = runtime.start(spec)
 
-    record = finish(runtime, worker)
-    assert record["status"] == "background", record
-    assert record["check_after_s"] == 1
-    assert record["result"] == {"kind": "suspend", "reason": "batch 2 is running in the background"}
-    assert updates.of(worker)[-1].check_after_s == 1
+    record = finish(runtime, worker)  # submit_job ended the turn
+    assert record["status"] == "background"
+    assert record["result"] == {"kind": "suspend", "reason": "job batch-2 is running"}
+    (job_id,) = record["jobs"]
     assert "Suspended in the background" in (ws.workers_dir / worker / "agent-run.md").read_text()
     with pytest.raises(
         RuntimeLayerError, match=f"worker {worker} already exists and is background"
     ):
         runtime.start(WorkerSpec(message="a second first message", worker_id=worker))
 
-    checks = 0
-    while record["status"] == "background":
-        checks += 1
-        assert checks <= 20, "the background batch never finished"
-        runtime.resume(worker, message="LightScientist: time to check on your batch.")
-        record = finish(runtime, worker)
+    job = wait_for(lambda: not runtime.jobs.get(job_id).running, "the job's end", within=60)
+    job = runtime.jobs.get(job_id)
+    assert (job.status, job.exit_code, job.worker_id) == ("succeeded", 0, worker)
+    log = (ws.root / "jobs" / "batch-2.log").read_text()
+    assert "batch 2 of 2: 9 run(s) ok" in log and "wrote 27 rows" in log
+
+    message = ended_message([job], ws.root)  # what layer 2 resumes it with
+    assert "succeeded; exit code 0; wall time" in message and "batch 2 of 2: 9 run(s)" in message
+    runtime.resume(worker, message=message)
+    record = finish(runtime, worker)
     assert record["status"] == "completed", record
     assert record["result"]["next_stage"] == "experiment.analyze"
+    assert "as the job batch-2" in record["result"]["summary"]
     assert "batch 2" in (ws.root / "experiment" / "log.md").read_text()
-    assert (ws.root / "experiment" / "results.csv").stat().st_size > 0
 
     messages = checkpoint_messages(runtime, record["thread_id"])
     humans = [m.content for m in messages if isinstance(m, HumanMessage)]
-    assert humans[0] == spec.message  # the original task, still first
-    assert humans[1:] == ["LightScientist: time to check on your batch."] * checks
-    assert any(isinstance(m, ToolMessage) and m.name == "suspend" for m in messages)
-
+    assert humans == [spec.message, message]  # the original task, still first
+    assert any(isinstance(m, ToolMessage) and m.name == "submit_job" for m in messages)
     seen = updates.statuses(worker)
     assert "background" in seen and seen[-1] == "completed"
     assert_counters_grow(updates.of(worker))
-    assert record["commands"][0].startswith("nohup python experiment/run_experiment.py")
-    suspended = recorder.of_type("worker.background")
-    assert len(suspended) == checks
-    assert suspended[0].data == {
-        "reason": "batch 2 is running in the background",
-        "check_after_s": 1.0,
-    }
-    assert updates.of(worker)[-1].progress.steps > 0
-    assert updates.of(worker)[-1].progress.input_chars > len(spec.message)
+    assert record["commands"] == ["python experiment/run_experiment.py --batches 2 --status"]
+    (submitted,) = recorder.of_type("job.submitted")
+    (ended,) = recorder.of_type("job.finished")
+    assert submitted.worker_id == ended.worker_id == worker and submitted.layer == 3
+    assert ended.data["job"]["status"] == "succeeded"
 
 
 def test_an_answer_to_a_background_worker_arrives_as_a_message(make_runtime, spec_for, ws):

@@ -35,6 +35,7 @@ KEYS = [
     "limits",
     "usage",
     "held",
+    "jobs",
 ]
 
 

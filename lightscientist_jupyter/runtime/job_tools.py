@@ -1,0 +1,111 @@
+"""The workers' job tools: `submit_job`, `list_jobs`, `job_status` (see `jobs`).
+
+`submit_job` ends the worker's turn when the job started: the worker is `background` until
+layer 2 resumes it with the job's end (status, exit code, wall time, log tail). A refused job
+(a bad resource, an unreachable cluster, resources the cluster lacks) is a plain tool result
+and the turn goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.tools import BaseTool, tool
+
+from lightscientist_jupyter.runtime import spawn
+from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused, log_tail
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+
+if TYPE_CHECKING:
+    from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+    from lightscientist_jupyter.runtime.session import WorkerSession
+
+SUBMITTED = "job"
+"""The key of a successful `submit_job`'s artifact (its job id): the call ends the turn."""
+
+
+def for_worker(
+    runtime: ExecutionRuntime, record: WorkerRecord, session: WorkerSession
+) -> list[BaseTool]:
+    """The job tools of a worker of `runtime`: its jobs run in its stage's sandbox and limits,
+    and their ids go into its record (`WorkerRecord.jobs`, saved with its next change)."""
+    home = runtime.workspace.workers_dir / record.id / "home"
+    policy = runtime.shell_policy.for_stage(record.network, record.limits)
+
+    def remember(job_id: str) -> None:
+        session.amend(jobs=(*session.record.jobs, job_id))
+
+    return job_tools(
+        runtime.jobs,
+        record.id,
+        lambda: policy.confinement(runtime.workspace.root, home),
+        remember,
+        stage=record.stage,
+        task_id=record.task_id,
+    )
+
+
+def job_tools(
+    jobs: JobManager,
+    worker_id: str,
+    confinement: Callable[[], spawn.Confinement],
+    on_submit: Callable[[str], None],
+    *,
+    stage: str | None = None,
+    task_id: str | None = None,
+) -> list[BaseTool]:
+    """The three job tools of one worker (`on_submit` gets each new job's id)."""
+
+    @tool(response_format="content_and_artifact")
+    def submit_job(
+        command: str, name: str, resources: dict[str, Any] | None = None, folder: str = ""
+    ) -> tuple[str, dict[str, str] | None]:
+        """Run a long command (an experiment batch, a training run) as a job: it runs until
+        it ends (hours if need be), not the shell's timeout. Use it instead of `nohup … &`.
+
+        `name` names its log, `jobs/<name>.log` in the workspace. `resources` (optional):
+        {"cpus": 2, "gpus": 1, "memory": "8G", "<custom resource>": 1} for a cluster.
+        `folder`: its working directory (default: the workspace root). After a successful
+        submit your turn ends; you are resumed when the job ends, with its status, exit code,
+        wall time and the tail of its log.
+        """
+        try:
+            job = jobs.submit(
+                worker_id,
+                command,
+                name,
+                resources=resources,
+                folder=folder,
+                confinement=confinement(),
+                stage=stage,
+                task_id=task_id,
+            )
+        except JobRefused as exc:
+            return f"Job not submitted: {exc}", None
+        on_submit(job.id)
+        return (
+            f"Submitted job {job.name} ({job.id}) on this machine; its log is {job.log}. Your turn "
+            "ends now: you will be resumed when the job ends.",
+            {SUBMITTED: job.id},
+        )
+
+    @tool
+    def list_jobs() -> str:
+        """List the project's jobs: id, name, worker, status, exit code, wall time, log."""
+        found = jobs.refresh()
+        return "\n".join(job.line() for job in found) or "No jobs yet."
+
+    @tool
+    def job_status(job: str) -> str:
+        """One job's status (by id or name), exit code, wall time and the tail of its log."""
+        jobs.refresh()
+        found = jobs.find(job)
+        if found is None:
+            known = ", ".join(f"{j.id} ({j.name})" for j in jobs.all()) or "none"
+            return f"No job '{job}'; the jobs are: {known}"
+        tail = log_tail(jobs.workspace.root / found.log) or "(empty)"
+        note = f"\n{found.note}" if found.note else ""
+        return f"{found.line()}{note}\nLast lines of {found.log}:\n{tail}"
+
+    return [submit_job, list_jobs, job_status]

@@ -1,0 +1,353 @@
+"""Jobs: a worker's long command, run apart from its turn until it ends.
+
+`submit_job` (see `job_tools`) hands a command to the `JobManager`. Without a cluster the job
+runs here as a background process of the sandboxed command runner: the same clean
+environment, sandbox and limits as `execute` (but no CPU-seconds limit), its own process
+group, bounded by a wall-time limit (`wall_limit_s`, hours by default) instead of the
+command timeout; it lives on while its worker is suspended, and a cancel of the worker (or
+the end of the run) stops it. Its whole output lands in the workspace at `jobs/<name>.log`.
+
+Each job's record is `.lightscientist/jobs/<id>.json` (`Job`), so a later process — a
+`resume` after the run was killed — finds it again: a local job whose process group still
+runs is watched on, one whose exit status file is there ended with that status, any other
+was lost with the run. Layer 2 polls (`refresh`) and resumes the worker when its jobs ended.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shlex
+import signal
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime import shell, spawn
+from lightscientist_jupyter.runtime.job_record import (
+    DEFAULT_WALL_S,
+    LOG_DIR,
+    Job,
+    JobRefused,
+    ended_message,
+    log_tail,
+    parse_resources,
+)
+from lightscientist_jupyter.vocab import EventType, JobStatus
+
+__all__ = ["Job", "JobManager", "JobRefused", "ended_message", "log_tail"]
+from lightscientist_jupyter.workspace import Workspace
+
+_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class JobManager:
+    """The jobs of one workspace: submits, watches, stops, and reads them back.
+
+    Args:
+        workspace: the project workspace.
+        bus: where `job.submitted` / `job.finished` go.
+        groups: the runtime's process groups (a worker's cancel and the run's end stop its
+            local jobs through them).
+        wall_limit_s: the longest a job may run.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        bus: EventBus,
+        groups: shell.ProcessGroups,
+        *,
+        wall_limit_s: float = DEFAULT_WALL_S,
+    ):
+        self.workspace = workspace
+        self.bus = bus
+        self.groups = groups
+        self.wall_limit_s = wall_limit_s
+        self.folder = workspace.state_dir / "jobs"
+        self._lock = threading.RLock()
+        self._watched: set[str] = set()
+        """Local jobs a thread of this process watches."""
+        self._stopping: set[str] = set()
+
+    # ------------------------------------------------------------------ submit
+
+    def submit(
+        self,
+        worker_id: str,
+        command: str,
+        name: str,
+        *,
+        resources: Mapping[str, Any] | None = None,
+        folder: str = "",
+        confinement: spawn.Confinement | None = None,
+        stage: str | None = None,
+        task_id: str | None = None,
+    ) -> Job:
+        """Start a job for `worker_id`; raises JobRefused with a line for the worker."""
+        if not command.strip():
+            raise JobRefused("submit_job needs a command")
+        wanted = parse_resources(resources)
+        cwd = self._folder(folder)
+        with self._lock:
+            job_id, name = self._reserve(name or "job")
+            job = Job(
+                id=job_id,
+                name=name,
+                worker_id=worker_id,
+                command=command,
+                stage=stage,
+                task_id=task_id,
+                folder=str(cwd.relative_to(self.workspace.root))
+                if cwd != self.workspace.root
+                else "",
+                resources=wanted,
+                submitted_at=time.time(),
+                wall_limit_s=self.wall_limit_s,
+            )
+            job = self._start_local(job, cwd, confinement)
+            self._save(job)
+        self.bus.emit(
+            EventType.JOB_SUBMITTED,
+            f"{job.id} {job.name}: {command[:120]}",
+            worker_id=worker_id,
+            stage=stage,
+            task_id=task_id,
+            data={"job": job.to_dict()},
+        )
+        return job
+
+    def _folder(self, folder: str) -> Path:
+        from lightscientist_jupyter.runtime.sandbox import PathRefused, confine
+
+        if not folder.strip() or folder.strip() in ("/", "."):
+            return self.workspace.root
+        try:
+            path = confine(self.workspace.root, folder)
+        except PathRefused as exc:
+            raise JobRefused(f"folder: {exc}") from None
+        if not path.is_dir():
+            raise JobRefused(f"folder '{folder}' is not a folder of the workspace")
+        return path
+
+    def _reserve(self, wanted: str) -> tuple[str, str]:
+        """A new job id (`j<n>`) and a log name no other job has."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        base = _NAME.sub("-", wanted).strip(".-")[:60] or "job"
+        names = {job.name for job in self.all()}
+        name, k = base, 2
+        while name in names or (self.workspace.root / LOG_DIR / f"{name}.log").exists():
+            name, k = f"{base}-{k}", k + 1
+        n = len(list(self.folder.glob("j*.json"))) + 1
+        while True:
+            try:
+                fd = os.open(self.folder / f"j{n}.json", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                os.close(fd)
+                return f"j{n}", name
+            except FileExistsError:
+                n += 1
+
+    def _start_local(self, job: Job, cwd: Path, conf: spawn.Confinement | None) -> Job:
+        root = self.workspace.root
+        home = self.workspace.workers_dir / job.worker_id / "home"
+        status = self._status_file(job)
+        status.parent.mkdir(parents=True, exist_ok=True)
+        status.unlink(missing_ok=True)
+        conf = conf or spawn.Confinement()
+        if conf.limits is not None:  # the wall-time limit bounds a job, not CPU seconds
+            conf = dataclasses.replace(conf, limits=conf.limits.merged({"cpu": None}))
+        script = (
+            f"cd {shlex.quote(str(cwd))} && /bin/bash -c {shlex.quote(job.command)}\n"
+            f"echo $? > {shlex.quote(str(status))}"
+        )
+        log = root / job.log
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "wb") as out:
+            started = spawn.start(script, conf, cwd=root, env=shell.worker_env(root, home), out=out)
+        pgid = started.proc.pid
+        self.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s + 60)
+        job = dataclasses.replace(job, pgid=pgid, pgid_start=shell._start_time(pgid))
+        self._watched.add(job.id)
+        threading.Thread(
+            target=self._watch, args=(job, started), daemon=True, name=f"ls-job-{job.id}"
+        ).start()
+        return job
+
+    def _status_file(self, job: Job) -> Path:
+        # in the worker's home: the one place under .lightscientist/ a sandbox may write
+        return self.workspace.workers_dir / job.worker_id / "home" / ".jobs" / f"{job.id}.exit"
+
+    def _watch(self, job: Job, started: spawn.Started) -> None:
+        deadline = time.monotonic() + job.wall_limit_s
+        timed_out = False
+        while not started.returned(0.2):
+            if time.monotonic() >= deadline:
+                timed_out = True
+                end_group(started.proc.pid)
+        started.settle()
+        if shell.group_alive(started.proc.pid):  # what the job left running ends with it
+            end_group(started.proc.pid)
+        code = self._exit_code(job)
+        if code is None:
+            code = started.exit_code
+        if job.id in self._stopping:
+            status = JobStatus.STOPPED
+        elif timed_out:
+            status = JobStatus.TIMED_OUT
+        else:
+            status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
+        note = f"stopped at its wall-time limit ({job.wall_limit_s:g} s)" if timed_out else ""
+        self._finish(job.id, status, code, note)
+        self._watched.discard(job.id)
+
+    def _exit_code(self, job: Job) -> int | None:
+        try:
+            text = self._status_file(job).read_text(encoding="ascii").strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
+
+    def _finish(self, job_id: str, status: JobStatus, code: int | None, note: str = "") -> None:
+        with self._lock:
+            job = self.get(job_id)
+            if job is None or not job.running:
+                return
+            job = dataclasses.replace(
+                job, status=status, exit_code=code, ended_at=time.time(), note=note or job.note
+            )
+            self._save(job)
+        self.bus.emit(
+            EventType.JOB_FINISHED,
+            f"{job.id} {job.name}: {status}"
+            + ("" if code is None else f" (exit {code})")
+            + f" after {job.wall_s():.1f} s",
+            worker_id=job.worker_id,
+            stage=job.stage,
+            task_id=job.task_id,
+            data={"job": job.to_dict()},
+        )
+
+    # ------------------------------------------------------------------ read, poll, stop
+
+    def all(self) -> list[Job]:
+        """Every job of the workspace, in submission order."""
+        jobs = []
+        for path in self.folder.glob("j*.json") if self.folder.is_dir() else []:
+            try:
+                jobs.append(Job.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+            except (OSError, ValueError, TypeError, KeyError):
+                continue  # a reserved id not written yet, or a torn file of a dead run
+        return sorted(jobs, key=lambda j: (j.submitted_at, j.id))
+
+    def get(self, job_id: str) -> Job | None:
+        try:
+            raw = json.loads((self.folder / f"{job_id}.json").read_text(encoding="utf-8"))
+            return Job.from_dict(raw)
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def find(self, ref: str) -> Job | None:
+        """A job by id or by name."""
+        return self.get(ref) or next((j for j in self.all() if j.name == ref), None)
+
+    def of_worker(self, worker_id: str) -> list[Job]:
+        return [j for j in self.all() if j.worker_id == worker_id]
+
+    def refresh(self) -> list[Job]:
+        """Bring every running job's record up to date (a local job no thread here watches:
+        adopted, or settled from its status file); returns them all."""
+        for job in self.all():
+            if not job.running:
+                continue
+            if job.id not in self._watched:
+                self._settle_orphan(job)
+        return self.all()
+
+    def _settle_orphan(self, job: Job) -> None:
+        """A local job started by another process (a run that was killed)."""
+        code = self._exit_code(job)
+        if code is not None:
+            self._finish(job.id, JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED, code)
+            return
+        pgid = job.pgid
+        alive = (
+            pgid is not None
+            and shell._start_time(pgid) in (job.pgid_start, None)
+            and shell.group_alive(pgid)
+        )
+        if alive and pgid is not None:
+            if time.time() - job.submitted_at > job.wall_limit_s:
+                end_group(pgid)
+                self._finish(job.id, JobStatus.TIMED_OUT, None, "stopped at its wall-time limit")
+            else:
+                self.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s)
+            return
+        self._finish(job.id, JobStatus.LOST, None, "its process ended with the run that started it")
+
+    def mark_reported(self, job_ids: list[str]) -> None:
+        with self._lock:
+            for job_id in job_ids:
+                job = self.get(job_id)
+                if job is not None and not job.reported:
+                    self._save(dataclasses.replace(job, reported=True))
+
+    def stop_owner(self, worker_id: str) -> list[Job]:
+        """Stop every running job of the worker (its cancel); returns them."""
+        return self._stop([j for j in self.of_worker(worker_id) if j.running])
+
+    def stop_all(self) -> list[Job]:
+        """Stop every running job of the workspace (the project's cancel)."""
+        return self._stop([j for j in self.all() if j.running])
+
+    def _stop(self, jobs: list[Job]) -> list[Job]:
+        for job in jobs:
+            self._stopping.add(job.id)
+            if job.pgid is not None:
+                end_group(job.pgid)
+                if job.id not in self._watched:
+                    self._finish(job.id, JobStatus.STOPPED, None, "stopped by a cancel")
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline and any((self.get(j.id) or j).running for j in jobs):
+            time.sleep(0.05)
+        return [self.get(j.id) or j for j in jobs]
+
+    def _save(self, job: Job) -> None:
+        write_json_atomic(self.folder / f"{job.id}.json", job.to_dict())
+
+
+def end_group(pgid: int) -> None:
+    """End a job's process group and the session its sandbox made.
+
+    The group is frozen first, so that a `bwrap` still setting its sandbox up cannot leave
+    a child behind (its `--die-with-parent` is not armed yet): the children of the group's
+    leader that started a session of their own are ended with it."""
+    try:
+        os.killpg(pgid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return
+    inner = {g for g in _child_groups(pgid) if g != pgid}
+    os.killpg(pgid, signal.SIGCONT)
+    for group in inner:
+        shell.kill_group(group)
+    shell.kill_group(pgid)
+
+
+def _child_groups(pid: int) -> set[int]:
+    groups = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and int(fields[1]) == pid:
+            groups.add(int(fields[2]))
+    return groups

@@ -1,0 +1,133 @@
+"""Local jobs (`runtime.jobs`): real processes of the sandboxed command runner that outlive
+the command timeout, keep the clean environment, stop at their wall-time limit or a cancel,
+and are found again by a later process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from support.waiting import wait_for
+
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused
+from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.workspace import Workspace
+
+
+def manager(ws: Workspace, **options) -> JobManager:
+    return JobManager(ws, EventBus(), shell.ProcessGroups(), **options)
+
+
+def sandboxed(ws: Workspace, worker: str = "w1"):
+    home = ws.workers_dir / worker / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    sandbox = os.environ.get("CI") == "true" or os.path.exists("/usr/bin/bwrap")
+    return ShellPolicy(sandbox=sandbox).confinement(ws.root, home)
+
+
+def ended(jobs: JobManager, job_id: str, within: float = 20.0):
+    wait_for(lambda: not jobs.get(job_id).running, f"the end of job {job_id}", within=within)
+    return jobs.get(job_id)
+
+
+@pytest.mark.slow
+def test_a_job_outlives_the_command_timeout_with_the_clean_environment(ws, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-of-the-kernel")
+    jobs = manager(ws)
+    (ws.root / "experiment").mkdir()
+    job = jobs.submit(
+        "w1",
+        "sleep 2.5; env; echo done > finished.txt; exit 3",
+        "long one",
+        folder="experiment",
+        confinement=sandboxed(ws),
+    )
+    assert (job.name, job.log, job.folder) == ("long-one", "jobs/long-one.log", "experiment")
+    time.sleep(0.5)
+    assert jobs.get(job.id).running  # the command runner's own deadline is not a job's
+    job = ended(jobs, job.id)
+    assert (job.status, job.exit_code) == ("failed", 3)
+    assert job.wall_s() >= 2.5
+    assert (ws.root / "experiment" / "finished.txt").read_text() == "done\n"
+    log = (ws.root / "jobs" / "long-one.log").read_text()
+    assert "LIGHTSCIENTIST_WORKSPACE=" in log and "sk-secret" not in log and "OPENAI" not in log
+    saved = json.loads((ws.state_dir / "jobs" / f"{job.id}.json").read_text())
+    assert saved["status"] == "failed" and saved["log"] == "jobs/long-one.log"
+    # a second job of the same name keeps the first one's log
+    again = jobs.submit("w1", "true", "long one", confinement=sandboxed(ws))
+    assert again.name == "long-one-2" and ended(jobs, again.id).status == "succeeded"
+
+
+def test_the_wall_time_limit_and_a_cancel_stop_a_job(ws):
+    jobs = manager(ws, wall_limit_s=0.5)
+    slow = jobs.submit("w1", "sleep 60", "slow", confinement=sandboxed(ws))
+    job = ended(jobs, slow.id)
+    assert job.status == "timed_out" and "wall-time limit" in job.note
+    assert not shell.group_alive(job.pgid)
+
+    jobs.wall_limit_s = 3600
+    other = jobs.submit("w2", "sleep 60", "other", confinement=sandboxed(ws, "w2"))
+    mine = jobs.submit("w1", "sleep 60 & sleep 60; wait", "mine", confinement=sandboxed(ws))
+    (stopped,) = jobs.stop_owner("w1")
+    assert stopped.id == mine.id and stopped.status == "stopped"
+    assert not shell.group_alive(mine.pgid)
+    assert jobs.get(other.id).running  # another worker's job goes on
+    assert [j.status for j in jobs.stop_all()] == ["stopped"]
+
+
+def test_a_refused_job_says_what_to_fix(ws):
+    jobs = manager(ws)
+    with pytest.raises(JobRefused, match="resources: gpus='many' is not a number"):
+        jobs.submit("w1", "true", "x", resources={"gpus": "many"})
+    with pytest.raises(JobRefused, match="folder: '/etc' is outside the workspace"):
+        jobs.submit("w1", "true", "x", folder="/etc")
+    with pytest.raises(JobRefused, match="needs a command"):
+        jobs.submit("w1", "  ", "x")
+    assert jobs.all() == []
+
+
+CHILD = """
+import os, sys
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime.jobs import JobManager
+from lightscientist_jupyter.workspace import Workspace
+jobs = JobManager(Workspace.at(sys.argv[1]), EventBus(), shell.ProcessGroups())
+job = jobs.submit("w1", "sleep 1.5; echo from the old run", "survivor")
+print(job.id, flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+@pytest.mark.slow
+def test_a_job_that_outlived_a_killed_run_is_found_again(ws):
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CHILD), str(ws.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    job_id = proc.stdout.split()[0]
+    jobs = manager(ws)  # the next run
+    assert jobs.refresh()[0].running  # adopted: its process group still runs
+    wait_for(lambda: not jobs.refresh()[0].running, "the adopted job's end", within=20, poll=0.2)
+    job = jobs.get(job_id)
+    assert (job.status, job.exit_code) == ("succeeded", 0)
+    assert "from the old run" in (ws.root / "jobs" / "survivor.log").read_text()
+
+    # a job whose process is gone without an exit status was lost with its run
+    record = json.loads((ws.state_dir / "jobs" / f"{job_id}.json").read_text())
+    record.update(id="j9", status="running", exit_code=None, ended_at=None, name="gone")
+    (ws.state_dir / "jobs" / "j9.json").write_text(json.dumps(record))
+    jobs.refresh()
+    lost = jobs.get("j9")
+    assert lost.status == "lost" and "ended with the run" in lost.note

@@ -30,10 +30,18 @@ from lightscientist_jupyter.app.sandboxing import status_info
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.events import format_line, printable, read_tail
 from lightscientist_jupyter.events.buffer import EventBuffer
-from lightscientist_jupyter.jupyter import budget_card, graph, status_line, timeline, workers
+from lightscientist_jupyter.jupyter import (
+    budget_card,
+    graph,
+    progress,
+    status_line,
+    timeline,
+    workers,
+)
 from lightscientist_jupyter.jupyter.batching import FLUSH_INTERVAL_S, Flusher
 from lightscientist_jupyter.jupyter.gate import GatePanel
 from lightscientist_jupyter.jupyter.handoff_card import HandoffCard
+from lightscientist_jupyter.jupyter.run_controls import RunControls, run_view
 from lightscientist_jupyter.jupyter.widgets import EventStream
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind
 from lightscientist_jupyter.workspace import Workspace
@@ -102,7 +110,9 @@ class Dashboard:
         self.status_line = w.HTML()
         self.graph = w.HTML(layout=w.Layout(overflow="auto hidden"))
         self.gate = GatePanel(self._reply, self.table, self.workspace.root, self._lock)
-        self.gate.actions.resume = status_line.resume_command(self.workspace.root)
+        self.controls = RunControls(
+            self.workspace, resume=status_line.resume_command(self.workspace.root)
+        )
         self.timeline = w.HTML()
         self.handoff = HandoffCard(self.workspace, self.table, self._lock)
         self.workers = w.HTML()
@@ -111,6 +121,7 @@ class Dashboard:
         self.widget = w.VBox(
             [
                 self.status_line,
+                self.controls,
                 self.graph,
                 self.gate.widget,
                 self.handoff.widget,
@@ -228,6 +239,8 @@ class Dashboard:
             if self.status_line.value != status:
                 self.status_line.value = status
                 self._status_at = now
+            runner = "here" if self.source.live else ("other" if self._running else "none")
+            self.controls.run = run_view(state, self.table, runner)
             self._shown["status"] = key
         errors = list(self.flusher.errors) if hasattr(self, "flusher") else []
         problem = (
@@ -274,7 +287,7 @@ class Dashboard:
             runner=runner,
             mode=state.mode,
             model=self.source.model_spec(),
-            elapsed=_duration(max(0.0, end - start)),
+            elapsed=progress.duration(max(0.0, end - start)),
             events=self.events.received,
             root=self.workspace.root,
             waiting=state.pending.question if state.pending is not None else "",
@@ -336,14 +349,3 @@ class Dashboard:
         data["text/html"] = self.static_html()
         data["text/plain"] = self.text()
         return data
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"

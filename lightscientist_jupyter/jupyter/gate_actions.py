@@ -10,9 +10,9 @@ fall back to a custom message on the comm, which `GateActions` hands to its `on_
 Either way the button shows "sending…" and then what happened: the decision and the stage
 the project moved to, or why not.
 
-The kernel draws nothing here on a click: it sets `card` (the decision shown), `outcome`
-(what the kernel side knows) and `resume` (the command that continues the project); the
-front end (`static/gate.js`, no build step, no imports) draws them.
+The kernel draws nothing here on a click: it sets `card` (the decision shown) and `outcome`
+(what the kernel side knows); the front end (`static/gate.js` after `static/server.js`, the
+helpers it shares with the run controls; no build step, no imports) draws them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from lightscientist_jupyter.jupyter.widgets import STATIC, THEME_CSS
+from lightscientist_jupyter.jupyter.widgets import THEME_CSS, esm
 
 OnReply = Callable[[bool, str, "str | None", str], str]
 """`on_reply(approve, comment, to_stage, decision_id) -> message` (the comm fallback)."""
@@ -32,7 +32,7 @@ OnReply = Callable[[bool, str, "str | None", str], str]
 class GateActions(anywidget.AnyWidget):
     """The card: heading, summary, files, and one row of Approve / Reject / comment / target."""
 
-    _esm = STATIC / "gate.js"
+    _esm = esm("server.js", "gate.js")
     _css = THEME_CSS
 
     card = traitlets.Dict().tag(sync=True)
@@ -42,8 +42,6 @@ class GateActions(anywidget.AnyWidget):
     """The workspace, an absolute path (the browser makes it relative to the server root)."""
     outcome = traitlets.Dict().tag(sync=True)
     """`{"state": "sent" | "refused" | "settled", "text": …}` from the kernel side."""
-    resume = traitlets.Unicode("").tag(sync=True)
-    """The magic that continues this project, shown when the kernel is gone."""
 
     def __init__(self, on_reply: OnReply | None = None, **kwargs: Any):
         super().__init__(**kwargs)

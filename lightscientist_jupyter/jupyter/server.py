@@ -10,6 +10,7 @@ run the functions of `server_data` on a worker thread and write their answer or 
     GET  /lightscientist/events?path=REL&after=SEQ&limit=N
     GET  /lightscientist/file?path=REL&name=NAME
     POST /lightscientist/reply  {"path", "approve", "comment", "to_stage", "decision_id"}
+    POST /lightscientist/control  {"path", "action", "stage"}  (server_control: run controls)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.ioloop import IOLoop
 
+from lightscientist_jupyter.jupyter.server_control import control
 from lightscientist_jupyter.jupyter.server_data import (
     Refused,
     list_projects,
@@ -68,6 +70,13 @@ class _Handler(APIHandler):
     def arg(self, name: str) -> str | None:
         return self.get_query_argument(name, None)
 
+    def json_body(self) -> Any:
+        """The request's JSON body (None when it is not JSON)."""
+        try:
+            return json.loads(self.request.body or b"null")
+        except ValueError:
+            return None
+
 
 class ProjectsHandler(_Handler):
     @tornado.web.authenticated
@@ -103,11 +112,14 @@ class ReplyHandler(_Handler):
     @tornado.web.authenticated
     @authorized
     async def post(self) -> None:
-        try:
-            body = json.loads(self.request.body or b"null")
-        except ValueError:
-            body = None
-        await self.answer(project_reply, body)
+        await self.answer(project_reply, self.json_body())
+
+
+class ControlHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self.answer(control, self.json_body())
 
 
 ROUTES = (
@@ -116,6 +128,7 @@ ROUTES = (
     ("events", EventsHandler),
     ("file", FileHandler),
     ("reply", ReplyHandler),
+    ("control", ControlHandler),
 )
 
 

@@ -28,6 +28,8 @@ from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput, Conflict, LightScientistError
 from lightscientist_jupyter.events import read_tail
+from lightscientist_jupyter.jupyter import progress
+from lightscientist_jupyter.jupyter.diff_card import panel_changes
 from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.workspace import STATE_DIR, Workspace
 
@@ -207,6 +209,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         handoff=None,
         handoffs=state.handoffs,
         usage=panel_usage(state),
+        gate_diff=panel_changes(ws),  # beside each file under review (diff_card.py)
     )
     try:
         table = _table(state.stages_file)
@@ -216,6 +219,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         detail["table"] = _table_view(table)
         detail["layout"] = graph_layout(table)  # the dashboard's layout: the panel only draws it
         detail["handoff"] = handover.card(ws, state, table)  # the hand-over card, or None
+        detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
         detail["outputs"] = [
             {
                 "stage": s.id,

@@ -2,9 +2,8 @@
 
 Status in words (`look.status_words`), stage and "stage N of M", who runs it, mode, model,
 elapsed time, the event count, and the workspace path cut from its start (the whole path in
-its tooltip and in a `<code>` to select). Below it, what waits or what went wrong, and a
-banner that only the widget manager's "disconnected" class shows (the kernel restarted or
-went away): the run stopped, with the exact command that continues it.
+its tooltip and in a `<code>` to select). Below it, what waits or what went wrong. The banner
+for a dashboard whose kernel is gone is the run controls' (`run_controls`).
 """
 
 from __future__ import annotations
@@ -64,16 +63,9 @@ def render(
         extra += f'<div class="ls-err">{html.escape(reason)}</div>'
     if warning:
         extra += f'<div class="ls-warn">⚠ {html.escape(warning)}</div>'
-    dead = (
-        '<div class="ls-dead" role="alert"><b>This dashboard is not live</b>: the kernel that '
-        "drew it restarted or went away, so its run has stopped and what is shown here is "
-        "as it was. Continue the project in a cell with "
-        f'<code class="ls-code" style="user-select:all">{html.escape(resume_command(root))}'
-        "</code> (the side panel shows it live meanwhile).</div>"
-    )
     return (
         f'<div class="ls-status-line"><div class="ls-card-title">LightScientist · '
         f"{html.escape(goal)}</div>"
         f'<div class="ls-row ls-live" role="group" aria-label="project status">'
-        f"{''.join(chips)}</div>{extra}{dead}</div>"
+        f"{''.join(chips)}</div>{extra}</div>"
     )

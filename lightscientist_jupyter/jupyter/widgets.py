@@ -31,6 +31,13 @@ from lightscientist_jupyter.events import make_filter
 STATIC = Path(__file__).with_name("static")
 THEME_CSS = (STATIC / "theme.css").read_text(encoding="utf-8")
 """The shared style sheet (the panel imports the same file): loaded with the widgets."""
+
+
+def esm(*names: str) -> str:
+    """Front-end modules of `static/` joined into one (anywidget's cannot import each other)."""
+    return "\n".join((STATIC / name).read_text(encoding="utf-8") for name in names)
+
+
 EVENTS_MAX = 500
 """Events kept (kernel side and in each view)."""
 SEND_MAX = 100

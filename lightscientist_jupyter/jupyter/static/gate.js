@@ -1,58 +1,8 @@
 // LightScientist gate card: what a decision approves, and one row of controls.
 // A click goes through the server extension's reply endpoint (works after a reload and
 // without the kernel); only without a server extension does it use the widget's comm.
-// No build step, no imports: it runs offline inside anywidget's front end.
-
-const WORDS = { running: "running", waiting_user: "waiting for you", done: "done",
-                failed: "failed", cancelled: "cancelled", stopped: "stopped",
-                paused: "paused" };
-const ANSWER_MS = 2000;
-
-function el(tag, cls, text, parent) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  if (parent) parent.appendChild(node);
-  return node;
-}
-
-// JupyterLab's (and Notebook 7's) page configuration: base URL, token, server root
-function pageConfig() {
-  const node = document.getElementById("jupyter-config-data");
-  if (!node) return null;
-  try {
-    const data = JSON.parse(node.textContent || "{}");
-    if (!data.baseUrl) return null;
-    return { base: data.baseUrl.replace(/\/?$/, "/"), token: data.token || "",
-             serverRoot: (data.serverRoot || "").replace(/\/+$/, "") };
-  } catch (_e) {
-    return null;
-  }
-}
-
-// the workspace relative to the server root, or null when it is outside (or unknown)
-function relative(root, serverRoot) {
-  if (!root || !serverRoot) return null;
-  if (root === serverRoot) return "";
-  return root.startsWith(serverRoot + "/") ? root.slice(serverRoot.length + 1) : null;
-}
-
-function xsrf() {
-  const match = document.cookie.match("\\b_xsrf=([^;]*)\\b");
-  return match ? decodeURIComponent(match[1]) : "";
-}
-
-async function call(cfg, method, path, body) {
-  const headers = { "Content-Type": "application/json", "X-XSRFToken": xsrf() };
-  if (cfg.token) headers.Authorization = "token " + cfg.token;
-  const response = await fetch(cfg.base + "lightscientist/" + path, {
-    method, headers, credentials: "same-origin",
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  let data = null;
-  try { data = await response.json(); } catch (_e) { data = null; }
-  return { status: response.status, data };
-}
+// No build step, no imports: it runs offline inside anywidget's front end, after
+// server.js (el, pageConfig, relative, call, viaComm), which gate_actions.py puts before it.
 
 function verdict(d, id) {
   const yes = d.kind === "question" ? "answered yes" : "approved";
@@ -150,39 +100,13 @@ function render({ model, el: root }) {
     dead.textContent = "";
     dead.hidden = !!c.settled;  // the banner matters where a decision still waits
     el("b", "", "The kernel behind this dashboard is gone", dead);
-    el("span", "", " (restarted or shut down), so its run has stopped. Approve / Reject still " +
-       "reach the project through the server. To continue, run in a cell: ", dead);
-    const cmd = el("code", "ls-code", model.get("resume") || "%lightscientist resume", dead);
-    const copy = el("button", "jp-Button jp-mod-styled jp-mod-accept ls-resume", "Resume…", dead);
-    copy.setAttribute("aria-label", "Copy the resume command");
-    copy.addEventListener("click", () => {
-      navigator.clipboard?.writeText(cmd.textContent).then(
-        () => { copy.textContent = "copied: paste it into a cell"; },
-        () => { copy.textContent = "select the command and copy it"; });
-    });
+    el("span", "", " (restarted or shut down). Approve / Reject still reach the project " +
+       "through the server; Resume, at the top of the dashboard, runs it again.", dead);
   }
 
   function show(cls, text) {
     outcome.className = "ls-outcome " + cls;
     outcome.textContent = text;
-  }
-
-  function viaComm(reply) {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        model.off("msg:custom", onMsg);
-        resolve({ ok: false, text: "no answer from the kernel within 2 s: reply from the " +
-                  "LightScientist side panel or with %lightscientist reply y|n" });
-      }, ANSWER_MS);
-      function onMsg(msg) {
-        if (!msg || msg.kind !== "outcome") return;
-        clearTimeout(timer);
-        model.off("msg:custom", onMsg);
-        resolve(msg);
-      }
-      model.on("msg:custom", onMsg);
-      model.send({ kind: "reply", ...reply });
-    });
   }
 
   async function viaServer(cfg, rel, reply) {
@@ -216,7 +140,11 @@ function render({ model, el: root }) {
     } catch (e) {
       answer = null; // the server did not answer: try the kernel
     }
-    if (answer === null) answer = await viaComm(reply);
+    if (answer === null) {
+      answer = await viaComm(model, { kind: "reply", ...reply },
+                             "no answer from the kernel within 2 s: reply from the " +
+                             "LightScientist side panel or with %lightscientist reply y|n");
+    }
     show(answer.ok ? "ls-ok" : "ls-err", answer.text);
     if (!answer.ok) { busy = false; approve.disabled = reject.disabled = false; }
   }
@@ -228,7 +156,6 @@ function render({ model, el: root }) {
   });
   model.on("change:card", draw);
   model.on("change:outcome", draw);
-  model.on("change:resume", draw);
   model.on("change:root", draw);
   draw();
 }

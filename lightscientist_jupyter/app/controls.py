@@ -1,0 +1,181 @@
+"""Run controls for the screens (dashboard and side panel): pause after a stage, re-run a
+stage, resume in the background.
+
+Each is one operation over the time-travel and run machinery, never a copy of it:
+
+- `pause_after` asks the process that runs the project (through its inbox, command `until`)
+  to pause once STAGE finishes — the `--until STAGE` of `resume`, set on a running run;
+- `rerun` stops the run that holds the project (inbox command `stop`: workers stay
+  resumable), rewinds to the start of the stage's latest visit (`history.rewind`) and starts
+  the project again in the background;
+- `start_resume` starts `lightscientist resume --wait` as a detached process (it outlives the
+  kernel and the server that started it), or says the exact command when it cannot.
+
+`apply_command` is the running project's side of the inbox commands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lightscientist_jupyter.app import history
+from lightscientist_jupyter.app import until as until_stage
+from lightscientist_jupyter.app.commands import require_project
+from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller.inbox import write_command
+from lightscientist_jupyter.controller.lock import read_holder
+from lightscientist_jupyter.errors import BadInput, Conflict
+from lightscientist_jupyter.vocab import ProjectStatus
+from lightscientist_jupyter.workspace import Workspace
+
+if TYPE_CHECKING:
+    from lightscientist_jupyter.app.project import Project
+
+STOP_WAIT_S = 20.0
+"""How long `rerun` waits for the running process to stop."""
+START_WAIT_S = 8.0
+"""How long `start_resume` waits for the new process to take the project."""
+RESUME_LOG = "resume.log"
+"""The background resume's output, in `.lightscientist/`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Done:
+    """What a control did: a line for the user, and the new process's pid when one started."""
+
+    message: str
+    pid: int | None = None
+
+
+def resume_command(ws: Workspace, until: str | None = None) -> str:
+    """The command line that continues the project in `ws` (waiting at its gates)."""
+    words = ["lightscientist", "resume", "--workspace", str(ws.root), "--wait"]
+    words += ["--until", until] if until else []
+    return shlex.join(words)
+
+
+def _runner(ws: Workspace) -> dict[str, Any] | None:
+    return read_holder(ws)
+
+
+def _pid(holder: dict[str, Any]) -> str:
+    return str(holder.get("pid", "?"))
+
+
+def pause_after(ws: Workspace, stage: str | None = None) -> Done:
+    """Ask the running process to pause once `stage` (default: the current one) finishes."""
+    state = require_project(ws)
+    stage = until_stage.check(load_table(state.stages_file), stage or state.stage)
+    if state.status != ProjectStatus.RUNNING:
+        raise Conflict(f"the project is {state.status}, not running a stage; nothing to pause")
+    holder = _runner(ws)
+    if holder is None:
+        raise Conflict(
+            f"no process runs the project in {ws.root}; resume it with "
+            f"`{resume_command(ws, stage)}` to run up to the end of {stage}"
+        )
+    write_command(ws, "until", stage=stage)
+    return Done(f"the run (pid {_pid(holder)}) pauses after {stage} finishes; Resume goes on")
+
+
+def apply_command(project: Project, command: dict[str, Any]) -> bool:
+    """Apply `until` / `stop` from the inbox to the running `project`; whether it was one."""
+    args = command.get("args") or {}
+    if command.get("command") == "until":
+        try:
+            project.until = until_stage.check(project.controller.table, args.get("stage"))
+        except BadInput:  # not a stage of the table it runs: a stale request, ignored
+            pass
+        return True
+    if command.get("command") == "stop":
+        project.stop()
+        return True
+    return False
+
+
+def _wait_released(ws: Workspace, timeout: float) -> dict[str, Any] | None:
+    """Wait for the run lock to be free; the holder still there after `timeout`, or None."""
+    deadline = time.monotonic() + timeout
+    holder = _runner(ws)
+    while holder is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+        holder = _runner(ws)
+    return holder
+
+
+def rerun(ws: Workspace, stage: str | None = None, *, source: str = "panel") -> Done:
+    """Run `stage` (default: the current one) again from the start of its latest visit: stop
+    the run, rewind, resume in the background."""
+    state = require_project(ws)
+    stage = stage or state.stage
+    holder = _runner(ws)
+    if holder is not None:
+        write_command(ws, "stop")
+        still = _wait_released(ws, STOP_WAIT_S)
+        if still is not None:
+            raise Conflict(
+                f"the run (pid {_pid(still)}) did not stop within {STOP_WAIT_S:.0f} s; "
+                "Cancel it, then Re-run"
+            )
+    rewound = history.rewind(ws, stage, source=source)
+    started = start_resume(ws)
+    return Done(f"{rewound.message.split(';')[0]}; {started.message}", started.pid)
+
+
+def start_resume(ws: Workspace, *, until: str | None = None) -> Done:
+    """Start `lightscientist resume --wait` for `ws` in a detached process; `Conflict` (with
+    the command to run by hand) when the project cannot be resumed that way."""
+    state = require_project(ws)
+    command = resume_command(ws, until)
+    if state.status == ProjectStatus.DONE:
+        raise Conflict(f"the project in {ws.root} is done; nothing to resume")
+    holder = _runner(ws)
+    if holder is not None:
+        raise Conflict(f"the project is already run by pid {_pid(holder)}; nothing to resume")
+    log = ws.state_dir / RESUME_LOG
+    argv = [sys.executable, "-m", "lightscientist_jupyter", *shlex.split(command)[1:]]
+    try:
+        with open(log, "ab") as out:
+            out.write(f"\n$ {command}  ({time.strftime('%Y-%m-%d %H:%M:%S')})\n".encode())
+            out.flush()
+            child = subprocess.Popen(
+                argv,
+                cwd=ws.root,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # outlives the kernel or server that started it
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+    except OSError as exc:
+        raise Conflict(f"cannot start the resume ({exc}); run `{command}`") from None
+    threading.Thread(target=child.wait, daemon=True, name="ls-resume-reaper").start()
+    return _started(ws, child, command, log)
+
+
+def _started(ws: Workspace, child: subprocess.Popen[bytes], command: str, log: Path) -> Done:
+    """Wait until `child` holds the project (or ended: then why, from its log)."""
+    deadline = time.monotonic() + START_WAIT_S
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            break
+        holder = _runner(ws)
+        if holder is not None and holder.get("pid") == child.pid:
+            return Done(f"resumed in the background by pid {child.pid} (log: {log})", child.pid)
+        time.sleep(0.1)
+    code = child.poll()
+    if code is None:  # still opening the project: it goes on by itself
+        return Done(f"resuming in the background, pid {child.pid} (log: {log})", child.pid)
+    if code == 0:  # it ran to where it stops (a gate without --wait, paused, done)
+        return Done(f"resumed by pid {child.pid}, which ran and ended (log: {log})", child.pid)
+    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    why = lines[-1] if lines else f"exit {code}"
+    raise Conflict(f"the resume ended at once ({why}); run `{command}` to see more")

@@ -1,0 +1,79 @@
+"""The dashboard's run controls: progress, Cancel, Pause after this stage, Re-run this stage,
+Resume — and the banner with Resume when the kernel behind the dashboard is gone.
+
+Like the gate card (`gate_actions`), a click goes from the browser through the server
+extension (`POST <base>/lightscientist/control`, `server_control`), so it works after a page
+reload and with the kernel gone; only where no server extension answers does it go over the
+comm, to the same `server_control.apply`. The kernel side only sets `run` (what the project
+is doing, from the dashboard's state) and `resume` (the magic for a new kernel); the front
+end (`static/server.js` + `static/controls.js`) draws them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anywidget
+import traitlets
+
+from lightscientist_jupyter.controller import ProjectState, StageTable
+from lightscientist_jupyter.jupyter import progress
+from lightscientist_jupyter.jupyter.server_control import apply
+from lightscientist_jupyter.jupyter.server_data import Refused
+from lightscientist_jupyter.jupyter.widgets import THEME_CSS, esm
+from lightscientist_jupyter.workspace import Workspace
+
+
+def run_view(state: ProjectState | None, table: StageTable, runner: str) -> dict[str, Any]:
+    """What the controls show: status, stage, who runs it (`here`, `other`, `none`),
+    "stage N of M", the time in this stage and per stage (`[stage, time, visits]`)."""
+    if state is None:
+        return {}
+    shown = progress.view(state, table)
+    return {
+        "status": str(state.status),
+        "stage": state.stage,
+        "runner": runner,
+        "position": shown["position"],
+        "stage_time": progress.duration(shown["current_s"]),
+        "times": [
+            [row["stage"], progress.duration(row["seconds"]), row["visits"]]
+            for row in shown["stages"]
+        ],
+    }
+
+
+class RunControls(anywidget.AnyWidget):
+    """One row of run controls under the status line, and the not-live banner."""
+
+    _esm = esm("server.js", "controls.js")
+    _css = THEME_CSS
+
+    root = traitlets.Unicode("").tag(sync=True)
+    """The workspace, an absolute path (the browser makes it relative to the server root)."""
+    run = traitlets.Dict().tag(sync=True)
+    """`run_view(...)`; `{}` while there is no project."""
+    resume = traitlets.Unicode("").tag(sync=True)
+    """The magic that continues this project from a new kernel."""
+
+    def __init__(self, workspace: Workspace, **kwargs: Any):
+        super().__init__(root=str(workspace.root), **kwargs)
+        self.workspace = workspace
+        self.on_msg(self._message)
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """The comm fallback: the same operation as the server's endpoint."""
+        if not isinstance(content, dict) or content.get("kind") != "control":
+            return
+        try:
+            done = apply(
+                self.workspace,
+                str(content.get("action")),
+                content.get("stage") or None,
+                source="dashboard",
+            )
+            self.send({"kind": "outcome", "ok": True, "text": done["message"]})
+        except Refused as exc:
+            self.send({"kind": "outcome", "ok": False, "text": exc.message})
+        except Exception as exc:  # the row must hear back, whatever went wrong
+            self.send({"kind": "outcome", "ok": False, "text": f"not done: {exc}"})

@@ -1,0 +1,137 @@
+"""Run controls of the dashboard and the panel (issue 21): progress, cancel, pause after a
+stage, re-run a stage, resume in the background — the server's `control` operations on real
+projects and real `lightscientist` processes (the offline model)."""
+
+from __future__ import annotations
+
+import json
+import time
+import types
+from pathlib import Path
+
+import pytest
+from support import waiting_project
+
+from lightscientist_jupyter.app import controls
+from lightscientist_jupyter.controller import ResearchController, load_table
+from lightscientist_jupyter.controller.lock import read_holder
+from lightscientist_jupyter.controller.state import load_state
+from lightscientist_jupyter.jupyter import progress, server_control, server_data
+from lightscientist_jupyter.jupyter.run_controls import run_view
+from lightscientist_jupyter.jupyter.server_data import Refused
+from lightscientist_jupyter.workspace import Workspace
+from tests.test_research import cli
+
+
+def _refused(ws: Workspace, action: str, stage: str | None = None) -> Refused:
+    with pytest.raises(Refused) as caught:
+        server_control.apply(ws, action, stage, source="panel")
+    return caught.value
+
+
+def _wait(check, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout} s")
+
+
+def test_progress_says_stage_n_of_m_and_the_time_of_each_stage(tmp_path: Path):
+    ws = waiting_project.make_waiting_project(str(tmp_path / "p"))
+    state = load_state(ws.state_file)
+    table = load_table(state.stages_file)
+    entered = state.history[-1]["at"]
+    shown = progress.view(state, table, now=entered + 75)
+    assert shown["position"] == [table.ids().index("idea.gate") + 1, len(table.ids())]
+    assert shown["current_s"] == 75.0  # waiting at the gate counts: that is where time went
+    assert [row["stage"] for row in shown["stages"]][-1] == "idea.gate"
+    assert {row["stage"] for row in shown["stages"]} == {h["to"] for h in state.history}
+    view = run_view(state, table, "none")
+    assert view["position"] == shown["position"] and view["stage_time"].endswith("s")
+    assert view["times"][-1][0] == "idea.gate"
+    # the panel gets the same, from the server
+    detail = server_data.project_detail(tmp_path, "p")
+    assert detail["progress"]["position"] == shown["position"]
+    assert [r["stage"] for r in detail["progress"]["stages"]] == [r[0] for r in view["times"]]
+
+
+def test_controls_refuse_in_one_line_what_the_state_does_not_allow(tmp_path: Path):
+    ws = waiting_project.make_waiting_project(str(tmp_path / "p"))
+    bad = _refused(ws, "explode")
+    assert bad.status == 400 and "action must be one of cancel, resume, pause, rerun" in bad.message
+    paused = _refused(ws, "pause")
+    assert paused.status == 409 and "waiting_user, not running a stage" in paused.message
+    nosuch = _refused(ws, "pause", "no.such")
+    assert nosuch.status == 400 and "'no.such' is not a stage" in nosuch.message
+    with pytest.raises(Refused) as caught:
+        server_control.control(tmp_path, {"path": "../elsewhere", "action": "cancel"})
+    assert caught.value.status == 403
+    done = server_control.apply(ws, "cancel", None, source="panel")
+    assert done["status"] == "cancelled" and done["message"] == "the project is cancelled"
+    assert load_state(ws.state_file).reason == "cancelled from the panel"
+    again = server_control.apply(ws, "cancel", None, source="panel")
+    assert again["message"] == "the project is cancelled; nothing to cancel"
+
+
+def test_pause_needs_a_running_process_and_names_the_command_without_one(tmp_path: Path):
+    ws = Workspace.at(tmp_path / "p")
+    ResearchController.create(ws, "A goal", mode="manual")  # running, nobody runs it
+    refused = _refused(ws, "pause")
+    assert refused.status == 409
+    assert f"lightscientist resume --workspace {ws.root} --wait --until idea.survey" in (
+        refused.message
+    )
+
+
+def test_the_running_project_takes_until_and_stop_from_its_inbox(tmp_path: Path):
+    ws = Workspace.at(tmp_path / "p")
+    controller = ResearchController.create(ws, "A goal", mode="manual")
+    stopped: list[bool] = []
+    project = types.SimpleNamespace(
+        controller=controller, until=None, stop=lambda: stopped.append(True)
+    )
+    assert controls.apply_command(project, {"command": "until", "args": {"stage": "idea.gate"}})
+    assert project.until == "idea.gate"
+    assert controls.apply_command(project, {"command": "until", "args": {"stage": "nosuch"}})
+    assert project.until == "idea.gate"  # a stale request changes nothing
+    assert controls.apply_command(project, {"command": "stop", "args": {}}) and stopped
+    assert not controls.apply_command(project, {"command": "cancel", "args": {}})
+
+
+@pytest.mark.slow
+def test_rerun_resume_and_cancel_on_a_real_run(tmp_path: Path):
+    ws_path = tmp_path / "p"
+    made = cli(ws_path, "research", "Does warmup help a small MLP?")
+    assert made.returncode == 0, made.stderr  # stops at idea.gate, nobody runs it
+    ws = Workspace.at(ws_path)
+    before = load_state(ws.state_file)
+    assert (before.status, before.stage) == ("waiting_user", "idea.gate")
+
+    # Re-run this stage: rewound to its start, then run again in the background
+    done = server_control.apply(ws, "rerun", None, source="panel")
+    assert done["message"].startswith("rewound to the start of idea.gate#")
+    assert done["pid"] and "resumed in the background by pid" in done["message"]
+    _wait(lambda: (load_state(ws.state_file).pending is not None and read_holder(ws)))
+    assert read_holder(ws)["pid"] == done["pid"]
+    events = [json.loads(line) for line in ws.events_file.read_text().splitlines()]
+    assert any(e["type"] == "stage.rewound" for e in events)
+    busy = _refused(ws, "resume")
+    assert busy.status == 409 and f"already run by pid {done['pid']}" in busy.message
+
+    # Cancel reaches the background run through its inbox
+    sent = server_control.apply(ws, "cancel", None, source="panel")
+    assert f"pid {done['pid']}" in sent["message"]
+    _wait(lambda: read_holder(ws) is None)
+    assert load_state(ws.state_file).status == "cancelled"
+
+    # Resume of a project no process runs: a detached `lightscientist resume --wait`
+    resumed = server_control.apply(ws, "resume", None, source="panel")
+    assert "in the background" in resumed["message"] and resumed["pid"]
+    _wait(lambda: read_holder(ws) and load_state(ws.state_file).status == "waiting_user")
+    log = (ws.state_dir / controls.RESUME_LOG).read_text()
+    assert f"$ lightscientist resume --workspace {ws.root} --wait" in log
+    server_control.apply(ws, "cancel", None, source="panel")
+    _wait(lambda: read_holder(ws) is None)

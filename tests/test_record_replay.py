@@ -91,7 +91,7 @@ def test_the_recording_holds_every_call_of_every_session(recorded):
     for call in calls:
         per_session.setdefault(call["session"], []).append(call["call"])
     assert {k: len(v) for k, v in per_session.items()} == {
-        "supervisor/0": 12,  # per stage: start_worker, continue, finish_stage, done
+        "supervisor/0": 6,  # per stage: start_worker, finish_stage (each settles its event)
         "worker/a/0": 4,
         "worker/gate/0": 4,
         "worker/b/0": 5,

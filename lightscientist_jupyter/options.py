@@ -294,6 +294,11 @@ def history(p: Parser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON list (a DataFrame in a notebook)")
 
 
+def jobs(p: Parser) -> None:
+    workspace(p)
+    p.add_argument("--json", action="store_true", help="one JSON list (a DataFrame in a notebook)")
+
+
 def usage(p: Parser) -> None:
     workspace(p)
     p.add_argument("--json", action="store_true", help="one JSON object")

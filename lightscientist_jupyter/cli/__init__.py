@@ -23,6 +23,7 @@ from lightscientist_jupyter.app.text import table_text
 from lightscientist_jupyter.app.usage import parse_budget
 from lightscientist_jupyter.cli import handoff
 from lightscientist_jupyter.cli import history as history_commands
+from lightscientist_jupyter.cli import jobs as jobs_commands
 from lightscientist_jupyter.cli import literature as literature_commands
 from lightscientist_jupyter.cli import usage as usage_commands
 from lightscientist_jupyter.controller import load_table
@@ -354,6 +355,7 @@ COMMANDS: dict[str, Command] = {
     "check-model": (options.check_model, cmd_check_model, "can this model call tools?"),
     **history_commands.COMMANDS,
     **usage_commands.COMMANDS,
+    **jobs_commands.COMMANDS,
     **literature_commands.COMMANDS,
     "take": (options.take, handoff.cmd_take, "do the current stage (or STAGE) yourself"),
     "deliver": (_waiting(options.deliver), handoff.cmd_deliver, "deliver the stage you took"),

@@ -40,6 +40,7 @@ from lightscientist_jupyter.jupyter import (
     magic_events,
     magic_handoff,
     magic_history,
+    magic_jobs,
     magic_literature,
     magic_usage,
 )
@@ -270,6 +271,7 @@ COMMANDS: dict[str, Command] = {
     "rewind": Command(options.rewind, magic_history.rewind, "go back to a stage visit's start"),
     "fork": Command(options.fork, magic_history.fork, "a new workspace at a stage visit's start"),
     "usage": Command(options.usage, magic_usage.usage, "tokens and cost as a DataFrame"),
+    "jobs": Command(options.jobs, magic_jobs.jobs_table, "the submitted jobs as a DataFrame"),
     "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
 }
 

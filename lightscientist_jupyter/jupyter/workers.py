@@ -42,6 +42,8 @@ class WorkerRow:
     last_ts: float = 0.0
     last: str = ""
     """The latest thing the worker did, as `type: message`."""
+    jobs: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Its jobs (`submit_job`): name → status."""
 
 
 def fold(rows: dict[str, WorkerRow], raw: Mapping[str, Any]) -> bool:
@@ -62,6 +64,9 @@ def fold(rows: dict[str, WorkerRow], raw: Mapping[str, Any]) -> bool:
         row.tool_calls += 1
     elif type_ == "session.start" and data.get("role"):
         row.role = str(data["role"])
+    elif type_ in ("job.submitted", "job.finished"):
+        job = data.get("job") or {}
+        row.jobs[str(job.get("name", ""))] = str(job.get("status", ""))
     if type_ in _STATUS_OF_TYPE:
         row.status = _STATUS_OF_TYPE[type_]
     elif type_ == "session.end" and data.get("status"):
@@ -89,6 +94,15 @@ def _td(content: str, style: str = "") -> str:
     return f'<td style="{_CELL};{style}">{content}</td>'
 
 
+def _jobs(row: WorkerRow) -> str:
+    """The worker's jobs, after its status: `job batch-2 running`."""
+    return "".join(
+        f' <span class="ls-muted" data-job="{html.escape(name)}">job {html.escape(name)} '
+        f"{html.escape(status)}</span>"
+        for name, status in row.jobs.items()
+    )
+
+
 def render_html(rows: Mapping[str, WorkerRow], *, limit: int = 12) -> str:
     """The table, newest activity first; the supervisor always on top."""
     if not rows:
@@ -112,7 +126,7 @@ def render_html(rows: Mapping[str, WorkerRow], *, limit: int = 12) -> str:
                 "white-space:nowrap",
             )
             + _td(html.escape(r.stage))
-            + _td(f'<span class="ls-chip"{mark}>{html.escape(r.status)}</span>')
+            + _td(f'<span class="ls-chip"{mark}>{html.escape(r.status)}</span>' + _jobs(r))
             + _td(str(r.model_calls), "text-align:right")
             + _td(str(r.tool_calls), "text-align:right")
             + _td(f'<span class="ls-muted">{clock}</span> {html.escape(r.last)}')

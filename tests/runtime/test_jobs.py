@@ -13,12 +13,14 @@ import textwrap
 import time
 
 import pytest
+from support.runtime import finish, tool_call
 from support.waiting import wait_for
 
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import shell
 from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -131,3 +133,31 @@ def test_a_job_that_outlived_a_killed_run_is_found_again(ws):
     jobs.refresh()
     lost = jobs.get("j9")
     assert lost.status == "lost" and "ended with the run" in lost.note
+
+
+LONG = {"command": "echo started; sleep 60", "name": "long"}
+
+
+def test_a_worker_through_a_real_client_submits_and_its_cancel_stops_the_job(
+    make_runtime, chat_model, chat_server, ws
+):
+    chat_server.play(
+        {"tool": "submit_job", "args": {**LONG, "resources": {"x": "?"}}},
+        {"tool": "submit_job", "args": LONG},
+        tool_call("finalize_cancel", notes="the long job was stopped"),
+    )
+    runtime = make_runtime(chat_model)
+    worker = runtime.start(WorkerSpec(message="run the long experiment", stage="experiment.loop"))
+    record = finish(runtime, worker)
+    assert record["status"] == "background"  # the refused submit did not end the turn
+    (job_id,) = record["jobs"]
+    refused = [m for m in chat_server.requests[1]["messages"] if m["role"] == "tool"]
+    assert refused[-1]["content"].startswith("Job not submitted: resources: x='?'")
+    wait_for(lambda: "started" in (ws.root / "jobs" / "long.log").read_text(), "the job's output")
+    job = runtime.jobs.get(job_id)
+    assert job.running and job.stage == "experiment.loop"
+
+    cancelled = runtime.cancel(worker, timeout=20)
+    assert cancelled.status == "cancelled"
+    job = runtime.jobs.get(job_id)
+    assert job.status == "stopped" and not shell.group_alive(job.pgid)

@@ -1,0 +1,33 @@
+"""`%lightscientist jobs` on a finished project: the offline batch's job as a DataFrame."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+
+from lightscientist_jupyter.app.jobs import COLUMNS
+from tests.jupyter.test_magic import done, fresh_defaults, ip, ls  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow
+
+
+def test_jobs_is_a_dataframe_and_json_a_list(ip, done, tmp_path):  # noqa: F811
+    ws = done[0]
+    frame = ls(ip, f'jobs -w "{ws}"')
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == list(COLUMNS)
+    assert frame.to_dict("records")[0] | {"wall_s": 0} == {
+        "id": "j1",
+        "name": "batch-2",
+        "worker_id": frame["worker_id"][0],
+        "stage": "experiment.loop",
+        "backend": "local",
+        "status": "succeeded",
+        "exit_code": 0,
+        "wall_s": 0,
+        "log": "jobs/batch-2.log",
+    }
+    rows = ls(ip, f'jobs --json -w "{ws}"')
+    assert [r["name"] for r in rows] == ["batch-2"]
+    with pytest.raises(UsageError, match="no LightScientist project in"):
+        ls(ip, f'jobs -w "{tmp_path}"')

@@ -1,0 +1,80 @@
+"""Jobs end to end: the offline project's long batch runs as a job, layer 2 (not the agent)
+resumes its worker when it ends, and the front doors show it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lightscientist_jupyter.app.project import Project
+from lightscientist_jupyter.jupyter.workers import fold_all, render_html
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.slow
+def test_the_offline_batch_runs_as_a_job_and_layer_2_resumes_its_worker(tmp_path, monkeypatch):
+    monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
+    ws = tmp_path / "ws"
+    project = Project.create(
+        ws, "Does warmup help?", mode="auto", stage="experiment.setup", model="offline"
+    )
+    try:
+        assert project.run() == "done"
+    finally:
+        project.close()
+    text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
+    events = [json.loads(line) for line in text.splitlines()]
+    (submitted,) = [e for e in events if e["type"] == "job.submitted"]
+    (ended,) = [e for e in events if e["type"] == "job.finished"]
+    worker = submitted["worker_id"]
+    assert submitted["stage"] == "experiment.loop" and ended["data"]["job"]["status"] == "succeeded"
+    # layer 2 resumed the worker with the job's end; the agent never heard of its background
+    fired = [e for e in events if e["type"] == "resume.fired" and e["worker_id"] == worker]
+    assert len(fired) == 1 and fired[0]["data"]["jobs"] == [submitted["data"]["job"]["id"]]
+    told = [
+        e["data"]["event"]["kind"]
+        for e in events
+        if e["type"] == "supervisor.event" and e["worker_id"] == worker
+    ]
+    assert told == ["worker_finished"]
+    record = json.loads((ws / ".lightscientist" / "workers" / worker / "worker.json").read_text())
+    assert record["jobs"] == ["j1"] and record["status"] == "completed"
+    assert "as the job batch-2" in record["result"]["summary"]
+    log = (ws / "jobs" / "batch-2.log").read_text()
+    assert "batch 2 of 2: 9 run(s) ok" in log
+    assert "batch 2" in (ws / "experiment" / "log.md").read_text()
+
+    listed = cli("jobs", "--workspace", str(ws), "--json")
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert (row["name"], row["status"], row["exit_code"], row["log"]) == (
+        "batch-2",
+        "succeeded",
+        0,
+        "jobs/batch-2.log",
+    )
+    text = cli("jobs", "-w", str(ws))
+    assert (
+        "batch-2" in text.stdout
+        and "succeeded" in text.stdout
+        and "jobs/batch-2.log" in text.stdout
+    )
+    # the dashboard's worker table shows the job beside its worker
+    assert 'data-job="batch-2">job batch-2 succeeded' in render_html(fold_all(events), limit=50)
+
+
+def test_jobs_outside_a_project_is_one_line(tmp_path):
+    proc = cli("jobs", "--workspace", str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "no LightScientist project in" in proc.stderr

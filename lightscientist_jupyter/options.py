@@ -72,6 +72,12 @@ def run_options(p: Parser) -> None:
         "LIGHTSCIENTIST_CHECKPOINTS; the project keeps it without the password)",
     )
     p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run workers' jobs (submit_job) on this Ray cluster, e.g. http://HEAD:8265 (the ray "
+        "extra; also RAY_ADDRESS; kept for resume); without it they run on this machine",
+    )
+    p.add_argument(
         "--budget",
         metavar="LIMITS",
         help="stop for a decision when the project has spent this much: usd=…,tokens=…,hours=… "
@@ -118,6 +124,7 @@ def sandbox_values(args: argparse.Namespace) -> dict[str, Any]:
         "allow_network": args.allow_network,
         "limits": args.limits,
         "checkpoints": getattr(args, "checkpoints", None),
+        "ray": getattr(args, "ray", None),
         "budget": getattr(args, "budget", None),
         "price": getattr(args, "price", None),
         "library": getattr(args, "library", None),
@@ -153,6 +160,11 @@ def research(p: Parser, *, mode_default: str | None = "manual") -> None:
         type=stage_list,
         default=(),
         help="stages you do yourself: the project waits for you there (see take / deliver)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="start nothing, write nothing: print the estimate of the run (see estimate)",
     )
     run_options(p)
 
@@ -308,6 +320,22 @@ def usage(p: Parser) -> None:
         default="stage",
         help="sum the model calls by stage (default), worker, model or stage visit",
     )
+
+
+def estimate(p: Parser) -> None:
+    workspace(p)
+    p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the project's)")
+    p.add_argument("--model", metavar="SPEC", help="the model to price (default: the project's)")
+    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
+    p.add_argument("--price", metavar="PRICES", help="USD per million tokens, in=…,out=…")
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="PATH",
+        help="a recorded run of the same table: a workspace that ran with --record, its "
+        "recordings folder or a run file (default: the workspace's own)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object")
 
 
 def diff(p: Parser, *, tail: bool = True) -> None:

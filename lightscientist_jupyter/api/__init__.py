@@ -37,7 +37,7 @@ from lightscientist_jupyter.api.running import (
     start,
     stop_all,
 )
-from lightscientist_jupyter.api.usage import usage
+from lightscientist_jupyter.api.usage import estimate, usage
 from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, worker_records
@@ -76,6 +76,7 @@ __all__ = [
     "status",
     "stop_all",
     "usage",
+    "estimate",
     "worker_records",
     "workers",
     "workers_frame",

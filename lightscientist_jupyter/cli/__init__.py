@@ -204,6 +204,8 @@ def _run_project(project, args: argparse.Namespace) -> int:
 def cmd_research(args: argparse.Namespace) -> int:
     from lightscientist_jupyter.app.project import Project
 
+    if args.dry_run:  # nothing starts, nothing is written
+        return usage_commands.cmd_estimate(args)
     project = Project.create(
         args.workspace or ".",
         args.goal,

@@ -1,4 +1,5 @@
-"""The command line's `usage`: what the project's model calls cost (see `app.usage`)."""
+"""The command line's `usage` (what the project's model calls cost, see `app.usage`) and
+`estimate` / `research --dry-run` (what a run may cost, see `app.estimate`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 
 from lightscientist_jupyter import options
 from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app import estimate as estimates
 from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.workspace import Workspace
 
@@ -22,6 +24,25 @@ def cmd_usage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """`estimate`, and `research --dry-run` (its goal counts in the task's size)."""
+    est = estimates.estimate(
+        args.workspace or ".",
+        stages=args.stages,
+        model=args.model,
+        base_url=args.base_url,
+        price=args.price,
+        source=getattr(args, "source", None),
+        goal=getattr(args, "goal", ""),
+    )
+    if getattr(args, "json", False):
+        print(json.dumps(est.to_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(estimates.render(est)))
+    return 0
+
+
 COMMANDS = {
     "usage": (options.usage, cmd_usage, "tokens, time and cost of the model calls so far"),
+    "estimate": (options.estimate, cmd_estimate, "what a run of the stage table may cost"),
 }

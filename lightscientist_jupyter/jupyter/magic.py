@@ -87,7 +87,9 @@ def _setup_help(p: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------------- handlers
 
 
-def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def _research(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+    if args.dry_run:  # nothing starts, nothing is written
+        return magic_usage.estimate(m, args)
     run = api.start(
         args.goal,
         m.workspace_of(args),
@@ -101,9 +103,10 @@ def _research(m: LightScientistMagics, args: argparse.Namespace) -> None:
         skip_model_check=args.skip_model_check,
         handoffs=args.handoff,
         until=args.until,
-        **options.sandbox_values(args),
+        **magic_usage.run_values(m, args),  # with %config .budget and .price
     )
     display(boards.dashboard_of(run))
+    return None
 
 
 def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
@@ -137,7 +140,7 @@ def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
         replies=args.replies,
         check_model=not args.skip_model_check,
         until=args.until,
-        **options.sandbox_values(args),
+        **magic_usage.run_values(m, args),  # with %config .budget and .price
     )
     if run.project.retried:
         print(run.project.retried)
@@ -236,7 +239,7 @@ def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
     lines += [
         "",
         "Defaults for a session: %config LightScientistMagics.model / .base_url / "
-        ".mode / .workspace / .record",
+        ".mode / .workspace / .record / .budget / .price",
     ]
     print("\n".join(lines))
 
@@ -272,6 +275,7 @@ COMMANDS: dict[str, Command] = {
     "fork": Command(options.fork, magic_history.fork, "a new workspace at a stage visit's start"),
     "usage": Command(options.usage, magic_usage.usage, "tokens and cost as a DataFrame"),
     "jobs": Command(options.jobs, magic_jobs.jobs_table, "the submitted jobs as a DataFrame"),
+    "estimate": Command(options.estimate, magic_usage.estimate, "what a run may cost, per stage"),
     "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
 }
 
@@ -305,6 +309,12 @@ class LightScientistMagics(Magics):
         help="The mode of new runs: auto (gates pass) or manual (gates wait).",
     ).tag(config=True)
     workspace = Unicode(".", help="The project folder used when --workspace is not given.").tag(
+        config=True
+    )
+    budget = Unicode(None, allow_none=True, help="--budget of runs: usd=…,tokens=…,hours=…").tag(
+        config=True
+    )
+    price = Unicode(None, allow_none=True, help="--price of runs: in=…,out=… (USD per 1M)").tag(
         config=True
     )
 

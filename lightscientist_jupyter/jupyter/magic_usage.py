@@ -1,10 +1,16 @@
-"""`%lightscientist usage`: what the project's model calls cost, from a notebook.
+"""`%lightscientist usage` and `estimate`: what the project's model calls cost, and what a run
+may cost before it starts, from a notebook.
 
     %lightscientist usage                  # a DataFrame, one row per stage and a total
     %lightscientist usage --by worker      # or model, visit
     %lightscientist usage --json           # the dict `lightscientist usage --json` prints
+    %lightscientist estimate               # a DataFrame: per stage calls, tokens, cost, basis
+    %lightscientist research "…" --dry-run # the same for that run; nothing starts
 
-The operation is `api.usage` (`app.usage.usage_view` underneath).
+    %config LightScientistMagics.budget = "usd=5"          # the runs' default --budget
+    %config LightScientistMagics.price = "in=0.2,out=0.6"  # and --price
+
+The operations are `api.usage` and `api.estimate` (`app.usage`, `app.estimate` underneath).
 """
 
 from __future__ import annotations
@@ -12,7 +18,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from lightscientist_jupyter import options
+from lightscientist_jupyter.api.usage import estimate as estimate_frame
 from lightscientist_jupyter.api.usage import usage as usage_frame
+from lightscientist_jupyter.app import estimate as estimates
 from lightscientist_jupyter.app import usage as usages
 
 if TYPE_CHECKING:
@@ -24,3 +33,27 @@ def usage(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     if args.json:
         return usages.usage_view(workspace, args.by).to_dict()
     return usage_frame(workspace, args.by)
+
+
+def estimate(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+    """`estimate`, and `research --dry-run` (its goal counts in the task's size)."""
+    where = {
+        "stages": args.stages,
+        "model": args.model or m.model or None,
+        "base_url": args.base_url or m.base_url or None,
+        "price": args.price or m.price or None,
+        "source": getattr(args, "source", None),
+        "goal": getattr(args, "goal", ""),
+    }
+    if getattr(args, "json", False):
+        return estimates.estimate(m.workspace_of(args), **where).to_dict()
+    return estimate_frame(m.workspace_of(args), **where)
+
+
+def run_values(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, Any]:
+    """`options.sandbox_values`, with the session's `%config` budget and price as defaults."""
+    values = options.sandbox_values(args)
+    values["budget"] = values["budget"] or m.budget or None
+    values["price"] = values["price"] or m.price or None
+    return values
+

@@ -37,7 +37,7 @@ from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.errors import ControllerError, DiskFault
 from lightscientist_jupyter.events import EventLog, Subscriber
-from lightscientist_jupyter.runtime import checkpoint_url
+from lightscientist_jupyter.runtime import checkpoint_url, ray_jobs
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
 from lightscientist_jupyter.runtime.recording import recording_requested
 from lightscientist_jupyter.supervisor.loop import StageSupervisor
@@ -78,6 +78,7 @@ class Project:
         budget: str | None = None,
         price: str | None = None,
         library: list[str] | None = None,
+        ray: str | None = None,
     ):
         self.workspace = workspace
         self.controller = controller
@@ -117,6 +118,7 @@ class Project:
             meter=meter,
         )
         controller.on_answer(self.supervisor.on_user_answer)
+        self.supervisor.runtime.jobs.ray_address = ray_jobs.choose(ray, settings)  # `--ray`
         if self.supervisor.runtime.recorder is not None:
             bus.subscribe(recorder_hook(self.supervisor.runtime.recorder))
         self.stop_event = threading.Event()
@@ -164,6 +166,7 @@ class Project:
         run_settings = sandboxing.settings(
             options.get("sandbox"), options.get("allow_network"), options.get("limits")
         ) | checkpoint_url.settings(options.get("checkpoints"))
+        run_settings |= ray_jobs.settings(options.get("ray"))
         lock = WorkspaceLock(workspace).acquire("research")
         try:
             log = EventLog(workspace.events_file, subscribers)

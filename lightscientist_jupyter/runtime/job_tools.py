@@ -84,8 +84,9 @@ def job_tools(
         except JobRefused as exc:
             return f"Job not submitted: {exc}", None
         on_submit(job.id)
+        where = f"the Ray cluster at {job.address}" if job.backend == "ray" else "this machine"
         return (
-            f"Submitted job {job.name} ({job.id}) on this machine; its log is {job.log}. Your turn "
+            f"Submitted job {job.name} ({job.id}) on {where}; its log is {job.log}. Your turn "
             "ends now: you will be resumed when the job ends.",
             {SUBMITTED: job.id},
         )

@@ -5,7 +5,8 @@ runs here as a background process of the sandboxed command runner: the same clea
 environment, sandbox and limits as `execute` (but no CPU-seconds limit), its own process
 group, bounded by a wall-time limit (`wall_limit_s`, hours by default) instead of the
 command timeout; it lives on while its worker is suspended, and a cancel of the worker (or
-the end of the run) stops it. Its whole output lands in the workspace at `jobs/<name>.log`.
+the end of the run) stops it. With a Ray address the job goes to the cluster
+(`ray_jobs`). Either way its whole output lands in the workspace at `jobs/<name>.log`.
 
 Each job's record is `.lightscientist/jobs/<id>.json` (`Job`), so a later process — a
 `resume` after the run was killed — finds it again: a local job whose process group still
@@ -56,6 +57,7 @@ class JobManager:
         groups: the runtime's process groups (a worker's cancel and the run's end stop its
             local jobs through them).
         wall_limit_s: the longest a job may run.
+        ray_address: the Ray cluster's address (None: jobs run locally).
     """
 
     def __init__(
@@ -65,11 +67,14 @@ class JobManager:
         groups: shell.ProcessGroups,
         *,
         wall_limit_s: float = DEFAULT_WALL_S,
+        ray_address: str | None = None,
     ):
         self.workspace = workspace
         self.bus = bus
         self.groups = groups
         self.wall_limit_s = wall_limit_s
+        self.ray_address = ray_address
+        """The Ray cluster jobs go to (`--ray`, RAY_ADDRESS); None: they run here."""
         self.folder = workspace.state_dir / "jobs"
         self._lock = threading.RLock()
         self._watched: set[str] = set()
@@ -111,7 +116,10 @@ class JobManager:
                 submitted_at=time.time(),
                 wall_limit_s=self.wall_limit_s,
             )
-            job = self._start_local(job, cwd, confinement)
+            if self.ray_address:  # a Ray cluster (runtime.ray_jobs)
+                job = self._start_ray(job, cwd)
+            else:
+                job = self._start_local(job, cwd, confinement)
             self._save(job)
         self.bus.emit(
             EventType.JOB_SUBMITTED,
@@ -152,6 +160,15 @@ class JobManager:
                 return f"j{n}", name
             except FileExistsError:
                 n += 1
+
+    def _start_ray(self, job: Job, cwd: Path) -> Job:
+        from lightscientist_jupyter.runtime import ray_jobs
+
+        try:
+            return ray_jobs.submit(self, job, cwd)
+        except JobRefused:
+            (self.folder / f"{job.id}.json").unlink(missing_ok=True)
+            raise
 
     def _start_local(self, job: Job, cwd: Path, conf: spawn.Confinement | None) -> Job:
         root = self.workspace.root
@@ -265,7 +282,11 @@ class JobManager:
         for job in self.all():
             if not job.running:
                 continue
-            if job.id not in self._watched:
+            if job.backend == "ray":
+                from lightscientist_jupyter.runtime import ray_jobs
+
+                ray_jobs.refresh(self, job)
+            elif job.id not in self._watched:
                 self._settle_orphan(job)
         return self.all()
 
@@ -308,7 +329,11 @@ class JobManager:
     def _stop(self, jobs: list[Job]) -> list[Job]:
         for job in jobs:
             self._stopping.add(job.id)
-            if job.pgid is not None:
+            if job.backend == "ray":
+                from lightscientist_jupyter.runtime import ray_jobs
+
+                ray_jobs.stop(self, job)
+            elif job.pgid is not None:
                 end_group(job.pgid)
                 if job.id not in self._watched:
                     self._finish(job.id, JobStatus.STOPPED, None, "stopped by a cancel")

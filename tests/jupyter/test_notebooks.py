@@ -89,6 +89,8 @@ def test_manual_mode_is_approved_gate_by_gate_with_the_button(tmp_path):
     assert duration(research) < 20
     printed = "".join(o.get("text", "") for o in approve.outputs)
     assert "['idea.gate', 'experiment.gate', 'paper.review']" in printed
+    at_gate = "".join(o.get("text", "") for o in check.outputs)  # api.diff at experiment.gate
+    assert "experiment/analysis.md" in at_gate and "experiment/log.md" in at_gate, at_gate
     assert 'data-stage="done" data-state="done"' in mimes(status)[0]["text/html"]
     assert "approved by the user via widget" in mimes(process)[0]["text/markdown"]
 
@@ -108,3 +110,21 @@ def test_handoff_the_researcher_does_the_loop_and_the_project_ends_done(tmp_path
     started = [line for line in log.splitlines() if '"type":"worker.created"' in line]
     assert started and not [line for line in started if '"stage":"experiment.loop"' in line]
     assert '"by":"researcher"' in log
+
+
+@pytest.mark.timeout(300)
+def test_a_budget_shows_its_cost_in_the_header_and_a_budget_card(tmp_path):
+    nb = execute("budget.ipynb", tmp_path)
+    assert_no_errors(nb)
+    _load, _config, research, card, status, _reply, ended = code_cells(nb)
+    assert WIDGET in mimes(research)[0]
+    printed = "".join(o.get("text", "") for o in card.outputs)
+    assert printed.startswith("Budget: the project budget of 4,000 tokens is spent")
+    assert "Spent so far:" in printed and "suggested 8000" in printed
+    header = mimes(status)[0]["text/html"]  # the saved fallback: the header's usage chip
+    assert 'class="ls-chip ls-usage"' in header and "budget 4,000 tokens" in header
+    assert "tokens (est.) · $0.0" in header  # priced by %config .price
+    states = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    cards = [m["state"].get("card") for m in states.get("state", {}).values()]
+    assert any((c or {}).get("heading", "").startswith("Budget: the project") for c in cards)
+    assert "".join(o.get("text", "") for o in ended.outputs).strip() == "failed budget"

@@ -39,6 +39,19 @@ def parse_budget(text: str | None) -> dict[str, float]:
         ) from None
 
 
+def reply_budget(raw: Any) -> dict[str, float] | None:
+    """A reply's `budget` from the side panel or a card (`{"tokens": 4000}` or
+    `"tokens=4000"`) as limits; None when absent; `BadInput` naming what to fix."""
+    if raw in (None, "", {}):
+        return None
+    if not isinstance(raw, dict | str):
+        raise BadInput('budget must be an object like {"tokens": 4000000} or "tokens=4000000"')
+    try:
+        return budgets.parse_limits(raw)
+    except ValueError as exc:
+        raise BadInput(f"budget: {exc}") from None
+
+
 def check_options(budget: str | None, price: str | None) -> None:
     """`BadInput` for a `--budget` or a `--price` that does not parse (before any work)."""
     parse_budget(budget)

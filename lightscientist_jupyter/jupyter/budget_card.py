@@ -1,13 +1,34 @@
-"""What the dashboard shows of usage and budgets: the header's cost-and-tokens chip.
+"""What the dashboard shows of usage and budgets: the header's cost-and-tokens chip, and the
+card of a pending `budget` decision.
 
 The words come from the controller's state (`state.usage`, `state.budget`), so a dashboard
 drawn from disk shows the same figures as `lightscientist status`.
+
+The card (`BudgetActions`, drawn by `static/budget.js` after `static/server.js`) says what was
+spent, on what (by stage visit), and the limit reached, with a field for the new limit,
+*Raise and resume* (`reply y --budget KEY=N`) and *Stop* (`reply n`). A click goes through
+the server extension's reply endpoint with a `budget` field (`app.usage.reply_budget` reads
+it), like the gate card's; only without a server extension through the comm (`source.reply`).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.controller import budget as budgets
-from lightscientist_jupyter.controller.state import ProjectState
+from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
+from lightscientist_jupyter.jupyter.widgets import THEME_CSS, esm
+from lightscientist_jupyter.runtime.usage import LEDGER, Usage
+from lightscientist_jupyter.vocab import DecisionKind
+
+RAISE_BY = 2
+"""The new limit the field suggests: this many times the one reached."""
 
 
 def usage_words(state: ProjectState) -> str:
@@ -22,3 +43,120 @@ def usage_words(state: ProjectState) -> str:
     if limits:
         words += " · budget " + ", ".join(budgets.shown(k, v) for k, v in limits.items())
     return words
+
+
+def stage_words(state: ProjectState | None, stage: str) -> str:
+    """A stage's tokens and cost over its visits (the graph's hover title), or ''."""
+    if state is None:
+        return ""
+    used = budgets.stage_usage(state, stage)
+    return _spend(used) if used.model_calls else ""
+
+
+def card_of(pending: PendingDecision | None) -> dict[str, Any]:
+    """The synced `card` of `BudgetActions` ({} hides it: no budget decision pending)."""
+    if pending is None or pending.kind != DecisionKind.BUDGET:
+        return {}
+    d = pending.details
+    key, limit = str(d.get("key") or "tokens"), float(d.get("limit") or 0)
+    suggested = limit * RAISE_BY
+    return {
+        "id": pending.id,
+        "stage": pending.stage,
+        "scope": str(d.get("scope") or "project"),
+        "key": key,
+        "limit": limit,
+        "spent_value": float(d.get("spent") or 0),
+        "heading": f"Budget: the {d.get('scope') or 'project'} budget of "
+        f"{budgets.shown(key, limit)} is spent",
+        "spent": pending.summary.partition("; by stage visit:")[0],
+        "on_what": "By stage visit:" + pending.summary.partition("; by stage visit:")[2],
+        "suggested": int(suggested) if key == "tokens" else round(suggested, 2),
+        "settled": False,
+    }
+
+
+class BudgetActions(anywidget.AnyWidget):
+    """The budget decision's card (see the module's docstring)."""
+
+    _esm = esm("server.js", "budget.js")
+    _css = THEME_CSS
+
+    card = traitlets.Dict().tag(sync=True)
+    root = traitlets.Unicode("").tag(sync=True)
+    outcome = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, source: Any, **kwargs: Any):
+        super().__init__(root=str(source.workspace.root), **kwargs)
+        self.source = source
+        self.on_msg(self._message)
+
+    def show(self, state: ProjectState | None) -> None:
+        """Draw the pending budget decision of `state`, or settle / hide the card."""
+        card = card_of(state.pending if state is not None else None)
+        if card.get("id") == self.card.get("id"):
+            return
+        if not card and self.card and not self.card.get("settled") and state is not None:
+            answer = next((d for d in state.decisions if d.get("id") == self.card["id"]), None)
+            verdict = "the decision is no longer pending"
+            if answer is not None:
+                raised = ", ".join(f"{k}={v:g}" for k, v in (answer.get("budget") or {}).items())
+                verdict = f"raised to {raised}" if answer.get("approve") else "stopped"
+            text = f"budget {self.card['id']}: {verdict} (the project is {state.status})"
+            self.outcome = {"state": "settled", "text": text}
+            self.card = {**self.card, "settled": True}
+            return
+        if card:
+            self.outcome = {}
+            self.card = card
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("kind") != "reply":
+            return
+        try:
+            sent = self.source.reply(
+                bool(content.get("approve")),
+                "",
+                None,
+                decision_id=str(content.get("decision_id") or "") or None,
+                source="widget",
+                resume_if_idle=True,
+                budget=usages.reply_budget(content.get("budget")),
+            )
+            self.send({"kind": "outcome", "ok": True, "text": sent.message})
+        except Exception as exc:  # the card must hear back, whatever went wrong
+            self.send({"kind": "outcome", "ok": False, "text": f"not applied: {exc}"})
+
+
+class WorkerSpend:
+    """Each worker's tokens and cost, from the ledger (`usage.jsonl`), read on from where the
+    last look stopped (the worker table's column)."""
+
+    def __init__(self, state_dir: Path):
+        self.ledger = state_dir / LEDGER
+        self._at = 0
+        self._by: dict[str, Usage] = {}
+
+    def words(self) -> dict[str, str]:
+        """worker id → `1,234 tok · $0.0012` (or `cost unknown`)."""
+        try:
+            with self.ledger.open("rb") as f:
+                f.seek(self._at)
+                chunk = f.read()
+        except OSError:
+            chunk = b""
+        end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next look
+        self._at += end
+        for line in chunk[:end].splitlines():
+            try:
+                call = json.loads(line)
+            except ValueError:
+                continue
+            who = str(call.get("worker") or "?")
+            self._by[who] = self._by.get(who, Usage()).plus(Usage.from_dict(call))
+        return {w: _spend(u) for w, u in self._by.items()}
+
+
+def _spend(used: Usage) -> str:
+    cost = "cost unknown" if used.cost is None else f"${used.cost:.4f}"
+    return f"{used.tokens:,} tok{' (est.)' if used.estimated else ''} · {cost}"

@@ -115,6 +115,8 @@ class Dashboard:
         )
         self.timeline = w.HTML()
         self.handoff = HandoffCard(self.workspace, self.table, self._lock)
+        self.budget = budget_card.BudgetActions(source)  # a pending budget decision's card
+        self.spend = budget_card.WorkerSpend(self.workspace.state_dir)  # the workers' costs
         self.workers = w.HTML()
         self.events = EventStream()
         self.problems = w.HTML()
@@ -124,6 +126,7 @@ class Dashboard:
                 self.controls,
                 self.graph,
                 self.gate.widget,
+                self.budget,
                 self.handoff.widget,
                 self.timeline,
                 w.HTML("<b>Workers</b>"),
@@ -206,7 +209,8 @@ class Dashboard:
         state = None if starting else self.source.state()
         self.state = state
         if state is not None:
-            graph_key = (state.stage, state.status, len(state.history))
+            spent = budget_card.stage_words(state, state.stage)  # in the stage's hover title
+            graph_key = (state.stage, state.status, len(state.history), spent)
             if self._shown.get("graph") != graph_key:
                 self._shown["graph"] = graph_key
                 self.graph.value = graph.scroll_box(graph.render_state(self.table, state))
@@ -215,7 +219,8 @@ class Dashboard:
                 self.timeline.value = timeline.render(state.decisions)
             pending = state.pending
             self.handoff.update(state)
-            if pending is not None and pending.kind != DecisionKind.HANDOFF:
+            self.budget.show(state)  # its own card: the gate panel stays for the others
+            if pending is not None and pending.kind not in (DecisionKind.HANDOFF, "budget"):
                 self.gate.show(pending)
             elif self.gate.pending is not None:
                 self.gate.settle(state)
@@ -226,7 +231,7 @@ class Dashboard:
         if self._workers_dirty and (force_workers or now - self._workers_at >= WORKERS_EVERY_S):
             self._workers_at = now
             self._workers_dirty = False
-            self.workers.value = workers.render_html(self._rows)
+            self.workers.value = workers.render_html(self._rows, spend=self.spend.words())
         # the line shows a clock and a count: redrawn at most once a second, unless the
         # stage, status, pending decision or runner changed
         key = (
@@ -277,7 +282,7 @@ class Dashboard:
             else ("run by another process" if self._running else "not running")
         )
         ids = self.table.ids()
-        failed = state.reason and state.status in ("failed", "cancelled")
+        said = state.reason and state.status in ("failed", "cancelled", "paused")
         return status_line.render(
             goal=state.goal,
             status=state.status,
@@ -291,7 +296,7 @@ class Dashboard:
             events=self.events.received,
             root=self.workspace.root,
             waiting=state.pending.question if state.pending is not None else "",
-            reason=(state.reason or "") if failed else "",
+            reason=(state.reason or "") if said else "",
             warning=status_info(self.workspace, state.settings)["warning"] or "",
             usage=budget_card.usage_words(state),
         )
@@ -314,7 +319,7 @@ class Dashboard:
                 f"waiting: {printable(state.pending.question)} "
                 "(reply with %lightscientist reply y|n)"
             )
-        if state.reason and state.status in ("failed", "cancelled"):
+        if state.reason and state.status in ("failed", "cancelled", "paused"):
             lines.append(f"reason: {printable(state.reason)}")
         visited = [h["to"] for h in state.history]
         lines.append("path: " + " → ".join(visited))
@@ -331,7 +336,7 @@ class Dashboard:
         """The fallback a saved notebook keeps: status, graph SVG, workers, newest events."""
         with self._lock:
             tail = list(self.events.events)[-events:]
-            rows = workers.render_html(self._rows)
+            rows = workers.render_html(self._rows, spend=self.spend.words())
             svg = graph.render_state(self.table, self.state)
             status = self.status_html()
         log = "\n".join(format_line({**e, "worker_id": e["worker"]}) for e in tail)

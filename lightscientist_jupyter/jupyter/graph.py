@@ -75,6 +75,7 @@ def render_svg(
     *,
     title: str | None = None,
     visits: Mapping[str, int] | None = None,
+    notes: Mapping[str, str] | None = None,
 ) -> str:
     """The stage graph as an SVG document; the same inputs always give the same text.
 
@@ -106,7 +107,9 @@ def render_svg(
         )
     out += [_edge_svg(edge, (edge["source"], edge["target"]) in taken) for edge in lay["edges"]]
     for node in lay["nodes"]:
-        out += _node_svg(table, node, states.get(node["id"], "pending"), visits.get(node["id"], 0))
+        state = states.get(node["id"], "pending")
+        note = (notes or {}).get(node["id"], "")  # e.g. its tokens and cost
+        out += _node_svg(table, node, state, visits.get(node["id"], 0), note)
     out.append("</svg>")
     return "\n".join(out)
 
@@ -141,7 +144,9 @@ def _edge_svg(edge: EdgeLayout, taken: bool) -> str:
     )
 
 
-def _node_svg(table: StageTable, node: NodeLayout, state: str, visits: int = 0) -> list[str]:
+def _node_svg(
+    table: StageTable, node: NodeLayout, state: str, visits: int = 0, note: str = ""
+) -> list[str]:
     stage_id, x, y, w, h = node["id"], node["x"], node["y"], node["width"], node["height"]
     flags = {
         "ls-node-gate": node["gate"],
@@ -153,6 +158,8 @@ def _node_svg(table: StageTable, node: NodeLayout, state: str, visits: int = 0) 
     tip = stage_id if node["done"] else _tooltip(table, stage_id, state)
     if visits > 1:
         tip += f"\nvisited {visits} times"
+    if note:
+        tip += f"\n{note}"
     radius = h / 2 if node["done"] else 6
     out = [
         f'<g class="{" ".join(classes)}" data-stage="{html.escape(stage_id)}" '
@@ -194,8 +201,18 @@ def render_state(table: StageTable, state: Any | None) -> str:
     if state is not None:
         title = f"stage graph: {state.stage} ({state.status})"
     visits = dict(getattr(state, "visits", None) or {}) if state is not None else {}
+    notes = {}
+    if state is not None:  # each stage's tokens and cost in its hover title
+        from lightscientist_jupyter.jupyter.budget_card import stage_words
+
+        notes = {s: stage_words(state, s) for s in table.ids()}
     return render_svg(
-        table, stage_states(table, state), taken_edges(state), title=title, visits=visits
+        table,
+        stage_states(table, state),
+        taken_edges(state),
+        title=title,
+        visits=visits,
+        notes=notes,
     )
 
 

@@ -9,7 +9,8 @@ run the functions of `server_data` on a worker thread and write their answer or 
     GET  /lightscientist/project?path=REL
     GET  /lightscientist/events?path=REL&after=SEQ&limit=N
     GET  /lightscientist/file?path=REL&name=NAME
-    POST /lightscientist/reply  {"path", "approve", "comment", "to_stage", "decision_id"}
+    POST /lightscientist/reply  {"path", "approve", "comment", "to_stage", "decision_id",
+                                 "budget" (at a budget decision: {"tokens": N} or "usd=…")}
     POST /lightscientist/control  {"path", "action", "stage"}  (server_control: run controls)
 """
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from lightscientist_jupyter.app import commands, handover
 from lightscientist_jupyter.app.commands import Route
-from lightscientist_jupyter.app.usage import panel_usage
+from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.controller import StageTable, load_table
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
@@ -354,6 +354,7 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
             decision_id=decision_id,
             source="dashboard" if body.get("from") == "dashboard" else "panel",
             option="to_stage",
+            budget=reply_budget(body.get("budget")),  # at a budget decision: the new limits
         )
     except Conflict as exc:
         raise Refused(409, str(exc)) from None

@@ -103,15 +103,18 @@ def _jobs(row: WorkerRow) -> str:
     )
 
 
-def render_html(rows: Mapping[str, WorkerRow], *, limit: int = 12) -> str:
-    """The table, newest activity first; the supervisor always on top."""
+def render_html(
+    rows: Mapping[str, WorkerRow], *, limit: int = 12, spend: Mapping[str, str] | None = None
+) -> str:
+    """The table, newest activity first; the supervisor always on top. `spend`: each
+    worker's tokens and cost (`budget_card.WorkerSpend`)."""
     if not rows:
         return '<div class="ls-workers ls-muted">no workers yet</div>'
     ordered = sorted(rows.values(), key=lambda r: (r.role != "supervisor", -r.last_ts, r.id))
     shown = ordered[:limit]
     head = "".join(
         f'<th style="{_CELL};text-align:left">{name}</th>'
-        for name in ("worker", "stage", "status", "model", "tools", "last activity")
+        for name in ("worker", "stage", "status", "model", "tools", "spent", "last activity")
     )
     body = []
     for r in shown:
@@ -129,6 +132,7 @@ def render_html(rows: Mapping[str, WorkerRow], *, limit: int = 12) -> str:
             + _td(f'<span class="ls-chip"{mark}>{html.escape(r.status)}</span>' + _jobs(r))
             + _td(str(r.model_calls), "text-align:right")
             + _td(str(r.tool_calls), "text-align:right")
+            + _td(html.escape((spend or {}).get(r.id, "")), "text-align:right;white-space:nowrap")
             + _td(f'<span class="ls-muted">{clock}</span> {html.escape(r.last)}')
             + "</tr>"
         )

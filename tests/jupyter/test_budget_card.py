@@ -1,12 +1,20 @@
-"""The dashboard header's usage chip: tokens and cost from the state, with the limits."""
+"""The dashboard's usage and budget views: the header's chip (tokens and cost, with the limits),
+the budget decision's card, the stage graph's hover titles, the workers' spend, and the
+server's reply endpoint taking a new limit."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lightscientist_jupyter.controller.state import ProjectState
-from lightscientist_jupyter.jupyter import budget_card, status_line
+import pytest
+from support.real_run import GOAL, cli
+
+from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller.state import ProjectState, load_state
+from lightscientist_jupyter.jupyter import budget_card, graph, status_line
+from lightscientist_jupyter.jupyter.server_data import Refused, project_reply
 from lightscientist_jupyter.vocab import Mode
+from lightscientist_jupyter.workspace import Workspace
 
 
 def test_the_header_shows_tokens_cost_and_budget():
@@ -35,3 +43,41 @@ def test_the_header_shows_tokens_cost_and_budget():
     assert 'class="ls-chip ls-usage"' in html and "1,234 tokens · $0.0123" in html
     state.usage["total"]["cost_usd"] = None
     assert budget_card.usage_words(state).startswith("1,234 tokens · cost unknown")
+
+
+@pytest.fixture
+def at_budget(tmp_path):
+    """An offline project stopped at a budget decision (tokens=4000), nobody running it."""
+    ws = tmp_path / "ws"
+    proc = cli(
+        ws, "research", GOAL, "--mode", "auto", "--model", "offline", "--budget", "tokens=4000"
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "waiting_user", proc.stdout + proc.stderr
+    return ws
+
+
+@pytest.mark.slow
+def test_the_card_the_graph_and_the_workers_show_the_spend(at_budget):
+    state = load_state(Workspace.at(at_budget).state_file)
+    card = budget_card.card_of(state.pending)
+    assert card["heading"] == "Budget: the project budget of 4,000 tokens is spent"
+    assert card["spent"].startswith("Spent so far: ") and card["on_what"].startswith("By stage")
+    assert (card["key"], card["suggested"]) == ("tokens", 8000)
+    spend = budget_card.WorkerSpend(Workspace.at(at_budget).state_dir).words()
+    assert spend and all(" tok (est.) · $0.0000" in words for words in spend.values())
+    svg = graph.render_state(load_table(), state)
+    assert budget_card.stage_words(state, state.stage) in svg  # the stage's hover title
+    assert budget_card.card_of(None) == {}
+
+
+@pytest.mark.slow
+def test_the_server_reply_takes_a_budget_field(at_budget):
+    root = at_budget.parent
+    body = {"path": "ws", "approve": True, "decision_id": None}
+    with pytest.raises(Refused) as bad:
+        project_reply(root, {**body, "budget": {"dollars": 3}})
+    assert bad.value.status == 400 and "unknown budget key 'dollars'" in bad.value.message
+    answer = project_reply(root, {**body, "budget": {"tokens": 1_000_000}})
+    assert answer["applied_by"] == "server" and answer["status"] == "running"
+    state = load_state(Workspace.at(at_budget).state_file)
+    assert state.budget["project"]["tokens"] == 1_000_000 and state.pending is None

@@ -28,18 +28,25 @@ export function renderDiffs(
   for (const diff of diffs) {
     const file = el('details', { className: 'ls-diff-file' }, box);
     file.dataset.path = diff.path;
+    file.dataset.status = diff.status;
     el('summary', { text: `${diff.path} — ${diff.status}` }, file);
     if (diff.lines.length === 0) {
       continue;
     }
     const pre = el('pre', { className: 'ls-diff-text' }, file);
+    pre.tabIndex = 0; // it scrolls: focusable, so that the keyboard scrolls it too
+    pre.setAttribute('aria-label', `diff of ${diff.path}`);
     for (const line of diff.lines) {
-      const kind = line.startsWith('+')
-        ? 'add'
-        : line.startsWith('-')
-          ? 'del'
-          : 'ctx';
-      el('div', { className: `ls-diff-${kind}`, text: line }, pre);
+      el('div', { className: `ls-diff-${lineKind(line)}`, text: line }, pre);
     }
   }
+}
+
+/** A unified diff line's class, as `diff_card.line_kind`: file names and hunk ranges are
+ * `head`, then `add`, `del` or `ctx`. */
+export function lineKind(line: string): string {
+  if (/^(\+\+\+ |--- |@@)/.test(line)) {
+    return 'head';
+  }
+  return line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
 }

@@ -33,16 +33,24 @@ def _lines(change: FileChange) -> list[str]:
     return list(difflib.unified_diff(old, new, a, b, lineterm=""))
 
 
+def line_kind(line: str) -> str:
+    """A unified diff line's class: `head` (file names, hunk ranges), `add`, `del`, `ctx`."""
+    if line.startswith(("+++ ", "--- ", "@@")):
+        return "head"
+    return "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
+
+
 def _unified(change: FileChange) -> str:
     lines = _lines(change)
     shown = lines[:MAX_LINES]
     rows = []
     for line in shown:
-        kind = "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
-        rows.append(f'<div class="ls-diff-{kind}">{html.escape(line)}</div>')
+        rows.append(f'<div class="ls-diff-{line_kind(line)}">{html.escape(line)}</div>')
     if len(lines) > MAX_LINES:
         rows.append(f"<div>… {len(lines) - MAX_LINES} more lines</div>")
-    return f'<pre class="ls-diff-text">{"".join(rows)}</pre>'
+    label = html.escape(f"diff of {change.path}", quote=True)
+    # it scrolls: focusable, so that the keyboard scrolls it too
+    return f'<pre class="ls-diff-text" tabindex="0" aria-label="{label}">{"".join(rows)}</pre>'
 
 
 def _image(change: FileChange, mime: str) -> str:
@@ -77,7 +85,11 @@ def _csv(change: FileChange) -> str | None:
         + "</tr>"
         for kind, row in body
     )
-    return f'<table class="ls-diff-csv"><tr>{head}</tr>{cells}</table>'
+    label = html.escape(f"changed rows of {change.path}", quote=True)
+    return (
+        f'<table class="ls-diff-csv" tabindex="0" aria-label="{label}">'
+        f"<tr>{head}</tr>{cells}</table>"
+    )
 
 
 def render(change: FileChange) -> str:
@@ -93,7 +105,8 @@ def render(change: FileChange) -> str:
         body = table
     else:
         body = _unified(change)
-    return f'<div class="ls-diff-file">{title}{body}</div>'
+    status = html.escape(change.status)
+    return f'<div class="ls-diff-file" data-status="{status}">{title}{body}</div>'
 
 
 def panel_changes(ws: Workspace) -> list[dict[str, object]]:

@@ -59,8 +59,9 @@ def render(
     extra = ""
     if waiting:
         extra += f'<div class="ls-warn">Waiting for you: {html.escape(waiting)}</div>'
-    if reason:
-        extra += f'<div class="ls-err">{html.escape(reason)}</div>'
+    if reason:  # paused (--until): what resumes it, not an error
+        rule = "ls-warn" if status == "paused" else "ls-err"
+        extra += f'<div class="{rule}">{html.escape(reason)}</div>'
     if warning:
         extra += f'<div class="ls-warn">⚠ {html.escape(warning)}</div>'
     return (

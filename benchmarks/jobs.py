@@ -1,0 +1,108 @@
+"""A job's submit-to-resume latency: from `submit_job` to the worker running again.
+
+Runs the offline project from experiment.setup in auto mode in this process, `--runs` times
+with local jobs and, with `--ray ADDRESS`, as many times with Ray jobs; the second experiment
+batch is a job. From the events: the job's own wall time (submitted → finished), layer 2's
+reaction (finished → the worker resumed, `resume.fired`) and the whole submit-to-resume.
+
+    python benchmarks/jobs.py [--runs 2] [--ray http://127.0.0.1:8265] [--json OUT]
+
+Target (issue 16): layer 2 resumes a worker within 1 s of its job's end (it polls every
+0.5 s; a Ray job's end is seen through the Jobs API).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as C  # noqa: E402
+
+from lightscientist_jupyter.app.project import Project  # noqa: E402
+
+
+def one_run(root: Path, ray: str | None) -> dict[str, float]:
+    project = Project.create(
+        root, C.GOAL, mode="auto", stage="experiment.setup", model="offline", ray=ray
+    )
+    try:
+        status = project.run()
+    finally:
+        project.close()
+    if status != "done":
+        raise SystemExit(f"the run ended {status}")
+    events = C.read_events(root)
+    (submitted,) = [e for e in events if e["type"] == "job.submitted"]
+    (finished,) = [e for e in events if e["type"] == "job.finished"]
+    (fired,) = [e for e in events if e["type"] == "resume.fired" and e["data"].get("jobs")]
+    return {
+        "job_s": finished["ts"] - submitted["ts"],
+        "react_s": fired["ts"] - finished["ts"],
+        "total_s": fired["ts"] - submitted["ts"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2, help="runs per backend (2)")
+    parser.add_argument("--ray", default=None, help="a Ray head's address (else local only)")
+    parser.add_argument("--json", default=None, help="write the report here")
+    args = parser.parse_args(argv)
+    backends: list[tuple[str, str | None]] = [("local", None)]
+    if args.ray:
+        backends.append(("ray", args.ray))
+    results: dict[str, list[dict[str, float]]] = {}
+    folder = Path(tempfile.mkdtemp(prefix="ls-bench-jobs-"))
+    try:
+        for name, address in backends:
+            results[name] = [
+                one_run(folder / f"{name}-{i}", address) for i in range(max(1, args.runs))
+            ]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    report = C.Report("Jobs: submit to resume")
+    report.say(
+        f"The offline project from experiment.setup, {args.runs} run(s) per backend; its second "
+        "batch is a job (about 0.5 s of numpy). Medians over the runs."
+    )
+    rows: list[list[Any]] = []
+    for name, runs in results.items():
+        med = {k: C.median([r[k] for r in runs]) for k in ("job_s", "react_s", "total_s")}
+        rows.append(
+            [
+                name,
+                len(runs),
+                f"{med['job_s']:.2f} s",
+                f"{med['react_s'] * 1000:.0f} ms",
+                f"{med['total_s']:.2f} s",
+            ]
+        )
+    report.table(
+        ["backend", "runs", "submitted → finished", "finished → resumed", "submit → resume"], rows
+    )
+    worst = max(C.median([r["react_s"] for r in runs]) for runs in results.values())
+    report.check(
+        C.target(
+            "a worker resumed after its job ended",
+            f"{worst * 1000:.0f} ms (median, worst backend)",
+            "< 1000 ms",
+            value=worst * 1000,
+            limit=1000,
+            higher=False,
+            why="layer 2 polls the jobs every 0.5 s (a Ray job: one Jobs API request)",
+        )
+    )
+    report.data = results
+    report.write(args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

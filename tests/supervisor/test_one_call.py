@@ -1,6 +1,7 @@
 """One supervisor model call per decision, end to end: the offline project from
 experiment.setup to the end, in auto mode. Every scheduling event it meets (the stage started,
-a worker finished) is decided by one model call whose tool settles it, and no decision is lost: every stage is finished and the project is done."""
+a worker finished) is decided by one model call whose tool settles it, and no decision is
+lost: every stage is finished and the project is done."""
 
 from __future__ import annotations
 

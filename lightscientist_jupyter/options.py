@@ -186,9 +186,7 @@ def take(p: Parser) -> None:
 
 
 def deliver(p: Parser) -> None:
-    p.add_argument(
-        "--summary", "-m", required=True, help="what you did and found, for PROCESS.md"
-    )
+    p.add_argument("--summary", "-m", required=True, help="what you did and found, for PROCESS.md")
     p.add_argument("--next", metavar="STAGE", help="the next stage (default: the stage's next)")
     p.add_argument(
         "--output", action="append", default=[], metavar="PATH", help="a further file you wrote"

@@ -384,4 +384,3 @@ class Project:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

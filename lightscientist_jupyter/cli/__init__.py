@@ -295,8 +295,10 @@ def cmd_events(args: argparse.Namespace) -> int:
         (lambda raw: json.dumps(raw, ensure_ascii=False))
         if args.json
         else (
-            lambda raw: format_line(raw, color=sys.stdout.isatty())
-            + (f" data={json.dumps(raw['data'], ensure_ascii=False)}" if args.data else "")
+            lambda raw: (
+                format_line(raw, color=sys.stdout.isatty())
+                + (f" data={json.dumps(raw['data'], ensure_ascii=False)}" if args.data else "")
+            )
         )
     )
     # `last` first: an event appended while the tail is printed is then followed, not lost.

@@ -87,9 +87,7 @@ class GatePanel:
         self.cards.children = (*self.cards.children, self.diff.widget)
         self.fold = w.Accordion(children=[self.preview], titles=("Preview of the files",))
         self.fold.selected_index = None  # folded: the action comes first
-        self.widget = w.VBox(
-            [self.actions, self.cards, self.fold], layout=w.Layout(display="none")
-        )
+        self.widget = w.VBox([self.actions, self.cards, self.fold], layout=w.Layout(display="none"))
         self.widget.add_class("ls-gate-panel")
 
     # ---------------------------------------------------------------- flusher side

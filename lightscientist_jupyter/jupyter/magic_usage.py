@@ -56,4 +56,3 @@ def run_values(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, A
     values["budget"] = values["budget"] or m.budget or None
     values["price"] = values["price"] or m.price or None
     return values
-

@@ -124,8 +124,7 @@ def render_html(
         body.append(
             f'<tr data-worker="{html.escape(r.id)}">'
             + _td(
-                f'<b>{html.escape(r.id)}</b> <span class="ls-muted">'
-                f"{html.escape(r.role)}</span>",
+                f'<b>{html.escape(r.id)}</b> <span class="ls-muted">{html.escape(r.role)}</span>',
                 "white-space:nowrap",
             )
             + _td(html.escape(r.stage))

@@ -123,6 +123,7 @@ def test_give_back_and_take_from_the_panel(root, fetch):
 
 def test_an_approve_while_the_researcher_holds_the_stage_is_refused(root, fetch):
     code, answer = post(fetch, {"path": "mine", "approve": True})
-    assert code == 409 and "handed to the researcher, so there is nothing to approve" in (
-        answer["message"]
+    assert (
+        code == 409
+        and "handed to the researcher, so there is nothing to approve" in (answer["message"])
     )

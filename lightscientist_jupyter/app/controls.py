@@ -163,6 +163,7 @@ def start_resume(ws: Workspace, *, until: str | None = None) -> Done:
 
 def _started(ws: Workspace, child: subprocess.Popen[bytes], command: str, log: Path) -> Done:
     """Wait until `child` holds the project (or ended: then why, from its log)."""
+    log = log.relative_to(ws.root)  # as the user sees it from the project folder
     deadline = time.monotonic() + START_WAIT_S
     while time.monotonic() < deadline:
         if child.poll() is not None:

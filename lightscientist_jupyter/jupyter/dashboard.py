@@ -213,7 +213,7 @@ class Dashboard:
             graph_key = (state.stage, state.status, len(state.history), spent)
             if self._shown.get("graph") != graph_key:
                 self._shown["graph"] = graph_key
-                self.graph.value = graph.scroll_box(graph.render_state(self.table, state))
+                self.graph.value = graph.responsive_box(self.table, state)
             if self._shown.get("decisions") != len(state.decisions):
                 self._shown["decisions"] = len(state.decisions)
                 self.timeline.value = timeline.render(state.decisions)
@@ -226,7 +226,7 @@ class Dashboard:
                 self.gate.settle(state)
         elif self._shown.get("graph") is None:
             self._shown["graph"] = ()
-            self.graph.value = graph.scroll_box(graph.render_state(self.table, None))
+            self.graph.value = graph.responsive_box(self.table, None)
         now = time.monotonic()
         if self._workers_dirty and (force_workers or now - self._workers_at >= WORKERS_EVERY_S):
             self._workers_at = now

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from lightscientist_jupyter.app.text import table_text
 from lightscientist_jupyter.controller.table import DONE, StageTable
-from lightscientist_jupyter.jupyter.layout import EdgeLayout, NodeLayout, graph_layout
+from lightscientist_jupyter.jupyter.layout import MAX_COLUMNS, EdgeLayout, NodeLayout, graph_layout
 from lightscientist_jupyter.vocab import ProjectStatus
 
 StageState = Literal["pending", "visited", "current", "waiting", "failed", "done"]
@@ -76,6 +76,7 @@ def render_svg(
     title: str | None = None,
     visits: Mapping[str, int] | None = None,
     notes: Mapping[str, str] | None = None,
+    columns: int = MAX_COLUMNS,
 ) -> str:
     """The stage graph as an SVG document; the same inputs always give the same text.
 
@@ -83,7 +84,7 @@ def render_svg(
     `static/theme.css` styles with the theme's variables, as the side panel's drawing does.
     It keeps its layout's size (a narrow view scrolls it rather than shrinking its text).
     """
-    lay = graph_layout(table)
+    lay = graph_layout(table, columns)
     states = dict(states or {})
     taken = set(taken)
     visits = dict(visits or {})
@@ -195,7 +196,7 @@ def _tooltip(table: StageTable, stage_id: str, state: str) -> str:
     return "\n".join(lines)
 
 
-def render_state(table: StageTable, state: Any | None) -> str:
+def render_state(table: StageTable, state: Any | None, columns: int = MAX_COLUMNS) -> str:
     """`render_svg` for a project state (a `ProjectState`, or None for the bare table)."""
     title = None
     if state is not None:
@@ -213,15 +214,32 @@ def render_state(table: StageTable, state: Any | None) -> str:
         title=title,
         visits=visits,
         notes=notes,
+        columns=columns,
     )
 
 
-def scroll_box(svg: str) -> str:
+def scroll_box(svg: str, cls: str = "") -> str:
     """The graph in a box that scrolls sideways when narrow (focusable, so keys scroll it)."""
     return (
-        '<div class="ls-graph-scroll" tabindex="0" role="region" '
+        f'<div class="{f"ls-graph-scroll {cls}".strip()}" tabindex="0" role="region" '
         f'aria-label="stage graph (scrolls sideways)">{svg}</div>'
     )
+
+
+NARROW_COLUMNS = 3
+"""A band's columns in the narrow drawing (about 480 px wide instead of about 970)."""
+
+
+def responsive_box(table: StageTable, state: Any | None) -> str:
+    """The graph drawn twice, wide and narrow; `static/theme.css` shows the one that fits the
+    dashboard's width (a container query), so a narrow window wraps the bands into more rows
+    at the same text size instead of hiding the current stage off to the side."""
+    narrow = render_state(table, state, NARROW_COLUMNS)
+    narrow = narrow.replace('id="ls-arrow"', 'id="ls-arrow-n"').replace(
+        "url(#ls-arrow)", "url(#ls-arrow-n)"
+    )
+    wide = scroll_box(render_state(table, state), "ls-graph-wide")
+    return f'<div class="ls-graph-fit">{wide}{scroll_box(narrow, "ls-graph-narrow")}</div>'
 
 
 def style_tag() -> str:

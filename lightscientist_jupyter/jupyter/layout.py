@@ -173,7 +173,7 @@ def phase_of(stage_id: str) -> str:
 
 
 def _cells(
-    table: StageTable, depth: dict[str, int], main: list[str]
+    table: StageTable, depth: dict[str, int], main: list[str], columns: int = MAX_COLUMNS
 ) -> tuple[dict[tuple[int, int], list[str | None]], dict[int, str]]:
     """The stages of each `(band, column)` cell, by row (None: an empty row), and band names."""
     order = {stage_id: i for i, stage_id in enumerate([*table.ids(), DONE])}
@@ -181,7 +181,7 @@ def _cells(
     phase = {s: phase_of(s) for s in table.ids()}
     phase[DONE] = phase[before_done] if DONE in main else ""
 
-    # bands: one per phase (by its smallest depth), wrapped every MAX_COLUMNS columns
+    # bands: one per phase (by its smallest depth), wrapped every `columns` columns
     first: dict[str, int] = {}
     for stage_id in sorted(depth, key=lambda s: (depth[s], order[s])):
         first.setdefault(phase[stage_id], depth[stage_id])
@@ -189,14 +189,14 @@ def _cells(
     band_names: dict[int, str] = {}
     band_of_phase: dict[tuple[str, int], int] = {}
     for p in sorted(first, key=lambda p: (first[p], p)):
-        chunks = sorted({(depth[s] - first[p]) // MAX_COLUMNS for s in depth if phase[s] == p})
+        chunks = sorted({(depth[s] - first[p]) // columns for s in depth if phase[s] == p})
         for chunk in chunks:
             band_of_phase[(p, chunk)] = len(band_of_phase)
             band_names[band_of_phase[(p, chunk)]] = p + (f" ({chunk + 1})" if chunk else "")
     for stage_id in sorted(depth, key=lambda s: order[s]):
         offset = depth[stage_id] - first[phase[stage_id]]
-        band = band_of_phase[(phase[stage_id], offset // MAX_COLUMNS)]
-        cells.setdefault((band, offset % MAX_COLUMNS), []).append(stage_id)
+        band = band_of_phase[(phase[stage_id], offset // columns)]
+        cells.setdefault((band, offset % columns), []).append(stage_id)
     on_main = set(main)
     band_has_main = {band for (band, _), ids in cells.items() if on_main.intersection(ids)}
     rows_of: dict[tuple[int, int], list[str | None]] = {}
@@ -278,14 +278,15 @@ def _label(stage_id: str) -> str:
 # ------------------------------------------------------------------------- layout
 
 
-def graph_layout(table: StageTable) -> GraphLayout:
-    """Positions and sizes of every stage (and `done`), the bands, and every edge's route.
+def graph_layout(table: StageTable, columns: int = MAX_COLUMNS) -> GraphLayout:
+    """Positions and sizes of every stage (and `done`), the bands, and every edge's route;
+    a band wraps after `columns` columns (fewer for a narrow view).
 
     Pure: the same table always gives the same layout, which `json.dumps` writes as is.
     """
     kinds = edge_kinds(table)
     main = default_path(table)
-    rows_of, band_names = _cells(table, depths(table, kinds), main)
+    rows_of, band_names = _cells(table, depths(table, kinds), main, columns)
     on_main = set(main)
 
     nodes: dict[str, NodeLayout] = {}

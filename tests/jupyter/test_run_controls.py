@@ -5,12 +5,12 @@ projects and real `lightscientist` processes (the offline model)."""
 from __future__ import annotations
 
 import json
-import time
 import types
 from pathlib import Path
 
 import pytest
 from support import waiting_project
+from support.waiting import wait_for
 
 from lightscientist_jupyter.app import controls
 from lightscientist_jupyter.controller import ResearchController, load_table
@@ -27,16 +27,6 @@ def _refused(ws: Workspace, action: str, stage: str | None = None) -> Refused:
     with pytest.raises(Refused) as caught:
         server_control.apply(ws, action, stage, source="panel")
     return caught.value
-
-
-def _wait(check, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s")
 
 
 def test_progress_says_stage_n_of_m_and_the_time_of_each_stage(tmp_path: Path):
@@ -114,7 +104,11 @@ def test_rerun_resume_and_cancel_on_a_real_run(tmp_path: Path):
     done = server_control.apply(ws, "rerun", None, source="panel")
     assert done["message"].startswith("rewound to the start of idea.gate#")
     assert done["pid"] and "resumed in the background by pid" in done["message"]
-    _wait(lambda: (load_state(ws.state_file).pending is not None and read_holder(ws)))
+    wait_for(
+        lambda: load_state(ws.state_file).pending is not None and read_holder(ws),
+        "the re-run at its gate",
+        within=60,
+    )
     assert read_holder(ws)["pid"] == done["pid"]
     events = [json.loads(line) for line in ws.events_file.read_text().splitlines()]
     assert any(e["type"] == "stage.rewound" for e in events)
@@ -124,14 +118,18 @@ def test_rerun_resume_and_cancel_on_a_real_run(tmp_path: Path):
     # Cancel reaches the background run through its inbox
     sent = server_control.apply(ws, "cancel", None, source="panel")
     assert f"pid {done['pid']}" in sent["message"]
-    _wait(lambda: read_holder(ws) is None)
+    wait_for(lambda: read_holder(ws) is None, "the cancelled run to end", within=60)
     assert load_state(ws.state_file).status == "cancelled"
 
     # Resume of a project no process runs: a detached `lightscientist resume --wait`
     resumed = server_control.apply(ws, "resume", None, source="panel")
     assert "in the background" in resumed["message"] and resumed["pid"]
-    _wait(lambda: read_holder(ws) and load_state(ws.state_file).status == "waiting_user")
+    wait_for(
+        lambda: read_holder(ws) and load_state(ws.state_file).status == "waiting_user",
+        "the resumed run at its gate",
+        within=60,
+    )
     log = (ws.state_dir / controls.RESUME_LOG).read_text()
     assert f"$ lightscientist resume --workspace {ws.root} --wait" in log
     server_control.apply(ws, "cancel", None, source="panel")
-    _wait(lambda: read_holder(ws) is None)
+    wait_for(lambda: read_holder(ws) is None, "the resumed run to end", within=60)

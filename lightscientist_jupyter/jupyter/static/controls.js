@@ -19,11 +19,13 @@ function render({ model, el: root }) {
   const rerun = el("button", styled + " ls-rerun", "Re-run this stage", row);
   const resume = el("button", styled + " jp-mod-accept ls-resume", "Resume", row);
   const pathBox = el("div", "ls-row ls-path", undefined, box);
-  const pathChip = el("span", "ls-chip ls-code ls-path-chip", "", pathBox);
+  const pathChip = el("span", "ls-chip ls-code ls-path-chip", undefined, pathBox);
+  const pathText = el("bdi", "", "", pathChip); // the path reads left to right, cut at its start
   const copyPath = el("button", styled + " ls-copy-path", "Copy path", pathBox);
   copyPath.setAttribute("aria-label", "Copy the project folder's path");
   const ask = el("div", "ls-row ls-confirm ls-warn", undefined, box);
   ask.setAttribute("role", "alertdialog");
+  ask.setAttribute("aria-label", "Confirm");
   const askText = el("span", "", undefined, ask);
   const yes = el("button", styled + " jp-mod-warn ls-confirm-yes", "", ask);
   const no = el("button", styled + " ls-confirm-no", "Keep going", ask);
@@ -71,7 +73,7 @@ function render({ model, el: root }) {
     cancel.setAttribute("aria-label", "Cancel the project and its workers");
     for (const b of [cancel, pause, rerun, resume]) b.disabled = busy;
     cmd.textContent = model.get("resume") || "%lightscientist resume";
-    pathChip.textContent = pathChip.title = model.get("root") || "";
+    pathText.textContent = pathChip.title = model.get("root") || "";
     const key = JSON.stringify(r.times || []);
     if (timesList.dataset.key !== key) {
       timesList.dataset.key = key;
@@ -158,7 +160,7 @@ function render({ model, el: root }) {
     });
   }
   copier(copy, cmd, "Copy");
-  copier(copyPath, pathChip, "Copy path");
+  copier(copyPath, pathText, "Copy path");
   model.on("change:run", draw);
   model.on("change:resume", draw);
   draw();

@@ -7,6 +7,8 @@
   private workspaces; it yields a `Lab` (url, token, output lines) and stops the server after.
 - `spawn` / `stop` run a child in its own process group and collect its output on a thread.
 - `launch_chromium(pw)` launches Debian's Chromium headless (never a downloaded browser).
+- `lab_page(url, token, failure, logs)` opens JupyterLab in a Chromium page; on a failure it
+  keeps a screenshot and prints the console and the given logs.
 - `axe_problems(page, selector)` runs axe-core (axe-playwright-python, offline) on a part of
   the page and lists its serious and critical violations.
 
@@ -233,3 +235,38 @@ def axe_problems(page: Any, selector: str) -> list[str]:
 def launch_chromium(pw: Any) -> Any:
     """Debian's Chromium, headless, from a playwright handle."""
     return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def lab_page(url: str, token: str, failure: str, logs: Mapping[str, Lines]) -> Iterator[Any]:
+    """A Chromium page on JupyterLab at `url` (1400 × 1000, 30 s waits). When the block
+    raises: a screenshot `OUTPUT/failure`, and the browser console and `logs` printed."""
+    from playwright.sync_api import sync_playwright
+
+    OUTPUT.mkdir(exist_ok=True)
+    console: list[str] = []
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
+            page.set_default_timeout(30_000)
+            page.goto(f"{url}/lab?token={token}")
+            try:
+                yield page
+            except BaseException:
+                page.screenshot(path=str(OUTPUT / failure))
+                print("browser console:\n" + "\n".join(console[-40:]))
+                for name, lines in logs.items():
+                    print(f"{name}:\n" + "\n".join(lines.lines[-40:]))
+                raise
+        finally:
+            browser.close()
+
+
+def open_panel(page: Any) -> Any:
+    """Click the LightScientist tab of the left sidebar; the panel's locator."""
+    tab = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='lightscientist-panel']")
+    tab.wait_for(timeout=60_000)
+    tab.click()
+    return page.locator("#lightscientist-panel")

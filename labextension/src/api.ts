@@ -7,12 +7,14 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { ControlAction, IProgress } from './controls';
+import type { IBudgetDetails, IPanelUsage } from './budget';
 import type { IFileDiff } from './diff';
 import type { IHandoffCard } from './handoff';
 
 export interface IPendingDecision {
   id: string;
-  kind: 'gate' | 'question' | 'handoff';
+  kind: 'gate' | 'question' | 'handoff' | 'budget';
   stage: string;
   question: string;
   summary: string;
@@ -21,6 +23,8 @@ export interface IPendingDecision {
   default_reject: string | null;
   options: string[];
   requested_at: number;
+  /** For a budget: scope, key, limit, spent (see `budget.ts`). */
+  details?: IBudgetDetails;
 }
 
 export interface IProjectSummary {
@@ -128,6 +132,10 @@ export interface IProjectDetail extends IProjectSummary {
   handoff?: IHandoffCard | null;
   /** At a gate: what changed beside each file under review (see `diff.ts`). */
   gate_diff?: IFileDiff[];
+  /** Tokens, cost and model calls: the project's and each stage's (see `budget.ts`). */
+  usage?: IPanelUsage;
+  /** Stage N of M and the time per stage (`jupyter/progress.py`). */
+  progress?: IProgress;
 }
 
 export interface IEventRecord {
@@ -157,6 +165,21 @@ export interface IReplyAnswer {
   messages: string[];
   status?: string;
   stage?: string;
+}
+
+export interface IControl {
+  path: string;
+  action: ControlAction;
+  stage: string | null;
+}
+
+export interface IControlAnswer {
+  path: string;
+  action: ControlAction;
+  message: string;
+  pid: number | null;
+  status: string;
+  stage: string;
 }
 
 export interface IReply {
@@ -225,6 +248,12 @@ export const api = {
       'reply',
       {},
       { method: 'POST', body: JSON.stringify(reply) }
+    ),
+  control: (control: IControl) =>
+    requestAPI<IControlAnswer>(
+      'control',
+      {},
+      { method: 'POST', body: JSON.stringify(control) }
     )
 };
 

@@ -4,7 +4,9 @@
  */
 
 import { IEventRecord, IProjectDetail, IReplyAnswer } from './api';
+import { BudgetView } from './budget';
 import { el, focusable, statusWords } from './dom';
+import { ControlsView } from './controls';
 import { renderGate } from './gate';
 import { HandoffView } from './handoff';
 import { edgeKey, renderGraph } from './graph';
@@ -22,6 +24,8 @@ export interface IDetailActions {
   reply: (approve: boolean, comment: string, toStage: string | null) => void;
   /** Insert a code cell below the active one of the current notebook. */
   insertCell: (code: string) => void;
+  /** Fetch the selected project again soon (after a run control). */
+  refresh?: () => void;
 }
 
 function section(parent: HTMLElement, className: string, title: string) {
@@ -49,8 +53,11 @@ export class DetailView {
     this._mode = el('span', { className: 'ls-mode' }, status);
     this._runner = el('p', { className: 'ls-runner' }, d);
     this._reason = el('p', { className: 'ls-reason' }, d);
+    this._controls = new ControlsView(d);
+    this._controls.onDone = () => _actions.refresh?.();
     this._gate = el('section', { className: 'ls-gate' }, d);
     this._handoff = new HandoffView(d, _actions);
+    this._budget = new BudgetView(d); // usage, and a budget decision's card
     this._message = el('p', { className: 'ls-reply-message' }, d);
     this._message.setAttribute('role', 'status');
 
@@ -96,6 +103,8 @@ export class DetailView {
     this._message.textContent = '';
     this._replied = null;
     this._keys = {};
+    this._budget.reset();
+    this._controls.reset();
   }
 
   /** Show a line about the reply under the gate. */
@@ -137,7 +146,9 @@ export class DetailView {
         ? 'No process runs this project now: continue it with `lightscientist resume`.'
         : '';
     this._reason.textContent = detail.reason ?? detail.table_error ?? '';
+    this._reason.dataset.status = detail.status ?? ''; // paused: a note, not an error
     this._process.disabled = !detail.process_md.exists;
+    this._controls.render(detail);
     if (this._replied && detail.pending?.id !== this._replied.id) {
       const verb = this._replied.approve ? 'Approved' : 'Rejected';
       this.say(
@@ -146,7 +157,8 @@ export class DetailView {
       );
       this._replied = null;
     }
-    const handed = detail.pending?.kind === 'handoff'; // the hand-over card shows it
+    const kind = detail.pending?.kind;
+    const handed = kind === 'handoff' || kind === 'budget'; // their own cards show them
     const pending = handed ? null : (detail.pending ?? null);
     this._once('gate', [detail.path, pending?.id], () => {
       this._buttons = renderGate(this._gate, detail, pending, this._actions);
@@ -162,6 +174,7 @@ export class DetailView {
     ];
     this._once('graph', graphKey, () => this._renderGraph(detail));
     this._once('outputs', detail.outputs, () => this._renderOutputs(detail));
+    this._budget.render(detail, this._graph); // after the graph: its stage titles
   }
 
   /** Run `draw` when `value` differs from what section `name` last drew. */
@@ -241,6 +254,8 @@ export class DetailView {
   private _reason: HTMLElement;
   private _gate: HTMLElement;
   private _handoff: HandoffView;
+  private _budget: BudgetView;
+  private _controls: ControlsView;
   private _message: HTMLElement;
   private _process: HTMLButtonElement;
   private _graph: HTMLElement;

@@ -67,7 +67,11 @@ export class LightScientistPanel extends Widget {
     this._view = new DetailView(this.node, {
       ...options,
       reply: (approve, comment, toStage) =>
-        void this.reply(approve, comment, toStage).catch(() => undefined)
+        void this.reply(approve, comment, toStage).catch(() => undefined),
+      refresh: () => {
+        this._fastUntil = Date.now() + FAST_FOR_MS;
+        void this.refresh();
+      }
     });
 
     this._selected = window.localStorage.getItem(STORAGE_KEY);

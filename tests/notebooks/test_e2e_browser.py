@@ -8,7 +8,8 @@ accessibility check (axe-core) of the dashboard finds nothing serious or critica
 clicks Approve and reads, within two seconds, the decision and the stage the project moved
 to. At `experiment.gate` it saves the notebook, *reloads the page* and approves from the
 dashboard again (the click goes through the server extension, so a reloaded page's comm
-does not matter). The last gate is approved from the command line, and the graph reaches
+does not matter), after checking that the gate's diff shows the analysis and the log as new
+files. The last gate is approved from the command line, and the graph reaches
 `done`; a kernel restart then shows the banner with the command that resumes. Screenshots
 at 1400 and 900 px: `test-output/quickstart-<theme>-*.png`.
 
@@ -83,7 +84,8 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
     shutil.copy(QUICKSTART, root / QUICKSTART.name)
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     OUTPUT.mkdir(exist_ok=True)
-    names = ("gate", "gate-900", "approved", "reloaded", "done", "done-900", "restarted")
+    names = ("gate", "gate-900", "approved", "reloaded", "gate-diff", "done", "done-900",
+             "restarted")
     shots = {name: OUTPUT / f"quickstart-{theme}-{name}.png" for name in names}
     for shot in shots.values():
         shot.unlink(missing_ok=True)
@@ -111,7 +113,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                              ).click()
 
                 dashboard = page.locator(".jp-OutputArea-output .lightscientist-dashboard")
-                graph = dashboard.locator("svg.ls-graph")
+                graph = dashboard.locator(".ls-graph-wide svg.ls-graph")
                 expect(graph).to_be_visible(timeout=60_000)
                 expect(graph.locator("g.ls-node[data-stage='idea.survey']")).to_have_count(1)
                 gate_node = graph.locator("g.ls-node[data-stage='idea.gate']")
@@ -175,6 +177,20 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                     "experiment.gate", timeout=60_000)
                 _top(card)
                 page.screenshot(path=str(shots["reloaded"]))
+                # beside the files under review, what changed since idea.gate's approval:
+                # the analysis and the log are new, their lines drawn as additions
+                diffs = dashboard.locator(".ls-cards .ls-diff-card")
+                for name in ("experiment/analysis.md", "experiment/log.md"):
+                    shown = diffs.locator(".ls-diff-file", has=page.locator(
+                        "code", has_text=re.compile(f"^{re.escape(name)}$")))
+                    expect(shown).to_have_attribute("data-status", "new")
+                    expect(shown).to_contain_text(f"{name} — new")
+                    expect(shown.locator(".ls-diff-add").first).to_be_visible()
+                    # the shared style sheet's rule (--jp-success-color1) is applied
+                    rule = shown.evaluate("e => getComputedStyle(e).borderLeftWidth")
+                    assert rule == "3px", rule
+                _top(diffs)
+                page.screenshot(path=str(shots["gate-diff"]))
                 clicked = time.monotonic()
                 card.locator("button.ls-approve").click()
                 expect(card.locator(".ls-outcome")).to_contain_text(
@@ -182,7 +198,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 assert time.monotonic() - clicked < 2.5
 
                 _reply_when_waiting(project, "paper.review")
-                graph = dashboard.locator("svg.ls-graph")
+                graph = dashboard.locator(".ls-graph-wide svg.ls-graph")
                 expect(graph.locator("g.ls-node[data-stage='done']")).to_have_attribute(
                     "data-state", "done", timeout=30_000)
                 expect(dashboard.locator(".ls-status-line")).to_contain_text(
@@ -199,7 +215,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Restart Kernel\W*$")
                              ).click()
                 page.locator(".jp-Dialog-button.jp-mod-accept", has_text="Restart").click()
-                dead = dashboard.locator(".ls-status-line .ls-dead")
+                dead = dashboard.locator(".ls-controls .ls-dead")
                 expect(dead).to_be_visible(timeout=30_000)
                 expect(dead).to_contain_text(f"%lightscientist resume --workspace {project}")
                 _top(dashboard)

@@ -1,0 +1,243 @@
+/**
+ * The selected project's run controls in the panel, as on the dashboard: where the run is
+ * ("stage 7 of 14", the time in this stage, time per stage) and Cancel / Pause after this
+ * stage / Re-run this stage / Resume, sent to the server's control endpoint
+ * (`jupyter/server_control.py`). Resume is offered for a project no process runs: the
+ * server starts `lightscientist resume --wait` in the background, or says the command.
+ */
+
+import { api, IProjectDetail } from './api';
+import { el } from './dom';
+
+export type ControlAction = 'cancel' | 'resume' | 'pause' | 'rerun';
+
+/** What the server puts in a project's detail under `progress` (`jupyter/progress.py`). */
+export interface IProgress {
+  position: [number, number] | null;
+  current_s: number;
+  stages: { stage: string; seconds: number; visits: number }[];
+}
+
+const FINAL = ['done', 'failed', 'cancelled'];
+
+/** 12s, 3m05s, 1h02m: as the dashboard says it. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) {
+    return `${s}s`;
+  }
+  const m = Math.floor(s / 60);
+  if (m < 60) {
+    return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  }
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+export class ControlsView {
+  constructor(parent: HTMLElement) {
+    const box = el('div', { className: 'ls-controls' }, parent);
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', 'Run controls');
+    this._progress = el('p', { className: 'ls-progress' }, box);
+    const row = el('div', { className: 'ls-row ls-control-buttons' }, box);
+    const styled = 'jp-Button jp-mod-styled';
+    this._cancel = this._button(
+      row,
+      `${styled} jp-mod-reject ls-cancel`,
+      'Cancel'
+    );
+    this._pause = this._button(
+      row,
+      `${styled} ls-pause`,
+      'Pause after this stage'
+    );
+    this._rerun = this._button(row, `${styled} ls-rerun`, 'Re-run this stage');
+    this._resume = this._button(
+      row,
+      `${styled} jp-mod-accept ls-resume`,
+      'Resume'
+    );
+    this._ask = el('div', { className: 'ls-row ls-confirm ls-warn' }, box);
+    this._ask.setAttribute('role', 'alertdialog');
+    this._ask.setAttribute('aria-label', 'Confirm');
+    this._ask.hidden = true;
+    this._askText = el('span', {}, this._ask);
+    this._yes = this._button(
+      this._ask,
+      `${styled} jp-mod-warn ls-confirm-yes`,
+      ''
+    );
+    const no = this._button(this._ask, `${styled} ls-confirm-no`, 'Keep going');
+    this._message = el('p', { className: 'ls-control-message' }, box);
+    this._message.setAttribute('role', 'status');
+    this._message.setAttribute('aria-live', 'polite');
+    const times = (this._times = el('details', { className: 'ls-times' }, box));
+    this._timesTitle = el('summary', { text: 'Time per stage' }, times);
+    this._timesList = el('ul', { className: 'ls-times-list' }, times);
+
+    this._cancel.addEventListener('click', () =>
+      this._confirm(
+        'cancel',
+        `Cancel the project at ${this._stage()}? Its workers stop; Resume can start it again later.`,
+        'Cancel the project'
+      )
+    );
+    this._rerun.addEventListener('click', () =>
+      this._confirm(
+        'rerun',
+        `Re-run ${this._stage()}? The run stops, the files go back to how they were when ` +
+          'the stage started (the later snapshots stay in the history), and it starts ' +
+          'again in the background.',
+        `Re-run ${this._stage()}`
+      )
+    );
+    this._yes.addEventListener('click', () => {
+      this._ask.hidden = true;
+      const action = this._confirming;
+      this._confirming = null;
+      if (action) {
+        void this._send(action);
+      }
+    });
+    no.addEventListener('click', () => {
+      this._ask.hidden = true;
+      this._confirming = null;
+    });
+    this._pause.addEventListener('click', () => void this._send('pause'));
+    this._resume.addEventListener('click', () => void this._send('resume'));
+  }
+
+  /** Called after a control was applied, so the panel fetches the project again. */
+  onDone: () => void = () => undefined;
+
+  reset(): void {
+    this._message.textContent = '';
+    this._ask.hidden = true;
+    this._confirming = null;
+  }
+
+  render(detail: IProjectDetail): void {
+    this._detail = detail;
+    const status = detail.status ?? '';
+    const progress = detail.progress;
+    const position = progress?.position
+      ? `Stage ${progress.position[0]} of ${progress.position[1]} · `
+      : '';
+    this._progress.textContent = progress
+      ? `${position}${duration(progress.current_s)} in ${detail.stage ?? '?'}`
+      : '';
+    const runner = !!detail.runner;
+    this._cancel.hidden = FINAL.includes(status);
+    this._pause.hidden = !(status === 'running' && runner);
+    this._rerun.hidden = status === 'done';
+    this._resume.hidden = status === 'done' || runner;
+    this._pause.setAttribute(
+      'aria-label',
+      `Pause after ${detail.stage} finishes`
+    );
+    this._rerun.setAttribute(
+      'aria-label',
+      `Re-run ${detail.stage} from its start`
+    );
+    this._cancel.setAttribute(
+      'aria-label',
+      'Cancel the project and its workers'
+    );
+    this._resume.setAttribute(
+      'aria-label',
+      'Resume the project in the background'
+    );
+    for (const button of [
+      this._cancel,
+      this._pause,
+      this._rerun,
+      this._resume
+    ]) {
+      button.disabled = this._busy;
+    }
+    const rows = progress?.stages ?? [];
+    const key = JSON.stringify(
+      rows.map(r => [r.stage, Math.floor(r.seconds), r.visits])
+    );
+    if (key !== this._timesKey) {
+      this._timesKey = key;
+      this._timesList.textContent = '';
+      for (const row of rows) {
+        const item = el('li', {}, this._timesList);
+        el('span', { className: 'ls-code', text: row.stage }, item);
+        const visits = row.visits > 1 ? ` · ${row.visits} visits` : '';
+        el(
+          'span',
+          { className: 'ls-muted', text: ` ${duration(row.seconds)}${visits}` },
+          item
+        );
+      }
+      this._timesTitle.textContent = `Time per stage (${rows.length} visited)`;
+    }
+    this._times.hidden = !rows.length;
+  }
+
+  private _stage(): string {
+    return this._detail?.stage ?? 'this stage';
+  }
+
+  private _button(
+    parent: HTMLElement,
+    className: string,
+    text: string
+  ): HTMLButtonElement {
+    return el('button', { className, text }, parent);
+  }
+
+  private _confirm(action: ControlAction, text: string, label: string): void {
+    this._confirming = action;
+    this._askText.textContent = text;
+    this._yes.textContent = label;
+    this._ask.hidden = false;
+    this._yes.focus();
+  }
+
+  private async _send(action: ControlAction): Promise<void> {
+    const detail = this._detail;
+    if (!detail) {
+      return;
+    }
+    this._busy = true;
+    this.render(detail);
+    this._message.className = 'ls-control-message';
+    this._message.textContent = 'sending…';
+    try {
+      const answer = await api.control({
+        path: detail.path,
+        action,
+        stage: action === 'resume' ? null : (detail.stage ?? null)
+      });
+      this._message.className = 'ls-control-message ls-ok';
+      this._message.textContent = answer.message;
+      this.onDone();
+    } catch (error) {
+      this._message.className = 'ls-control-message ls-err';
+      this._message.textContent = `Not done: ${(error as Error).message}`;
+    } finally {
+      this._busy = false;
+      this.render(this._detail ?? detail);
+    }
+  }
+
+  private _detail: IProjectDetail | null = null;
+  private _busy = false;
+  private _confirming: ControlAction | null = null;
+  private _timesKey = '';
+  private _progress: HTMLElement;
+  private _cancel: HTMLButtonElement;
+  private _pause: HTMLButtonElement;
+  private _rerun: HTMLButtonElement;
+  private _resume: HTMLButtonElement;
+  private _ask: HTMLElement;
+  private _askText: HTMLElement;
+  private _yes: HTMLButtonElement;
+  private _message: HTMLElement;
+  private _times: HTMLDetailsElement;
+  private _timesTitle: HTMLElement;
+  private _timesList: HTMLUListElement;
+}

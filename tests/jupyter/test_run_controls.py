@@ -5,6 +5,9 @@ projects and real `lightscientist` processes (the offline model)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -133,3 +136,22 @@ def test_rerun_resume_and_cancel_on_a_real_run(tmp_path: Path):
     assert f"$ lightscientist resume --workspace {ws.root} --wait" in log
     server_control.apply(ws, "cancel", None, source="panel")
     wait_for(lambda: read_holder(ws) is None, "the resumed run to end", within=60)
+
+
+@pytest.mark.slow
+def test_pause_after_a_stage_reaches_the_running_process(tmp_path: Path):
+    ws = Workspace.at(tmp_path / "p")
+    env = {**os.environ, "LIGHTSCIENTIST_MODEL": ""}
+    argv = [sys.executable, "-m", "lightscientist_jupyter", "research", "Does warmup help?"]
+    argv += ["--mode", "auto", "--workspace", str(ws.root)]
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as run:
+        wait_for(lambda: read_holder(ws) and ws.state_file.exists(), "the run", within=60)
+        done = server_control.apply(ws, "pause", "experiment.setup", source="panel")
+        assert done["message"] == (
+            f"the run (pid {run.pid}) pauses after experiment.setup finishes; Resume goes on"
+        )
+        out, _ = run.communicate(timeout=240)
+    state = load_state(ws.state_file)
+    assert state.status == "paused", out.decode()
+    assert state.history[-1]["from"] == "experiment.setup"
+    assert state.reason.startswith("paused after experiment.setup (--until)")

@@ -15,7 +15,17 @@ import pytest
 pytestmark = pytest.mark.slow
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-SCRIPTS = ("prompt_growth", "overhead", "events", "full_run", "recording", "sandbox")
+SCRIPTS = (
+    "prompt_growth",
+    "overhead",
+    "events",
+    "full_run",
+    "recording",
+    "sandbox",
+    "checkpoints",
+    "magic_latency",
+    "snapshots",
+)
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +119,13 @@ def test_sandbox_compares_both_modes(reports):
     assert set(data["per_command_ms"]["true"]) == {"none", "bwrap"}
 
 
+def test_snapshots_times_the_run_and_the_finished_workspace(reports):
+    data = reports["snapshots"]["data"]
+    assert len(data["idle_s"]) == len(data["touched_s"]) == 3  # --quick: 3 of each
+    assert len(data["in_run_s"]) >= 4 and data["files"] > 0  # every visit from setup on
+    assert "| during the run |" in reports["snapshots"]["markdown"]
+
+
 def test_run_all_writes_results(reports, tmp_path):
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
@@ -135,6 +152,8 @@ def test_run_all_writes_results(reports, tmp_path):
         "## 4. The full run",
         "## 5. Recording",
         "## 6. Sandbox",
+        "## 7. Checkpoints in PostgreSQL",
+        "## 9. Snapshots",
     ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text

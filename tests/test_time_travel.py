@@ -141,6 +141,26 @@ def test_fork_runs_beside_the_original_which_stays_untouched(finished: Path, tmp
     assert compared.returncode == 0 and "PROCESS.md" in compared.stdout
 
 
+def shows_paused_on_both_screens(ws: Path) -> None:
+    """The dashboard says `paused` and what resumes it, as a note (a warning rule), not as an
+    error; the side panel's data carries the same."""
+    from lightscientist_jupyter import api
+    from lightscientist_jupyter.jupyter.dashboard import Dashboard
+    from lightscientist_jupyter.jupyter.server_data import project_detail
+
+    board = Dashboard(api.ProjectView(Workspace.at(ws)), None, start=False)
+    try:
+        line = board.status_html()
+        assert '<span class="ls-chip" data-status="paused" title="status: paused">paused' in line
+        assert '<div class="ls-warn">paused after idea.evaluate (--until)' in line
+        assert "ls-err" not in line
+        assert "reason: paused after idea.evaluate" in board.text()
+    finally:
+        board.close()
+    detail = project_detail(ws.parent, ws.name)
+    assert detail["status"] == "paused" and "resume" in detail["reason"]
+
+
 @pytest.mark.slow
 def test_until_pauses_after_the_stage_and_resume_goes_on(tmp_path: Path):
     ws = tmp_path / "project"
@@ -149,6 +169,7 @@ def test_until_pauses_after_the_stage_and_resume_goes_on(tmp_path: Path):
     info = status(ws)
     assert info["status"] == "paused" and info["visits"].get("idea.evaluate") == 1
     assert "idea.gate" not in info["visits"] or info["visits"]["idea.gate"] == 0
+    shows_paused_on_both_screens(ws)
     proc = cli(ws, "resume")
     assert proc.returncode == 0 and last_line(proc) == "done", proc.stderr
     bad = cli(tmp_path / "p2", "research", "g", "--until", "nosuch")

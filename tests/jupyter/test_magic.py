@@ -137,14 +137,22 @@ def test_events_and_workers_return_dataframes(ip, done):
     log = logged(ws)
     frame = ls(ip, f'events -w "{ws}"')
     assert isinstance(frame, pd.DataFrame)
-    assert list(frame["seq"]) == [e["seq"] for e in log][-20:]
-    assert list(frame.columns)[:4] == ["seq", "time", "layer", "type"]
+    assert list(frame["seq"]) == [e["seq"] for e in log]  # every event by default
+    assert list(frame.columns)[:5] == ["seq", "time", "seconds", "layer", "type"]
+    assert "data" not in frame.columns
+    assert frame["time"].iloc[-1] == pd.Timestamp(int(log[-1]["ts"]), unit="s")  # to the second
+    assert frame["seconds"].iloc[0] == 0.0
+    assert frame["seconds"].iloc[-1] == round(log[-1]["ts"] - log[0]["ts"], 3)
+    last = ls(ip, f'events -w "{ws}" --tail 20 --data')
+    assert list(last["seq"]) == [e["seq"] for e in log][-20:]
+    assert list(last["data"]) == [e.get("data") for e in log][-20:]
+    assert last["seconds"].iloc[-1] == frame["seconds"].iloc[-1]
     layer1 = ls(ip, f'events -w "{ws}" --tail 500 --layer 1')
     assert list(layer1["seq"]) == [e["seq"] for e in log if e["layer"] == 1]
     stage = ls(ip, f'events -w "{ws}" -n 5 --type stage.')
     assert list(stage["seq"]) == [e["seq"] for e in log if e["type"].startswith("stage.")][-5:]
     w1 = ls(ip, f'events -w "{ws}" --worker w1 --json')
-    assert [e["seq"] for e in w1] == [e["seq"] for e in log if e["worker_id"] == "w1"][-20:]
+    assert [e["seq"] for e in w1] == [e["seq"] for e in log if e["worker_id"] == "w1"]
     assert w1[0]["time"] == next(e["ts"] for e in log if e["seq"] == w1[0]["seq"])
     workers = ls(ip, f'workers -w "{ws}"')
     assert isinstance(workers, pd.DataFrame)

@@ -90,7 +90,7 @@ def postgres() -> Iterator[Any]:
 
     from support.postgres import PostgresServer
 
-    base = Path(tempfile.mkdtemp(prefix="ls-postgres-"))
+    base = Path(tempfile.mkdtemp(prefix="ls-postgres-", dir="/tmp"))
     os.chmod(base, 0o755)
     server = PostgresServer(base / "server")
     yield server

@@ -25,11 +25,11 @@ from lightscientist_jupyter.app.rewind_files import archive_sessions, copy_cache
 from lightscientist_jupyter.controller import load_table, process_log
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.controller.process_log import ProcessEntry
+from lightscientist_jupyter.controller.rewind import record_rewind
 from lightscientist_jupyter.controller.snapshots import BRANCH, KEPT, History, Snapshot
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.events import EventLog
-from lightscientist_jupyter.vocab import DecisionKind, EventType, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 STATE_PATH = KEPT[0]
@@ -206,18 +206,14 @@ def rewind(ws: Workspace, ref: str, *, source: str = "cli") -> Rewound:
         who = f"{getpass.getuser()} via {source}"
         note = f"Rewound to the start of {target.ref} by {who}; the later snapshots stay in "
         note += "the history (`lightscientist history`)" + (f"; {archived}" if archived else "")
-        process_log.append_entry(
-            ws.process_md,
-            ProcessEntry(f"rewind:{time.time():.6f}", target.stage, time.time(), note, (), None),
+        record_rewind(
+            ws,
+            target.stage,
+            target.ref,
+            note,
+            f"rewound to {target.ref} by {who}",
+            {"to": target.ref, "snapshot": target.id, "from": head[:12], "by": who},
         )
-        with EventLog(ws.events_file) as bus:
-            bus.emit(
-                EventType.STAGE_REWOUND,
-                f"rewound to {target.ref} by {who}",
-                stage=target.stage,
-                task_id=target.ref,
-                data={"to": target.ref, "snapshot": target.id, "from": head[:12], "by": who},
-            )
         snap = history.take(target.stage, target.visit, "rewound", time.time(), note=note,
                             parent=target.id)  # fmt: skip
         message = f"rewound to the start of {target.ref} (snapshot {target.id}); "

@@ -141,7 +141,7 @@ export class DetailView {
     this._mode.textContent = detail.mode ? ` · ${detail.mode} mode` : '';
     const runner = detail.runner;
     this._runner.textContent = runner
-      ? `Run by pid ${runner.pid ?? '?'} on ${runner.host ?? '?'}.`
+      ? `Running in another process (pid ${runner.pid ?? '?'} on ${runner.host ?? '?'}).`
       : detail.status === 'running'
         ? 'No process runs this project now: continue it with `lightscientist resume`.'
         : '';

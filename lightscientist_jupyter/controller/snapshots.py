@@ -31,6 +31,8 @@ from lightscientist_jupyter.workspace import STATE_DIR, Workspace
 MAX_BYTES = 50 * 1024 * 1024
 """Files larger than this are left out of a snapshot (and named in its message)."""
 IGNORE_FILE = ".lightscientistignore"
+BUILT_IN_IGNORES = ("__pycache__/", "*.pyc", ".ipynb_checkpoints/")
+"""Left out of every snapshot, unlisted: Python's byte code and JupyterLab's autosave copies."""
 BRANCH = "refs/heads/main"
 KEPT = (f"{STATE_DIR}/state.json",)
 """The only files of `.lightscientist/` a snapshot holds."""
@@ -162,11 +164,13 @@ class History:
                 for d in dirs
                 if d != ".git"
                 and not (rel_dir == "" and d == STATE_DIR)
-                and not _ignored(rel_dir + d + "/", patterns)
+                and not _ignored(rel_dir + d + "/", (*BUILT_IN_IGNORES, *patterns))
             )
             for name in sorted(names):
                 rel = rel_dir + name
                 path = Path(folder, name)
+                if _ignored(rel, BUILT_IN_IGNORES):
+                    continue  # not worth a line in the commit's message
                 if _ignored(rel, patterns):
                     skipped.append(f"{rel} ({IGNORE_FILE})")
                 elif path.is_symlink() or not path.is_file():

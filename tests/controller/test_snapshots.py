@@ -55,6 +55,19 @@ def test_ignored_and_oversized_files_are_left_out_and_named(tmp_path: Path):
     assert not any(p.startswith(("scratch", "model.bin", "big.dat")) for p in snap.added)
 
 
+def test_byte_code_and_notebook_autosaves_are_left_out_unlisted(tmp_path: Path):
+    ws = project(tmp_path)
+    for rel in ("out/__pycache__/a.cpython-311.pyc", "out/.ipynb_checkpoints/n-checkpoint.ipynb"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    (tmp_path / "out" / "stray.pyc").write_text("x")
+    History(ws).take("a", 1, "start", time.time())
+
+    (snap,) = History(ws).log()
+    assert set(snap.added) == {".lightscientist/state.json", "PROCESS.md", "out/a.md"}
+    assert snap.skipped == ()
+
+
 def test_the_users_own_git_repository_and_config_are_untouched(tmp_path: Path, monkeypatch):
     ws = project(tmp_path)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)

@@ -276,13 +276,14 @@ def copy_skills(source_workspace: Path, target_workspace: Path) -> None:
 # ----------------------------------------------------------------------------- bare agents
 
 
-def bare_tools(sleep: bool = True) -> list[Any]:
+def bare_tools(sleep: bool = True, root: Path | None = None) -> list[Any]:
     """The worker's lifecycle tools for an agent with no layers around it: same names, same
     arguments, same result texts as the package's, but nothing stops the turn.
 
     - `request_input` is answered at once with the answer the offline supervisor gives;
     - `suspend` sleeps `check_after_s` (where a LightScientist worker is resumed by a
       scheduled resume after that delay) and returns;
+    - `submit_job` runs the command in `root` to its end and returns (no layer 2 resumes it);
     - `complete_stage` and `finalize_cancel` only return their texts.
     """
     from langchain_core.tools import tool
@@ -306,10 +307,21 @@ def bare_tools(sleep: bool = True) -> list[Any]:
             time.sleep(max(0.0, float(check_after_s)))
         return f"Suspended ({reason}); you will be resumed in about {check_after_s:g} s."
 
+    @tool
+    def submit_job(command: str, name: str, resources: dict | None = None, folder: str = "") -> str:
+        """Run a long command as a job (here: in the foreground, to its end)."""
+        began = time.perf_counter()
+        where = Path(root or ".")
+        proc = subprocess.run(command, shell=True, capture_output=True, text=True, cwd=where)
+        (where / "jobs").mkdir(exist_ok=True)
+        (where / "jobs" / f"{name}.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+        took = time.perf_counter() - began
+        return f"Job {name} ended: exit code {proc.returncode} after {took:.1f} s"
+
     from lightscientist_jupyter.runtime.lifecycle import lifecycle_tools
 
     same = [t for t in lifecycle_tools() if t.name in ("complete_stage", "finalize_cancel")]
-    return [request_input, suspend, *same]
+    return [request_input, suspend, submit_job, *same]
 
 
 def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") -> Any:
@@ -326,7 +338,7 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
     )
     return create_deep_agent(
         model,
-        bare_tools(),
+        bare_tools(root=Path(root)),
         system_prompt=WORKER_SYSTEM_PROMPT,
         middleware=[TodoListMiddleware()],
         backend=backend,

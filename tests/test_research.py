@@ -32,8 +32,9 @@ HAPPY_PATH_TYPES = {
     "worker.status",
     "supervisor.event",
     "supervisor.decision",
-    "resume.scheduled",
-    "resume.fired",
+    "resume.fired",  # the worker that waited for its job (the long batch), resumed by layer 2
+    "job.submitted",
+    "job.finished",
     "session.start",
     "session.end",
     "model.call",

@@ -16,6 +16,7 @@ was lost with the run. Layer 2 polls (`refresh`) and resumes the worker when its
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -337,7 +338,7 @@ class JobManager:
                 end_group(job.pgid)
                 if job.id not in self._watched:
                     self._finish(job.id, JobStatus.STOPPED, None, "stopped by a cancel")
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + 15.0  # a sandbox's teardown is slow on a loaded machine
         while time.monotonic() < deadline and any((self.get(j.id) or j).running for j in jobs):
             time.sleep(0.05)
         return [self.get(j.id) or j for j in jobs]
@@ -349,22 +350,28 @@ class JobManager:
 def end_group(pgid: int) -> None:
     """End a job's process group and the session its sandbox made.
 
-    The group is frozen first, so that a `bwrap` still setting its sandbox up cannot leave
-    a child behind (its `--die-with-parent` is not armed yet): the children of the group's
-    leader that started a session of their own are ended with it."""
+    The group is frozen first, and so is every descendant of its leader found outside it
+    (a `bwrap` still setting its sandbox up makes a session of its own, one or two forks
+    down, before its `--die-with-parent` is armed); then all their groups are ended."""
     try:
         os.killpg(pgid, signal.SIGSTOP)
     except ProcessLookupError:
         return
-    inner = {g for g in _child_groups(pgid) if g != pgid}
+    inner: set[int] = set()
+    for pid, group in _descendants(pgid):
+        if group != pgid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+            inner.add(group)
     os.killpg(pgid, signal.SIGCONT)
     for group in inner:
         shell.kill_group(group)
     shell.kill_group(pgid)
 
 
-def _child_groups(pid: int) -> set[int]:
-    groups = set()
+def _descendants(pid: int) -> list[tuple[int, int]]:
+    """(pid, process group) of every descendant of `pid`, from /proc."""
+    parents: dict[int, list[tuple[int, int]]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -373,6 +380,11 @@ def _child_groups(pid: int) -> set[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and int(fields[1]) == pid:
-            groups.add(int(fields[2]))
-    return groups
+        if len(fields) > 2:
+            parents.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[2])))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child[0])
+    return found

@@ -77,7 +77,10 @@ def test_the_wall_time_limit_and_a_cancel_stop_a_job(ws):
 
     jobs.wall_limit_s = 3600
     other = jobs.submit("w2", "sleep 60", "other", confinement=sandboxed(ws, "w2"))
-    mine = jobs.submit("w1", "sleep 60 & sleep 60; wait", "mine", confinement=sandboxed(ws))
+    mine = jobs.submit(
+        "w1", "touch up; sleep 60 & sleep 60; wait", "mine", confinement=sandboxed(ws)
+    )
+    wait_for(lambda: (ws.root / "up").exists(), "the job's sandbox to be up", within=30)
     (stopped,) = jobs.stop_owner("w1")
     assert stopped.id == mine.id and stopped.status == "stopped"
     assert not shell.group_alive(mine.pgid)

@@ -123,13 +123,21 @@ def test_take_during_a_running_stage_cancels_its_workers_and_waits(tmp_path):
                 for r in api.worker_records(Workspace.at(ws))
                 if r.get("stage") == "experiment.loop" and r.get("role") == "worker"
             ]
-            if records and all(r["status"] == "cancelled" for r in records):
+            deliveries = [
+                ws / ".lightscientist" / "workers" / r["id"] / "agent-run.md" for r in records
+            ]
+            if (
+                records
+                and all(r["status"] == "cancelled" for r in records)
+                # each finalized: its delivery record is kept, and says so (written just after)
+                and all(
+                    d.exists() and "cancelled" in d.read_text(encoding="utf-8").lower()
+                    for d in deliveries
+                )
+            ):
                 break
             assert time.monotonic() < deadline, records
             time.sleep(0.1)
-        for r in records:  # each finalized: its delivery record is kept
-            delivery = ws / ".lightscientist" / "workers" / r["id"] / "agent-run.md"
-            assert "cancelled" in delivery.read_text(encoding="utf-8").lower()
         assert any(e["type"] == "supervisor.event" and e["data"].get("handoff") for e in events(ws))
         back = api.give_back(ws, source="test")
         assert back.accepted and "the workers' again" in back.message

@@ -54,15 +54,6 @@ function render({ model, el: root }) {
     if (o.text) show(o.state === "refused" ? "ls-err" : "ls-ok", o.text);
   }
 
-  async function viaServer(cfg, rel, reply) {
-    const got = await call(cfg, "POST", "reply", { path: rel, from: "dashboard", ...reply });
-    if (got.status === 404 && !got.data?.status) return null; // no server extension
-    if (got.status !== 200) {
-      return { ok: false, text: "not applied: " + (got.data?.message || "HTTP " + got.status) };
-    }
-    const words = got.data.status ? " (" + (WORDS[got.data.status] || got.data.status) + ")" : "";
-    return { ok: true, text: (reply.approve ? "budget raised" : "stopped") + words };
-  }
 
   async function decide(yes) {
     const c = model.get("card") || {};
@@ -77,19 +68,12 @@ function render({ model, el: root }) {
     show("", "sending…");
     const reply = { approve: yes, comment: "", decision_id: c.id, to_stage: null,
                     budget: yes ? { [c.key]: value } : null };
-    let answer = null;
-    const cfg = pageConfig();
-    const rel = cfg ? relative(model.get("root"), cfg.serverRoot) : null;
-    try {
-      if (rel !== null) answer = await viaServer(cfg, rel, reply);
-    } catch (e) {
-      answer = null; // the server did not answer: try the kernel
-    }
-    if (answer === null) {
-      answer = await viaComm(model, { kind: "reply", ...reply },
-                             "no answer from the kernel within 2 s: reply with " +
-                             "%lightscientist reply y --budget " + c.key + "=…");
-    }
+    const answer = await sendReply(
+      model, reply,
+      "no answer from the kernel within 2 s: reply with %lightscientist reply y --budget " +
+      c.key + "=…",
+      (data) => (yes ? "budget raised" : "stopped") +
+                (data.status ? " (" + (WORDS[data.status] || data.status) + ")" : ""));
     show(answer.ok ? "ls-ok" : "ls-err", answer.text);
     if (!answer.ok) { busy = false; raise.disabled = stop.disabled = false; }
   }

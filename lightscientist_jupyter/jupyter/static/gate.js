@@ -109,19 +109,13 @@ function render({ model, el: root }) {
     outcome.textContent = text;
   }
 
-  async function viaServer(cfg, rel, reply) {
-    const got = await call(cfg, "POST", "reply", { path: rel, from: "dashboard", ...reply });
-    if (got.status === 404 && !got.data?.status) return null; // no server extension
-    if (got.status !== 200) {
-      return { ok: false, text: "not applied: " + (got.data?.message || "HTTP " + got.status) };
+  async function described(data, cfg, rel, reply) {
+    const id = data.decision_id || reply.decision_id;
+    if (data.applied_by === "server") {
+      const words = WORDS[data.status] || data.status;
+      return `${reply.approve ? "approved" : "rejected"} ${id} → now at ${data.stage} (${words})`;
     }
-    const id = got.data.decision_id || reply.decision_id;
-    if (got.data.applied_by === "server") {
-      const words = WORDS[got.data.status] || got.data.status;
-      return { ok: true, text: `${reply.approve ? "approved" : "rejected"} ${id} → now at ` +
-               `${got.data.stage} (${words})` };
-    }
-    return { ok: true, text: await settled(cfg, rel, id, reply.approve) };
+    return settled(cfg, rel, id, reply.approve);
   }
 
   async function decide(yes) {
@@ -132,19 +126,11 @@ function render({ model, el: root }) {
     show("", "sending…");
     const reply = { approve: yes, comment: comment.value.trim(), decision_id: c.id,
                     to_stage: !yes && c.kind === "gate" ? target.value || null : null };
-    let answer = null;
-    const cfg = pageConfig();
-    const rel = cfg ? relative(model.get("root"), cfg.serverRoot) : null;
-    try {
-      if (rel !== null) answer = await viaServer(cfg, rel, reply);
-    } catch (e) {
-      answer = null; // the server did not answer: try the kernel
-    }
-    if (answer === null) {
-      answer = await viaComm(model, { kind: "reply", ...reply },
-                             "no answer from the kernel within 2 s: reply from the " +
-                             "LightScientist side panel or with %lightscientist reply y|n");
-    }
+    const answer = await sendReply(
+      model, reply,
+      "no answer from the kernel within 2 s: reply from the LightScientist side panel or " +
+      "with %lightscientist reply y|n",
+      (data, cfg, rel) => described(data, cfg, rel, reply));
     show(answer.ok ? "ls-ok" : "ls-err", answer.text);
     if (!answer.ok) { busy = false; approve.disabled = reject.disabled = false; }
   }

@@ -1,5 +1,5 @@
-// The dashboard widgets' way to the server extension (prepended to gate.js and controls.js
-// by their Python side: anywidget modules cannot import each other). No build step.
+// The dashboard widgets' way to the server extension (prepended to gate.js, budget.js and
+// controls.js by their Python side: anywidget modules cannot import each other). No build step.
 
 const WORDS = { running: "running", waiting_user: "waiting for you", done: "done",
                 failed: "failed", cancelled: "cancelled", stopped: "stopped",
@@ -69,4 +69,28 @@ function viaComm(model, message, late) {
     model.on("msg:custom", onMsg);
     model.send(message);
   });
+}
+
+// a reply (approve, decision_id, comment, to_stage, budget) through the server extension,
+// else through the kernel's comm; {ok, text}. `described(data, cfg, rel)` words the server's
+// answer (it may wait for the run to take the reply); `late` is said when the kernel is mute
+async function sendReply(model, reply, late, described) {
+  const cfg = pageConfig();
+  const rel = cfg ? relative(model.get("root"), cfg.serverRoot) : null;
+  let answer = null;
+  try {
+    if (rel !== null) answer = await replyViaServer(cfg, rel, reply, described);
+  } catch (e) {
+    answer = null; // the server did not answer: try the kernel
+  }
+  return answer === null ? viaComm(model, { kind: "reply", ...reply }, late) : answer;
+}
+
+async function replyViaServer(cfg, rel, reply, described) {
+  const got = await call(cfg, "POST", "reply", { path: rel, from: "dashboard", ...reply });
+  if (got.status === 404 && !got.data?.status) return null; // no server extension
+  if (got.status !== 200) {
+    return { ok: false, text: "not applied: " + (got.data?.message || "HTTP " + got.status) };
+  }
+  return { ok: true, text: await described(got.data, cfg, rel) };
 }

@@ -17,6 +17,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -215,6 +216,27 @@ def cli(workspace: Path, *args: str, timeout: float = 900) -> subprocess.Complet
         timeout=timeout,
         env=cli_env(),
     )
+
+
+def timed_auto_run(label: str, *extra: str, stage: str | None = None) -> float:
+    """Wall seconds of one offline auto run (`research … --mode auto` plus `extra`) in a fresh
+    temporary folder; exits naming `label` when the run does not end `done`."""
+    folder = Path(tempfile.mkdtemp(prefix="ls-bench-run-"))
+    try:
+        args = ["research", GOAL, "--mode", "auto", *extra]
+        args += ["--stage", stage] if stage else []
+        began = time.perf_counter()
+        proc = cli(folder / "project", *args)
+        wall = time.perf_counter() - began
+        last = (proc.stdout.strip().splitlines() or [""])[-1]
+        if proc.returncode != 0 or last != "done":
+            raise SystemExit(
+                f"{label}: the run did not end done ({proc.returncode}, {last!r}):\n"
+                f"{proc.stderr[-3000:]}"
+            )
+        return wall
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def stage_table(folder: Path, loop_visits: int) -> Path:

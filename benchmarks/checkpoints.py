@@ -16,7 +16,6 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,23 +28,8 @@ KINDS = ("sqlite", "postgres")
 
 
 def one_run(url: str | None, stage: str | None) -> float:
-    folder = Path(tempfile.mkdtemp(prefix="ls-bench-checkpoints-"))
-    try:
-        args = ["research", C.GOAL, "--mode", "auto"]
-        args += ["--checkpoints", url] if url else []
-        args += ["--stage", stage] if stage else []
-        began = time.perf_counter()
-        proc = C.cli(folder / "project", *args)
-        wall = time.perf_counter() - began
-        last = (proc.stdout.strip().splitlines() or [""])[-1]
-        if proc.returncode != 0 or last != "done":
-            raise SystemExit(
-                f"{'postgres' if url else 'sqlite'}: the run did not end done "
-                f"({proc.returncode}, {last!r}):\n{proc.stderr[-3000:]}"
-            )
-        return wall
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    extra = ["--checkpoints", url] if url else []
+    return C.timed_auto_run("postgres" if url else "sqlite", *extra, stage=stage)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,23 +34,7 @@ MODES = ("none", "bwrap")
 
 
 def one_run(mode: str, stage: str | None) -> float:
-    folder = Path(tempfile.mkdtemp(prefix="ls-bench-sandbox-"))
-    try:
-        args = ["research", C.GOAL, "--mode", "auto", "--sandbox", mode]
-        if stage:
-            args += ["--stage", stage]
-        began = time.perf_counter()
-        proc = C.cli(folder / "project", *args)
-        wall = time.perf_counter() - began
-        last = (proc.stdout.strip().splitlines() or [""])[-1]
-        if proc.returncode != 0 or last != "done":
-            raise SystemExit(
-                f"--sandbox {mode}: the run did not end done ({proc.returncode}, {last!r}):\n"
-                f"{proc.stderr[-3000:]}"
-            )
-        return wall
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    return C.timed_auto_run(f"--sandbox {mode}", "--sandbox", mode, stage=stage)
 
 
 def per_command(reps: int) -> dict[str, dict[str, float]]:

@@ -16,6 +16,7 @@ dashboard's own buttons. Defaults a user sets once per session are traitlets:
 
     %config LightScientistMagics.model = "openai:gpt-4.1-mini"
     %config LightScientistMagics.workspace = "studies/warmup"
+    %config LightScientistMagics.checkpoints = "postgresql://me@db.lab:5432/research"
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any, NamedTuple
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import Markdown, display
-from traitlets import Bool, Enum, Unicode
+from traitlets import Bool, Enum, List, Unicode
 
 from lightscientist_jupyter import api, options
 from lightscientist_jupyter.app.commands import Route, Sent
@@ -118,8 +119,9 @@ def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
     )
     if sent.route is Route.QUEUED:  # nobody runs the project: run it here
         view = api.resume(
-            workspace, model=m.model or None, base_url=m.base_url or None, record=m.record
-        )
+            workspace, model=m.model or None, base_url=m.base_url or None, record=m.record,
+            checkpoints=m.checkpoints or None, ray=m.ray or None,
+        )  # fmt: skip
         sent = Sent(
             sent.route,
             "reply queued; the project resumes in this kernel and applies it",
@@ -239,7 +241,7 @@ def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
     lines += [
         "",
         "Defaults for a session: %config LightScientistMagics.model / .base_url / "
-        ".mode / .workspace / .record / .budget / .price",
+        ".mode / .workspace / .record / .budget / .price / .checkpoints / .ray / .library",
     ]
     print("\n".join(lines))
 
@@ -315,6 +317,15 @@ class LightScientistMagics(Magics):
         config=True
     )
     price = Unicode(None, allow_none=True, help="--price of runs: in=…,out=… (USD per 1M)").tag(
+        config=True
+    )
+    checkpoints = Unicode(
+        None, allow_none=True, help="--checkpoints of runs: sqlite:///PATH or postgresql://…"
+    ).tag(config=True)
+    ray = Unicode(None, allow_none=True, help="--ray of runs: a Ray cluster for jobs").tag(
+        config=True
+    )
+    library = List(Unicode(), help="--library of runs: .bib / CSL-JSON files or folders").tag(
         config=True
     )
 

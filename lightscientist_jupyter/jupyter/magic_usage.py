@@ -51,8 +51,11 @@ def estimate(m: LightScientistMagics, args: argparse.Namespace) -> Any:
 
 
 def run_values(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, Any]:
-    """`options.sandbox_values`, with the session's `%config` budget and price as defaults."""
+    """`options.sandbox_values`, with the session's `%config` budget, price, checkpoints, ray
+    and library as defaults (an option on the line wins)."""
     values = options.sandbox_values(args)
-    values["budget"] = values["budget"] or m.budget or None
-    values["price"] = values["price"] or m.price or None
+    for key in ("budget", "price", "checkpoints", "ray", "library"):
+        values[key] = values[key] or getattr(m, key) or None
+    if values["library"] is not None:
+        values["library"] = list(values["library"])
     return values

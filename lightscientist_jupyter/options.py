@@ -78,6 +78,12 @@ def run_options(p: Parser) -> None:
         "extra; also RAY_ADDRESS; kept for resume); without it they run on this machine",
     )
     p.add_argument(
+        "--job-time-limit",
+        metavar="DURATION",
+        help="the longest a worker's job (submit_job) may run, e.g. 90s, 30m, 6h (default 6h; "
+        "kept for resume); a job over it is ended and its worker told",
+    )
+    p.add_argument(
         "--budget",
         metavar="LIMITS",
         help="stop for a decision when the project has spent this much: usd=…,tokens=…,hours=… "
@@ -128,6 +134,7 @@ def sandbox_values(args: argparse.Namespace) -> dict[str, Any]:
         "budget": getattr(args, "budget", None),
         "price": getattr(args, "price", None),
         "library": getattr(args, "library", None),
+        "job_time_limit": getattr(args, "job_time_limit", None),
     }
 
 

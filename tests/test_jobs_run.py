@@ -3,11 +3,14 @@ resumes its worker when it ends, and the front doors show it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+import time
 
 import pytest
+from support.runtime import checkpoint_messages
 
 from lightscientist_jupyter.app.project import Project
 from lightscientist_jupyter.jupyter.workers import fold_all, render_html
@@ -78,3 +81,62 @@ def test_jobs_outside_a_project_is_one_line(tmp_path):
     proc = cli("jobs", "--workspace", str(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "no LightScientist project in" in proc.stderr
+
+
+SLOW_BATCH = 'if sys.argv[-2:] == ["--batch", "2"]:\n    __import__("time").sleep(60)\n'
+
+
+@pytest.mark.slow
+def test_a_job_over_its_time_limit_is_ended_and_its_worker_told(tmp_path, monkeypatch):
+    monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
+    ws = tmp_path / "ws"
+    project = Project.create(ws, "Does warmup help?", mode="auto", stage="experiment.setup",
+                             model="offline", until="experiment.setup")  # fmt: skip
+    try:
+        assert project.run() == "paused"
+    finally:
+        project.close()
+    script = ws / "experiment" / "run_experiment.py"  # the researcher makes batch 2 a long one
+    text = script.read_text(encoding="utf-8")
+    main = 'if __name__ == "__main__":'
+    script.write_text(text.replace(main, SLOW_BATCH + main))
+    project = Project.open(ws, job_time_limit="2s")
+    try:
+        assert project.run() == "done"
+    finally:
+        project.close()
+
+    (job,) = [json.loads(p.read_text()) for p in (ws / ".lightscientist" / "jobs").glob("j*.json")]
+    assert (job["status"], job["wall_limit_s"]) == ("timed_out", 2.0)
+    assert job["note"] == "stopped at its wall-time limit (2 s)" and job["ended_at"] < time.time()
+    assert 2.0 <= job["ended_at"] - job["submitted_at"] < 20  # not the batch's 60 s
+    text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
+    events = [json.loads(line) for line in text.splitlines()]
+    (fired,) = [e for e in events if e["type"] == "resume.fired"]
+    assert fired["message"] == f"resuming {job['worker_id']}: job batch-2 timed_out"
+    told = worker_messages(ws, job["worker_id"])[-1]  # what the worker was resumed with
+    assert told.startswith("LightScientist: your job ended.\n\nJob batch-2 (j1, local): timed_out;")
+    assert "stopped at its wall-time limit (2 s)." in told
+
+
+def worker_messages(ws, worker_id: str) -> list[str]:
+    """The human messages of a worker's session, from the workspace's checkpoint database."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    folder = ws / ".lightscientist"
+    record = json.loads((folder / "workers" / worker_id / "worker.json").read_text())
+    with contextlib.closing(sqlite3.connect(folder / "checkpoints.sqlite")) as conn:
+        messages = checkpoint_messages(SqliteSaver(conn), record["thread_id"])
+    return [str(m.content) for m in messages if m.type == "human"]
+
+
+def test_a_bad_job_time_limit_is_one_line_naming_the_option(tmp_path):
+    proc = cli("research", "x", "--job-time-limit", "6x", "--workspace", str(tmp_path / "ws"))
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "lightscientist research: error: --job-time-limit '6x' is not a duration; write a "
+        "positive number with s, m, h or d (e.g. 90s, 30m, 6h)\n"
+    )
+    assert not (tmp_path / "ws" / ".lightscientist").exists()

@@ -37,7 +37,7 @@ from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.errors import ControllerError, DiskFault
 from lightscientist_jupyter.events import EventLog, Subscriber
-from lightscientist_jupyter.runtime import checkpoint_url, ray_jobs
+from lightscientist_jupyter.runtime import checkpoint_url, job_limit, ray_jobs
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
 from lightscientist_jupyter.runtime.recording import recording_requested
 from lightscientist_jupyter.supervisor.loop import StageSupervisor
@@ -79,6 +79,7 @@ class Project:
         price: str | None = None,
         library: list[str] | None = None,
         ray: str | None = None,
+        job_time_limit: str | None = None,
     ):
         self.workspace = workspace
         self.controller = controller
@@ -119,6 +120,7 @@ class Project:
         )
         controller.on_answer(self.supervisor.on_user_answer)
         self.supervisor.runtime.jobs.ray_address = ray_jobs.choose(ray, settings)  # `--ray`
+        self.supervisor.runtime.jobs.wall_limit_s = job_limit.choose(job_time_limit, settings)
         if self.supervisor.runtime.recorder is not None:
             bus.subscribe(recorder_hook(self.supervisor.runtime.recorder))
         self.stop_event = threading.Event()
@@ -167,6 +169,7 @@ class Project:
             options.get("sandbox"), options.get("allow_network"), options.get("limits")
         ) | checkpoint_url.settings(options.get("checkpoints"))
         run_settings |= ray_jobs.settings(options.get("ray"))
+        run_settings |= job_limit.settings(options.get("job_time_limit"))
         lock = WorkspaceLock(workspace).acquire("research")
         try:
             log = EventLog(workspace.events_file, subscribers)
@@ -208,6 +211,7 @@ class Project:
         `fresh_sessions` the current stage starts again with new sessions (see `repair`);
         with `check_model` the model must pass the model check first."""
         workspace = usable(root)
+        job_limit.settings(options.get("job_time_limit"))  # a bad one fails before any work
         lock = WorkspaceLock(workspace).acquire("run")
         try:
             log = EventLog(workspace.events_file, subscribers)

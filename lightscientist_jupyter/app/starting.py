@@ -20,6 +20,7 @@ from lightscientist_jupyter.controller.goal import check_goal
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import BadInput
+from lightscientist_jupyter.runtime import job_limit
 from lightscientist_jupyter.runtime.models import check_spec
 from lightscientist_jupyter.workspace import Workspace, folder_problem
 
@@ -62,6 +63,7 @@ def check_new(
     spec = check_spec(model, base_url=base_url)
     check_replies(options.get("replies"), spec)
     usage.check_options(options.get("budget"), options.get("price"))
+    job_limit.settings(options.get("job_time_limit"))
     ResearchController.check_new(
         workspace,
         goal,

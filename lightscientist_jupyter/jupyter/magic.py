@@ -241,7 +241,8 @@ def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
     lines += [
         "",
         "Defaults for a session: %config LightScientistMagics.model / .base_url / "
-        ".mode / .workspace / .record / .budget / .price / .checkpoints / .ray / .library",
+        ".mode / .workspace / .record / .budget / .price / .checkpoints / .ray / .library "
+        "/ .job_time_limit",
     ]
     print("\n".join(lines))
 
@@ -326,6 +327,9 @@ class LightScientistMagics(Magics):
         config=True
     )
     library = List(Unicode(), help="--library of runs: .bib / CSL-JSON files or folders").tag(
+        config=True
+    )
+    job_time_limit = Unicode(None, allow_none=True, help="--job-time-limit of runs: 30m, 6h…").tag(
         config=True
     )
 

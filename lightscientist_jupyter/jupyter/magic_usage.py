@@ -51,10 +51,10 @@ def estimate(m: LightScientistMagics, args: argparse.Namespace) -> Any:
 
 
 def run_values(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, Any]:
-    """`options.sandbox_values`, with the session's `%config` budget, price, checkpoints, ray
-    and library as defaults (an option on the line wins)."""
+    """`options.sandbox_values`, with the session's `%config` budget, price, checkpoints, ray,
+    library and job time limit as defaults (an option on the line wins)."""
     values = options.sandbox_values(args)
-    for key in ("budget", "price", "checkpoints", "ray", "library"):
+    for key in ("budget", "price", "checkpoints", "ray", "library", "job_time_limit"):
         values[key] = values[key] or getattr(m, key) or None
     if values["library"] is not None:
         values["library"] = list(values["library"])

@@ -3,9 +3,10 @@
 A worker that submitted a job goes to `background`. `screen` keeps that change from the
 supervisor agent (there is nothing to decide) and leaves a scheduled resume at the job's
 wall-time limit instead, so the stage is not idle and a restart does not resume the worker
-early; `poll` (every `POLL_S` in the loop) refreshes the jobs and, once every job of a
-background worker has ended, resumes it with their status, exit code, wall time and log
-tail (`jobs.ended_message`), dropping that schedule.
+early; `poll` (at every tick of the loop: a local job's watcher records its end at once;
+Ray jobs are asked every `POLL_S`) resumes a background worker once every job of it has
+ended, with their status, exit code, wall time and log tail (`jobs.ended_message`), and
+drops that schedule.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from lightscientist_jupyter.vocab import EventType, SchedulingKind, WorkerStatus
 POLL_S = 0.5
 """How often layer 2 looks at the jobs (a Ray job's state is one HTTP request)."""
 WALL_MESSAGE = "LightScientist: your job reached its wall-time limit; check it with job_status."
+WALL_GRACE_S = 30.0
+"""How long past a job's wall-time limit its worker's fallback resume waits: the job's own end
+(its process group ended, its Ray job stopped) comes well before, and resumes the worker with
+the job's status; the fallback is for a job whose end is never seen."""
 
 
 class JobPoller:
@@ -48,27 +53,26 @@ class JobPoller:
         if not pending:
             return event
         wid = event.worker_id
-        due = max(j.submitted_at + j.wall_limit_s for j in pending) + 2 * POLL_S
+        due = max(j.submitted_at + j.wall_limit_s for j in pending) + WALL_GRACE_S
         with stage.lock:
             stage.state.schedules = [s for s in stage.state.schedules if s["worker_id"] != wid]
             stage.state.schedules.append({"worker_id": wid, "due": due, "message": WALL_MESSAGE})
             stage.save()
-        self._next = 0.0  # a job that ended at once is seen on the next tick
+        self._next = 0.0  # a Ray job that ended at once is seen on the next tick
         return None
 
     def poll(self, stage: SupervisedStage, control: WorkerControl) -> None:
         """Resume each background worker of the stage whose jobs all ended."""
-        now = time.monotonic()
-        if now < self._next:
-            return
-        self._next = now + POLL_S
         with stage.lock:
             waiting = [
                 r.id for r in stage.state.records.values() if r.status == WorkerStatus.BACKGROUND
             ]
         if not waiting or not any(self.pending(wid) for wid in waiting):
             return
-        self.runtime.jobs.refresh()
+        now = time.monotonic()
+        if now >= self._next:  # what no thread here watches (Ray, adopted jobs), every POLL_S
+            self._next = now + POLL_S
+            self.runtime.jobs.refresh()
         for wid in waiting:
             pending = self.pending(wid)
             if not pending or any(j.running for j in pending):

@@ -97,16 +97,16 @@ def plain_spec(message: str = "Do the task.", **fields: Any) -> WorkerSpec:
     return WorkerSpec(message=message, stage=fields.pop("stage", "custom.stage"), **fields)
 
 
-def checkpoint_messages(runtime: ExecutionRuntime, thread_id: str) -> list[Any]:
-    """The messages a session's checkpoints hold, read back through a plain LangGraph graph on
-    the same saver (checkpoints store changed channels only, so the graph reassembles them)."""
+def checkpoint_messages(runtime: ExecutionRuntime | Any, thread_id: str) -> list[Any]:
+    """The messages a session's checkpoints hold (in the runtime's saver, or the saver given),
+    read back through a plain LangGraph graph on the same saver (checkpoints store changed
+    channels only, so the graph reassembles them)."""
     graph = StateGraph(MessagesState)
     graph.add_node("noop", lambda state: {})
     graph.add_edge(START, "noop")
     graph.add_edge("noop", END)
-    state = graph.compile(checkpointer=runtime.saver).get_state(
-        {"configurable": {"thread_id": thread_id}}
-    )
+    saver = runtime.saver if isinstance(runtime, ExecutionRuntime) else runtime
+    state = graph.compile(checkpointer=saver).get_state({"configurable": {"thread_id": thread_id}})
     return list(state.values.get("messages", []))
 
 

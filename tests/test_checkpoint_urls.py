@@ -122,3 +122,48 @@ def test_an_unreachable_server_and_an_unknown_url_are_named(tmp_path):
         "or postgresql://USER@HOST:PORT/DATABASE\n"
     )
     assert not (ws / ".lightscientist" / "state.json").exists()
+
+
+def threads_in_sqlite(ws: Path) -> set[str]:
+    import contextlib
+    import sqlite3
+
+    path = ws / ".lightscientist" / "checkpoints.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+
+
+def worker_threads(ws: Path, stages: tuple[str, ...]) -> set[str]:
+    records = [json.loads(p.read_text()) for p in (ws / ".lightscientist").glob("workers/*/*.json")]
+    return {
+        r["thread_id"]
+        for r in records
+        if r["role"] == "worker" and r.get("stage", "").startswith(stages)
+    }
+
+
+@pytest.mark.slow
+def test_a_url_given_to_resume_is_kept_for_the_next_resume(tmp_path, pg_url):
+    ws = tmp_path / "project"
+    first = cli(ws, "research", "x", "--mode", "auto", "--until", "idea.survey")
+    assert first.returncode == 0 and first.stdout.strip().splitlines()[-1] == "paused", first.stderr
+    assert (
+        "checkpoints"
+        not in json.loads((ws / ".lightscientist" / "state.json").read_text())["settings"]
+    )  # the workspace's SQLite file
+
+    moved = cli(ws, "resume", "--checkpoints", pg_url, "--until", "idea.generate")
+    assert moved.returncode == 0 and moved.stdout.strip().splitlines()[-1] == "paused", moved.stderr
+    state_text = (ws / ".lightscientist" / "state.json").read_text()
+    assert json.loads(state_text)["settings"]["checkpoints"] == redact(pg_url)
+    assert PASSWORD not in state_text
+
+    plain = cli(ws, "resume", env=clean_env(PGPASSWORD=PASSWORD))  # no URL: the kept one
+    assert plain.returncode == 0 and plain.stdout.strip().splitlines()[-1] == "done", plain.stderr
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        in_postgres = {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    later = worker_threads(ws, ("experiment.", "paper."))  # run by the plain resume
+    assert later and later <= in_postgres and not later & threads_in_sqlite(ws)
+    assert worker_threads(ws, ("idea.survey",)) <= threads_in_sqlite(ws)

@@ -105,6 +105,10 @@ class Project:
         policy, self.sandbox = sandboxing.open_policy(
             workspace, bus, settings, sandbox=sandbox, allow_network=allow_network, limits=limits
         )
+        if checkpoints:  # `resume --checkpoints URL`: kept (without its password) from now on
+            kept = checkpoint_url.settings(checkpoints).get("checkpoints")  # None: the default
+            if kept != settings.get("checkpoints"):
+                controller.keep_settings({"checkpoints": kept})
         self.supervisor = StageSupervisor(
             workspace,
             self.model,

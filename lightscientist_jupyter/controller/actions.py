@@ -127,9 +127,17 @@ class SetBudget:
     limits: dict[str, float]
 
 
+@dataclasses.dataclass(frozen=True)
+class KeepSettings:
+    """Run settings given to `resume` that later runs keep (`--checkpoints`, redacted)."""
+
+    values: dict[str, Any]
+
+
 Action = (
-    Start | Finish | Ask | Reply | End | Reopen | Charge | SetBudget | Take | Deliver | GiveBack
-)
+    Start | Finish | Ask | Reply | End | Reopen | Charge | SetBudget | KeepSettings | Take
+    | Deliver | GiveBack
+)  # fmt: skip
 
 # ---------------------------------------------------------------------------- effects
 

@@ -327,6 +327,11 @@ class ResearchController(HandoffTools, BudgetCalls):
             respond = self._run(actions.Reopen())
             return None if respond.message == "ok" else respond.message
 
+    def keep_settings(self, values: dict[str, Any]) -> None:
+        """Keep run settings given to `resume` for the runs after it (e.g. `--checkpoints`)."""
+        with self._lock:
+            self._run(actions.KeepSettings(dict(values)))
+
     def wait_change(self, timeout: float | None = None) -> None:
         with self.changed:
             self.changed.wait(timeout)

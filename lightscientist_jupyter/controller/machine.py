@@ -60,6 +60,10 @@ def step(
             budget.charge(run, action)
         case actions.SetBudget():
             budget.set_budget(run, action)
+        case actions.KeepSettings():  # a value of None: back to the default
+            kept = {**run.state.settings, **action.values}
+            run.state.settings = {k: v for k, v in kept.items() if v is not None}
+            run.save()
         case actions.Take() | actions.Deliver() | actions.GiveBack():
             handoff.apply(run, action, run.finish)
     handoff.hand_over_if_marked(run, getattr(action, "at", state.updated_at))

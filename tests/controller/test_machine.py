@@ -442,6 +442,15 @@ CASES = [
         {"reason": None},
     ),
     Case(
+        "settings given to resume are kept; None puts one back to its default",
+        dataclasses.replace(at("a"), settings={"model": "offline", "checkpoints": "sqlite:///x"}),
+        actions.KeepSettings({"checkpoints": None, "ray": "http://head:8265"}),
+        ProjectStatus.RUNNING,
+        "a",
+        ["save"],
+        {"settings": {"model": "offline", "ray": "http://head:8265"}},
+    ),
+    Case(
         "reopen leaves a finished project alone",
         dataclasses.replace(at(DONE, {}, came_from="b"), status=ProjectStatus.DONE),
         actions.Reopen(),

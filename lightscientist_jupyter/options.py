@@ -227,8 +227,8 @@ def resume(p: Parser) -> None:
         "--fresh-sessions",
         action="store_true",
         help="restart the current stage from its start with new worker and supervisor "
-        "sessions (state, history and files are kept; the checkpoint database is moved "
-        "aside): the way on from a damaged checkpoint database",
+        "sessions (state, history and files are kept; the SQLite checkpoint file is moved "
+        "aside, PostgreSQL drops the stage's sessions): the way on from damaged checkpoints",
     )
 
 

@@ -37,16 +37,22 @@ def cli(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.C
     )
 
 
+def killed_mid_loop(ws: Path, pg_url: str) -> None:
+    """`research --mode auto` on PostgreSQL checkpoints in `ws`, SIGKILLed in its experiment
+    loop (see `sigkill_in_experiment_loop`)."""
+    sigkill_in_experiment_loop(
+        [sys.executable, "-m", "lightscientist_jupyter", "research", "x", "--mode", "auto",
+         "--checkpoints", pg_url, "--workspace", str(ws)],
+        ws / ".lightscientist" / "events.jsonl",
+        env=clean_env(),
+    )  # fmt: skip
+
+
 @pytest.mark.slow
 def test_a_killed_project_resumes_on_another_host_from_postgres(tmp_path, pg_url):
     first = tmp_path / "host-a" / "project"
     first.mkdir(parents=True)
-    sigkill_in_experiment_loop(
-        [sys.executable, "-m", "lightscientist_jupyter", "research", "x", "--mode", "auto",
-         "--checkpoints", pg_url, "--workspace", str(first)],
-        first / ".lightscientist" / "events.jsonl",
-        env=clean_env(),
-    )  # fmt: skip
+    killed_mid_loop(first, pg_url)
     state = json.loads((first / ".lightscientist" / "state.json").read_text())
     assert state["stage"] == "experiment.loop" and state["status"] == "running"
     assert state["settings"]["checkpoints"] == redact(pg_url)
@@ -167,3 +173,36 @@ def test_a_url_given_to_resume_is_kept_for_the_next_resume(tmp_path, pg_url):
     later = worker_threads(ws, ("experiment.", "paper."))  # run by the plain resume
     assert later and later <= in_postgres and not later & threads_in_sqlite(ws)
     assert worker_threads(ws, ("idea.survey",)) <= threads_in_sqlite(ws)
+
+
+def pg_threads(url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+
+
+@pytest.mark.slow
+def test_fresh_sessions_drop_the_stage_sessions_from_postgres(tmp_path, pg_url, postgres):
+    ws = tmp_path / "project"
+    ws.mkdir()
+    killed_mid_loop(ws, pg_url)
+    records = [json.loads(p.read_text()) for p in (ws / ".lightscientist").glob("workers/*/*.json")]
+    unfinished = {r["thread_id"] for r in records if r["status"] not in ("completed", "cancelled")}
+    finished = {r["thread_id"] for r in records if r["status"] == "completed"}
+    before = pg_threads(pg_url)
+    assert unfinished & before and finished and finished <= before
+
+    proc = cli(ws, "resume", "--fresh-sessions", env=clean_env(PGPASSWORD=PASSWORD))
+    assert proc.returncode == 0, proc.stderr
+    database = pg_url.rsplit("/", 1)[1]
+    assert (
+        f"dropped {len(unfinished & before)} session(s) of the current stage from the PostgreSQL "
+        f"checkpoint database '{database}' on 127.0.0.1:{postgres.port} as user 'postgres'\n"
+    ) in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "done" and PASSWORD not in proc.stdout
+    after = pg_threads(pg_url)
+    assert not unfinished & after  # the killed stage's sessions are gone
+    assert finished <= after  # the finished stages' sessions stay (history, replay)
+    assert not (ws / ".lightscientist" / "checkpoints.sqlite").exists()
+    assert not list((ws / ".lightscientist").glob("checkpoints.damaged-*"))

@@ -227,7 +227,7 @@ class Project:
                 )
             notes = repair.after_crash(workspace)  # before the runtime opens anything
             if fresh_sessions:
-                notes += repair.fresh_sessions(workspace)
+                notes += repair.fresh_sessions(workspace, controller.state.settings, options)
             project = cls(
                 workspace, controller, log, lock, model=model, base_url=base_url, **options
             )

@@ -10,8 +10,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from typing import Any
 
 from lightscientist_jupyter._fs import remove_stray_tmp
+from lightscientist_jupyter.runtime import checkpoint_url
 from lightscientist_jupyter.runtime.checkpoints import move_aside
 from lightscientist_jupyter.runtime.shell import end_recorded
 from lightscientist_jupyter.runtime.worker_files import load_record, save_record
@@ -32,12 +34,23 @@ def after_crash(ws: Workspace) -> list[str]:
     return notes
 
 
-def fresh_sessions(ws: Workspace) -> list[str]:
+def fresh_sessions(
+    ws: Workspace, settings: dict[str, Any] | None = None, options: dict[str, Any] | None = None
+) -> list[str]:
     """Restart the current stage from its start with new sessions: the checkpoint database
     and the supervisor's stage memory are moved aside (never deleted), the records of
-    unfinished workers are closed as `cancelled`; the state, history and files stay."""
-    notes = []
-    moved = move_aside(ws)
+    unfinished workers are closed as `cancelled`; the state, history and files stay.
+
+    With the run's checkpoints (`options`' checkpoints URL, else the project's `settings`) in
+    PostgreSQL the database stays: the sessions of the supervisor and of the unfinished
+    workers are dropped from it instead."""
+    options = options or {}
+    checkpoints = checkpoint_url.choose(
+        options.get("checkpointer", "sqlite"), options.get("checkpoints"), settings or {}
+    )
+    postgres = isinstance(checkpoints, str) and checkpoint_url.is_postgres(checkpoints)
+    notes, dropped = [], []
+    moved = None if postgres else move_aside(ws)
     if moved is not None:
         notes.append(f"the checkpoint database was moved aside to {moved}")
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -50,6 +63,7 @@ def fresh_sessions(ws: Workspace) -> list[str]:
         record = load_record(folder)
         if record is None or record.status in FINAL_WORKER_STATUSES:
             continue
+        dropped.append(record.thread_id)
         if record.role == Role.SUPERVISOR:  # its next turn starts a new session
             os.replace(folder / "worker.json", folder / f"worker.before-fresh-{stamp}.json")
             continue
@@ -66,5 +80,11 @@ def fresh_sessions(ws: Workspace) -> list[str]:
         closed.append(record.id)
     if closed:
         notes.append(f"closed the unfinished worker(s) {', '.join(closed)}")
+    if postgres and dropped:
+        count = checkpoint_url.drop_threads(checkpoints, dropped)
+        notes.append(
+            f"dropped {count} session(s) of the current stage from the PostgreSQL checkpoint "
+            f"{checkpoint_url.where(checkpoints)}"
+        )
     notes.append("the current stage starts again from its start with fresh sessions")
     return notes

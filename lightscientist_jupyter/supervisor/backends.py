@@ -61,6 +61,8 @@ class WorkerControl:
         self.host = host
         self.bus = bus
         self.workspace = workspace
+        self.agent_tools: list[Any] | None = None
+        """The agent's tools over this control, built once (`agent.agent_spec`)."""
 
     @property
     def stage(self) -> SupervisedStage:

@@ -1,7 +1,5 @@
 """`python -m lightscientist_jupyter` is the `lightscientist` command."""
 
-import sys
+from lightscientist_jupyter.cli.leave import run
 
-from lightscientist_jupyter.cli import main
-
-sys.exit(main())
+run()

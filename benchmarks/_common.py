@@ -347,10 +347,13 @@ def bare_tools(sleep: bool = True, root: Path | None = None) -> list[Any]:
 
 
 def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") -> Any:
-    """`create_deep_agent` with the worker's tools, system prompt and workspace backend."""
+    """`create_deep_agent` with the worker's tools (lifecycle and literature), system prompt
+    and workspace backend."""
     from deepagents import create_deep_agent
     from langchain.agents.middleware import TodoListMiddleware
 
+    from lightscientist_jupyter.runtime.literature.tools import literature_tools
+    from lightscientist_jupyter.runtime.models import offline_library
     from lightscientist_jupyter.runtime.runtime import WORKER_SYSTEM_PROMPT
     from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
     from lightscientist_jupyter.runtime.shell import ProcessGroups
@@ -360,7 +363,7 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
     )
     return create_deep_agent(
         model,
-        bare_tools(root=Path(root)),
+        [*bare_tools(root=Path(root)), *literature_tools(Path(root), name, offline_library(model))],
         system_prompt=WORKER_SYSTEM_PROMPT,
         middleware=[TodoListMiddleware()],
         backend=backend,

@@ -5,7 +5,7 @@ with local jobs and, with `--ray ADDRESS`, as many times with Ray jobs; the seco
 batch is a job. From the events: the job's own wall time (submitted → finished), layer 2's
 reaction (finished → the worker resumed, `resume.fired`) and the whole submit-to-resume.
 
-    python benchmarks/jobs.py [--runs 2] [--ray http://127.0.0.1:8265] [--json OUT]
+    python benchmarks/jobs.py [--runs 2] [--quick] [--ray http://127.0.0.1:8265] [--json OUT]
 
 Target (issue 16): layer 2 resumes a worker within 1 s of its job's end (it polls every
 0.5 s; a Ray job's end is seen through the Jobs API).
@@ -51,9 +51,12 @@ def one_run(root: Path, ray: str | None) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2, help="runs per backend (2)")
+    parser.add_argument("--quick", action="store_true", help="tiny: one run per backend")
     parser.add_argument("--ray", default=None, help="a Ray head's address (else local only)")
     parser.add_argument("--json", default=None, help="write the report here")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = 1
     backends: list[tuple[str, str | None]] = [("local", None)]
     if args.ray:
         backends.append(("ray", args.ray))

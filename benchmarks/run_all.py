@@ -6,7 +6,7 @@
 Runs, each in its own process, one after the other: prompt_growth.py, overhead.py,
 events.py, full_run.py, recording.py, sandbox.py, checkpoints.py (PostgreSQL: it starts a server
 of its own), magic_latency.py (the research cell in fresh kernels), snapshots.py (the
-workspace history's snapshots) — and cell_latency.py (the
+workspace history's snapshots), jobs.py (a local job's submit to resume) — and cell_latency.py (the
 notebook-latency
 benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it unless
 `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
@@ -40,6 +40,7 @@ SCRIPTS = [
     ("checkpoints", "7. Checkpoints in PostgreSQL"),
     ("magic_latency", "8. The research cell"),
     ("snapshots", "9. Snapshots"),
+    ("jobs", "10. Jobs: submit to resume"),
 ]
 
 
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         if not met:
             misses.append(
                 (
-                    "10. Notebook latency",
+                    "11. Notebook latency",
                     {
                         "name": "cell p95",
                         "measured": f"{lat['p95']:.1f} ms",
@@ -257,7 +258,7 @@ def render(
         ]
     if lat is not None:
         lines += [
-            "## 10. Notebook latency (cell_latency.py)",
+            "## 11. Notebook latency (cell_latency.py)",
             "",
             f"`python benchmarks/cell_latency.py` ({lat['seconds']:.0f} s): a trivial cell "
             "executed over and over in a real kernel while the `%lightscientist research` "

@@ -25,6 +25,7 @@ SCRIPTS = (
     "checkpoints",
     "magic_latency",
     "snapshots",
+    "jobs",
 )
 
 
@@ -126,6 +127,12 @@ def test_snapshots_times_the_run_and_the_finished_workspace(reports):
     assert "| during the run |" in reports["snapshots"]["markdown"]
 
 
+def test_jobs_times_a_local_job_from_submit_to_resume(reports):
+    (run,) = reports["jobs"]["data"]["local"]  # --quick: one run, no Ray address
+    assert run["total_s"] >= run["job_s"] > 0 and run["react_s"] >= 0
+    assert "| local | 1 |" in reports["jobs"]["markdown"]
+
+
 def test_run_all_writes_results(reports, tmp_path):
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
@@ -154,6 +161,7 @@ def test_run_all_writes_results(reports, tmp_path):
         "## 6. Sandbox",
         "## 7. Checkpoints in PostgreSQL",
         "## 9. Snapshots",
+        "## 10. Jobs: submit to resume",
     ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text

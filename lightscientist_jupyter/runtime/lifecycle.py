@@ -17,6 +17,7 @@ current turn so its input never grows.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -37,7 +38,13 @@ CANCEL_NOTICE = (
 
 
 def lifecycle_tools() -> list[BaseTool]:
-    """The four lifecycle tools (fresh instances)."""
+    """The four lifecycle tools. They keep no state (the session reads their calls from the
+    checkpoint), so every worker shares one set: their schemas are built once."""
+    return list(_lifecycle_tools())
+
+
+@functools.cache
+def _lifecycle_tools() -> tuple[BaseTool, ...]:
 
     @tool
     def request_input(question: str) -> str:
@@ -68,7 +75,7 @@ def lifecycle_tools() -> list[BaseTool]:
         """Finish a cancelled worker: say what is done, what to keep and what remains."""
         return "Cancellation acknowledged."
 
-    return [request_input, suspend, complete_stage, finalize_cancel]
+    return (request_input, suspend, complete_stage, finalize_cancel)
 
 
 def last_turn(messages: list[Any]) -> list[Any]:

@@ -365,8 +365,8 @@ class ResearchController(HandoffTools, BudgetCalls):
                         listener(dict(effect.answer))
                 case actions.Respond():
                     respond = effect
-        for snap in due:  # after the saves and PROCESS.md entries they are to hold
-            self.history.record(snap.stage, snap.visit, snap.event)
+        if due:  # after the saves and PROCESS.md entries they are to hold
+            self.history.record([(snap.stage, snap.visit, snap.event) for snap in due])
         return respond
 
     def _save(self) -> None:

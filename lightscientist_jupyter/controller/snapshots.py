@@ -239,17 +239,35 @@ class History:
         self.git("update-ref", BRANCH, commit)
         return commit[:12]
 
-    def record(self, stage: str, visit: int, event: str) -> str | None:
-        """`take`, for the controller: a history that cannot be written (git missing, a
+    def take_all(self, marks: Sequence[tuple[str, int, str]], at: float) -> list[str]:
+        """Record the workspace once for each of `marks` (stage, visit, event): snapshots
+        that one step of layer 1 made due, such as a stage's finish and the next stage's
+        start, hold the same files, so they are staged once and each is a commit of that
+        tree on the one before; the branch moves once, to the last. Returns their ids."""
+        tree, skipped = self.write_tree()
+        parent = self.head()
+        ids = []
+        for stage, visit, event in marks:
+            message = _message(stage, visit, event, at, "", skipped)
+            on = ("-p", parent) if parent else ()
+            parent = self.git("commit-tree", tree, *on, "-F", "-", stdin=message).strip()
+            ids.append(parent[:12])
+        if parent:
+            self.git("update-ref", BRANCH, parent)
+        return ids
+
+    def record(self, marks: Sequence[tuple[str, int, str]]) -> list[str]:
+        """`take_all`, for the controller: a history that cannot be written (git missing, a
         damaged repository) warns once and leaves the run going; a full disk stops it."""
         try:
-            return self.take(stage, visit, event, time.time())
+            return self.take_all(marks, time.time())
         except (ControllerError, FileNotFoundError) as exc:
             if not self._warned:
                 self._warned = True
-                print(f"lightscientist: warning: no snapshot of {stage}#{visit}: {exc}",
+                where = ", ".join(f"{stage}#{visit}" for stage, visit, _ in marks)
+                print(f"lightscientist: warning: no snapshot of {where}: {exc}",
                       file=sys.stderr)  # fmt: skip
-            return None
+            return []
 
     # ------------------------------------------------------------------ reading
 
@@ -260,9 +278,11 @@ class History:
         fmt = _RECORD + _FIELD.join(("%H", "%P", "%B")) + _FIELD
         out = self.git(
             "log", "--branches", "--glob=refs/kept/*", "--root", "--no-renames",
-            "--name-status", f"--format={fmt}",
+            "--topo-order", "--reverse", "--name-status", f"--format={fmt}",
         )  # fmt: skip
         snaps = [s for s in (_parse(chunk) for chunk in out.split(_RECORD)) if s]
+        # parents first, so snapshots of one moment (a finish and the next start) keep
+        # their order under the stable sort
         return sorted(snaps, key=lambda s: s.at)
 
     def keep(self, commit: str, name: str) -> None:

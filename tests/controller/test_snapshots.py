@@ -39,6 +39,27 @@ def test_a_snapshot_holds_the_outputs_process_md_and_state_but_not_the_rest(tmp_
     assert second.parent == first.id
 
 
+def test_snapshots_due_at_one_moment_are_one_tree_listed_in_their_order(tmp_path: Path):
+    """A stage's finish and the next stage's start, made due by one step of layer 1: both
+    hold the same files, and the history lists them in that order although they share a
+    time (and git's commit dates are whole seconds)."""
+    ws = project(tmp_path)
+    history = History(ws)
+    history.record([("a", 1, "start")])
+    (tmp_path / "out" / "a.md").write_text("second\n")
+    history.record([("a", 1, "finish"), ("b", 1, "start")])
+    history.record([("b", 1, "finish"), ("c", 1, "start")])
+
+    snaps = history.log()
+    assert [(s.ref, s.event) for s in snaps] == [
+        ("a#1", "start"), ("a#1", "finish"), ("b#1", "start"), ("b#1", "finish"), ("c#1", "start"),
+    ]  # fmt: skip
+    assert snaps[1].changed == ("out/a.md",) and snaps[2].changed == snaps[2].added == ()
+    assert [s.parent for s in snaps[1:]] == [s.id for s in snaps[:-1]]
+    assert history.read(snaps[2].id, "out/a.md") == b"second\n"
+    assert history.head() is not None and history.head().startswith(snaps[-1].id)
+
+
 def test_ignored_and_oversized_files_are_left_out_and_named(tmp_path: Path):
     ws = project(tmp_path)
     (tmp_path / ".lightscientistignore").write_text("*.bin\nscratch/\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import queue
 import signal
 import subprocess
@@ -419,6 +420,25 @@ def test_events_follow_prints_new_events(waiting):
     follower.stderr.close()
     assert follower.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(waiting):
+    """`lightscientist events | head -1`, with a reader gone before the first line: the
+    command ends with 141 (as a program killed by SIGPIPE) and no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader went away
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "lightscientist_jupyter", "events", "--tail", "1000"],
+            cwd=waiting.root,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (141, "")
 
 
 def test_events_in_an_empty_folder(tmp_path):

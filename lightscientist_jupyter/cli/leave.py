@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
 from typing import NoReturn
@@ -35,5 +36,11 @@ def leave(code: int) -> NoReturn:
 
 
 def run() -> NoReturn:
-    """The `lightscientist` command (`python -m lightscientist_jupyter` too)."""
-    leave(main())
+    """The `lightscientist` command (`python -m lightscientist_jupyter` too). A reader that
+    stops early (`lightscientist history | head`) ends it quietly, as it would `cat`."""
+    try:
+        code = main()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to say
+        code = 128 + signal.SIGPIPE
+    leave(code)

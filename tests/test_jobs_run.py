@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import time
 
 import pytest
 from support.runtime import checkpoint_messages
+from support.waiting import wait_for
 
 from lightscientist_jupyter.app.project import Project
 from lightscientist_jupyter.jupyter.workers import fold_all, render_html
+from lightscientist_jupyter.runtime import shell
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -83,23 +86,26 @@ def test_jobs_outside_a_project_is_one_line(tmp_path):
     assert proc.stderr.strip().count("\n") == 0 and "no LightScientist project in" in proc.stderr
 
 
-SLOW_BATCH = 'if sys.argv[-2:] == ["--batch", "2"]:\n    __import__("time").sleep(60)\n'
+def with_a_slow_batch(ws, seconds: float, **options) -> None:
+    """An offline auto project in `ws` paused after experiment.setup, whose experiment script
+    the researcher made slow: its batch 2 (the job) first sleeps `seconds`."""
+    project = Project.create(ws, "Does warmup help?", mode="auto", stage="experiment.setup",
+                             model="offline", until="experiment.setup", **options)  # fmt: skip
+    try:
+        assert project.run() == "paused"
+    finally:
+        project.close()
+    script = ws / "experiment" / "run_experiment.py"
+    slow = f'if sys.argv[-2:] == ["--batch", "2"]:\n    __import__("time").sleep({seconds})\n'
+    main = 'if __name__ == "__main__":'
+    script.write_text(script.read_text(encoding="utf-8").replace(main, slow + main))
 
 
 @pytest.mark.slow
 def test_a_job_over_its_time_limit_is_ended_and_its_worker_told(tmp_path, monkeypatch):
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
-    project = Project.create(ws, "Does warmup help?", mode="auto", stage="experiment.setup",
-                             model="offline", until="experiment.setup")  # fmt: skip
-    try:
-        assert project.run() == "paused"
-    finally:
-        project.close()
-    script = ws / "experiment" / "run_experiment.py"  # the researcher makes batch 2 a long one
-    text = script.read_text(encoding="utf-8")
-    main = 'if __name__ == "__main__":'
-    script.write_text(text.replace(main, SLOW_BATCH + main))
+    with_a_slow_batch(ws, 60)
     project = Project.open(ws, job_time_limit="2s")
     try:
         assert project.run() == "done"
@@ -140,3 +146,37 @@ def test_a_bad_job_time_limit_is_one_line_naming_the_option(tmp_path):
         "positive number with s, m, h or d (e.g. 90s, 30m, 6h)\n"
     )
     assert not (tmp_path / "ws" / ".lightscientist").exists()
+
+
+@pytest.mark.slow
+def test_a_sandboxed_job_outlives_a_killed_run_and_resume_finds_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
+    ws = tmp_path / "ws"
+    with_a_slow_batch(ws, 6, sandbox="bwrap")  # (bwrap missing: research refuses, a failure)
+    events = ws / ".lightscientist" / "events.jsonl"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "lightscientist_jupyter", "resume", "--workspace", str(ws)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:  # the worker waits for its job in the background: the run is killed
+        wait_for(lambda: '"type":"worker.background"' in events.read_text(), "the job", within=60)
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+    job_file = ws / ".lightscientist" / "jobs" / "j1.json"
+    job = json.loads(job_file.read_text())
+    time.sleep(0.5)
+    assert shell.group_alive(job["pgid"]), "the job ended with the killed run"
+
+    proc = cli("resume", "--workspace", str(ws))
+    assert proc.returncode == 0 and proc.stdout.strip().splitlines()[-1] == "done", proc.stderr
+    job = json.loads(job_file.read_text())
+    assert (job["status"], job["exit_code"]) == ("succeeded", 0)
+    assert job["ended_at"] - job["submitted_at"] >= 6  # it ran to its end, not cut short
+    logged = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
+    (fired,) = [e for e in logged if e["type"] == "resume.fired"]
+    assert fired["message"] == f"resuming {job['worker_id']}: job batch-2 succeeded"
+    record = ws / ".lightscientist" / "workers" / job["worker_id"] / "worker.json"
+    assert json.loads(record.read_text())["status"] == "completed"
+    assert "batch 2 of 2: 9 run(s) ok" in (ws / "jobs" / "batch-2.log").read_text()

@@ -5,8 +5,10 @@ runs here as a background process of the sandboxed command runner: the same clea
 environment, sandbox and limits as `execute` (but no CPU-seconds limit), its own process
 group, bounded by a wall-time limit (`wall_limit_s`, hours by default) instead of the
 command timeout; it lives on while its worker is suspended, and a cancel of the worker (or
-the end of the run) stops it. With a Ray address the job goes to the cluster
-(`ray_jobs`). Either way its whole output lands in the workspace at `jobs/<name>.log`.
+the end of the run) stops it — its whole process tree (`proctree.end_tree`): its sandbox is
+made without `--die-with-parent`, so that it outlives a run that is killed. With a Ray
+address the job goes to the cluster (`ray_jobs`). Either way its whole output lands in the
+workspace at `jobs/<name>.log`.
 
 Each job's record is `.lightscientist/jobs/<id>.json` (`Job`), so a later process — a
 `resume` after the run was killed — finds it again: a local job whose process group still
@@ -16,13 +18,11 @@ was lost with the run. Layer 2 polls (`refresh`) and resumes the worker when its
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import re
 import shlex
-import signal
 import threading
 import time
 from collections.abc import Mapping
@@ -41,12 +41,15 @@ from lightscientist_jupyter.runtime.job_record import (
     log_tail,
     parse_resources,
 )
+from lightscientist_jupyter.runtime.proctree import end_tree
 from lightscientist_jupyter.vocab import EventType, JobStatus
 
 __all__ = ["Job", "JobManager", "JobRefused", "ended_message", "log_tail"]
 from lightscientist_jupyter.workspace import Workspace
 
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
+DIES = "--die-with-parent"
+"""The sandbox option a job's sandbox goes without."""
 
 
 class JobManager:
@@ -180,6 +183,8 @@ class JobManager:
         conf = conf or spawn.Confinement()
         if conf.limits is not None:  # the wall-time limit bounds a job, not CPU seconds
             conf = dataclasses.replace(conf, limits=conf.limits.merged({"cpu": None}))
+        # the job outlives a killed run (resume finds it again); cancels end it by `end_tree`
+        conf = dataclasses.replace(conf, prefix=tuple(a for a in conf.prefix if a != DIES))
         script = (
             f"cd {shlex.quote(str(cwd))} && /bin/bash -c {shlex.quote(job.command)}\n"
             f"echo $? > {shlex.quote(str(status))}"
@@ -189,7 +194,7 @@ class JobManager:
         with open(log, "wb") as out:
             started = spawn.start(script, conf, cwd=root, env=shell.worker_env(root, home), out=out)
         pgid = started.proc.pid
-        self.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s + 60)
+        self.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s + 60, end=end_tree)
         job = dataclasses.replace(job, pgid=pgid, pgid_start=shell._start_time(pgid))
         self._watched.add(job.id)
         threading.Thread(
@@ -207,10 +212,10 @@ class JobManager:
         while not started.returned(0.2):
             if time.monotonic() >= deadline:
                 timed_out = True
-                end_group(started.proc.pid)
+                end_tree(started.proc.pid)
         started.settle()
         if shell.group_alive(started.proc.pid):  # what the job left running ends with it
-            end_group(started.proc.pid)
+            end_tree(started.proc.pid)
         code = self._exit_code(job)
         if code is None:
             code = started.exit_code
@@ -305,10 +310,12 @@ class JobManager:
         )
         if alive and pgid is not None:
             if time.time() - job.submitted_at > job.wall_limit_s:
-                end_group(pgid)
+                end_tree(pgid)
                 self._finish(job.id, JobStatus.TIMED_OUT, None, "stopped at its wall-time limit")
             else:
-                self.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s)
+                self.groups.add(
+                    pgid, job.worker_id, time.monotonic() + job.wall_limit_s, end=end_tree
+                )
             return
         self._finish(job.id, JobStatus.LOST, None, "its process ended with the run that started it")
 
@@ -335,7 +342,7 @@ class JobManager:
 
                 ray_jobs.stop(self, job)
             elif job.pgid is not None:
-                end_group(job.pgid)
+                end_tree(job.pgid)
                 if job.id not in self._watched:
                     self._finish(job.id, JobStatus.STOPPED, None, "stopped by a cancel")
         deadline = time.monotonic() + 15.0  # a sandbox's teardown is slow on a loaded machine
@@ -345,46 +352,3 @@ class JobManager:
 
     def _save(self, job: Job) -> None:
         write_json_atomic(self.folder / f"{job.id}.json", job.to_dict())
-
-
-def end_group(pgid: int) -> None:
-    """End a job's process group and the session its sandbox made.
-
-    The group is frozen first, and so is every descendant of its leader found outside it
-    (a `bwrap` still setting its sandbox up makes a session of its own, one or two forks
-    down, before its `--die-with-parent` is armed); then all their groups are ended."""
-    try:
-        os.killpg(pgid, signal.SIGSTOP)
-    except ProcessLookupError:
-        return
-    inner: set[int] = set()
-    for pid, group in _descendants(pgid):
-        if group != pgid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGSTOP)
-            inner.add(group)
-    os.killpg(pgid, signal.SIGCONT)
-    for group in inner:
-        shell.kill_group(group)
-    shell.kill_group(pgid)
-
-
-def _descendants(pid: int) -> list[tuple[int, int]]:
-    """(pid, process group) of every descendant of `pid`, from /proc."""
-    parents: dict[int, list[tuple[int, int]]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2:
-            parents.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[2])))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child[0])
-    return found

@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from lightscientist_jupyter.runtime import spawn
@@ -160,13 +161,24 @@ class ProcessGroups:
         self._lock = threading.Lock()
         self._groups: dict[int, tuple[str, float]] = {}
         self._markers: dict[int, Path] = {}
+        self._enders: dict[int, Callable[[int], None]] = {}
         """Each group's marker file (see `end_recorded`), removed when the group is gone."""
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def add(self, pgid: int, owner: str, deadline: float, marker: Path | None = None) -> None:
+    def add(
+        self,
+        pgid: int,
+        owner: str,
+        deadline: float,
+        marker: Path | None = None,
+        end: Callable[[int], None] | None = None,
+    ) -> None:
+        """Watch `pgid` until `deadline`; `end` ends it (default `kill_group`; a job's
+        sandbox needs its whole tree ended: `proctree.end_tree`)."""
         with self._lock:
             self._groups[pgid] = (owner, deadline)
+            self._enders[pgid] = end or kill_group
             if marker is not None:
                 self._markers[pgid] = marker
             if self._thread is None or not self._thread.is_alive():
@@ -180,7 +192,7 @@ class ProcessGroups:
 
     def kill_owner(self, owner: str) -> None:
         for pgid in self.owned_by(owner):
-            kill_group(pgid)
+            self._end(pgid)
             with self._lock:
                 self._groups.pop(pgid, None)
                 self._forget(pgid)
@@ -190,11 +202,17 @@ class ProcessGroups:
             groups = list(self._groups)
             self._groups.clear()
         for pgid in groups:
-            kill_group(pgid)
+            self._end(pgid)
             with self._lock:
                 self._forget(pgid)
 
+    def _end(self, pgid: int) -> None:
+        with self._lock:
+            end = self._enders.get(pgid, kill_group)
+        end(pgid)
+
     def _forget(self, pgid: int) -> None:
+        self._enders.pop(pgid, None)
         marker = self._markers.pop(pgid, None)
         if marker is not None:
             marker.unlink(missing_ok=True)
@@ -214,7 +232,7 @@ class ProcessGroups:
                     self._forget(g)
                 wait = min((d for _, d in self._groups.values()), default=now + 1) - now
             for pgid in due:
-                kill_group(pgid)
+                self._end(pgid)
                 with self._lock:
                     self._forget(pgid)
             self._wake.wait(max(0.05, min(wait, 1.0)))

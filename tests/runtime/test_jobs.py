@@ -164,3 +164,36 @@ def test_a_worker_through_a_real_client_submits_and_its_cancel_stops_the_job(
     assert cancelled.status == "cancelled"
     job = runtime.jobs.get(job_id)
     assert job.status == "stopped" and not shell.group_alive(job.pgid)
+
+
+def job_processes(marker: str) -> list[str]:
+    """The live processes whose command line holds `marker` (this test's workspace)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                line = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                state = fh.read().decode(errors="replace").rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in line and state != "Z":
+            found.append(f"{entry.name} {line[:100]}")
+    return found
+
+
+@pytest.mark.slow
+def test_a_job_cancelled_at_once_leaves_no_process(ws):
+    """Cancelled in its first milliseconds, before its sandbox has set itself up: nothing of
+    the job may live on (bwrap, the sandbox's init, the command), polled for 3 s."""
+    jobs = manager(ws)
+    for n in range(8):  # the race was lost about every other time
+        job = jobs.submit("w1", f"sleep 47.{n}", f"early-{n}", confinement=sandboxed(ws))
+        (stopped,) = jobs.stop_owner("w1")
+        assert stopped.id == job.id and stopped.status == "stopped"
+    until = time.monotonic() + 3.0
+    while time.monotonic() < until:
+        assert job_processes(str(ws.root)) == []
+        time.sleep(0.1)

@@ -24,7 +24,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "lightscientist_jupyter", *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
 
 
@@ -153,29 +153,38 @@ def test_a_sandboxed_job_outlives_a_killed_run_and_resume_finds_it(tmp_path, mon
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
     with_a_slow_batch(ws, 6, sandbox="bwrap")  # (bwrap missing: research refuses, a failure)
+    job = killed_while_its_job_runs(ws)
+    time.sleep(0.5)
+    assert shell.group_alive(job["pgid"]), "the job ended with the killed run"
+    resumed_when_the_job_ends(ws, 6)
+
+
+def killed_while_its_job_runs(ws) -> dict:
+    """`resume` the project in a process SIGKILLed once its worker waits for its job in the
+    background; returns the job's record."""
     events = ws / ".lightscientist" / "events.jsonl"
     run = subprocess.Popen(
         [sys.executable, "-m", "lightscientist_jupyter", "resume", "--workspace", str(ws)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    try:  # the worker waits for its job in the background: the run is killed
+    try:
         wait_for(lambda: '"type":"worker.background"' in events.read_text(), "the job", within=60)
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait()
-    job_file = ws / ".lightscientist" / "jobs" / "j1.json"
-    job = json.loads(job_file.read_text())
-    time.sleep(0.5)
-    assert shell.group_alive(job["pgid"]), "the job ended with the killed run"
+    return json.loads((ws / ".lightscientist" / "jobs" / "j1.json").read_text())
 
+
+def resumed_when_the_job_ends(ws, seconds: float) -> None:
+    """A plain `resume` finds the job again, resumes its worker when it ends, ends done."""
     proc = cli("resume", "--workspace", str(ws))
     assert proc.returncode == 0 and proc.stdout.strip().splitlines()[-1] == "done", proc.stderr
-    job = json.loads(job_file.read_text())
+    job = json.loads((ws / ".lightscientist" / "jobs" / "j1.json").read_text())
     assert (job["status"], job["exit_code"]) == ("succeeded", 0)
-    assert job["ended_at"] - job["submitted_at"] >= 6  # it ran to its end, not cut short
-    logged = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
-    (fired,) = [e for e in logged if e["type"] == "resume.fired"]
+    assert job["ended_at"] - job["submitted_at"] >= seconds  # it ran to its end
+    text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
+    (fired,) = [json.loads(e) for e in text.splitlines() if '"type":"resume.fired"' in e]
     assert fired["message"] == f"resuming {job['worker_id']}: job batch-2 succeeded"
     record = ws / ".lightscientist" / "workers" / job["worker_id"] / "worker.json"
     assert json.loads(record.read_text())["status"] == "completed"

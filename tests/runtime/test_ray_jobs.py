@@ -17,6 +17,11 @@ from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import shell
 from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused
 from lightscientist_jupyter.runtime.types import WorkerSpec
+from tests.test_jobs_run import (
+    killed_while_its_job_runs,
+    resumed_when_the_job_ends,
+    with_a_slow_batch,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -99,3 +104,15 @@ def test_a_cancel_stops_the_ray_job_and_a_job_too_big_is_refused(
     from ray.job_submission import JobSubmissionClient
 
     assert str(JobSubmissionClient(head.address).get_job_status(job.ray_id)) == "STOPPED"
+
+
+def test_a_ray_job_outlives_a_killed_run_and_resume_finds_it(head, tmp_path, monkeypatch):
+    monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
+    ws = tmp_path / "ws"
+    with_a_slow_batch(ws, 10, ray=head.address)
+    job = killed_while_its_job_runs(ws)
+    from ray.job_submission import JobSubmissionClient
+
+    status = str(JobSubmissionClient(head.address).get_job_status(job["ray_id"]))
+    assert job["backend"] == "ray" and status in ("PENDING", "RUNNING"), status
+    resumed_when_the_job_ends(ws, 10)

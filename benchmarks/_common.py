@@ -354,9 +354,9 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
 
     from lightscientist_jupyter.runtime.literature.tools import literature_tools
     from lightscientist_jupyter.runtime.models import offline_library
-    from lightscientist_jupyter.runtime.runtime import WORKER_SYSTEM_PROMPT
     from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
     from lightscientist_jupyter.runtime.shell import ProcessGroups
+    from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
 
     backend = WorkspaceBackend(
         Path(root), worker_id=name, cancel=threading.Event(), groups=ProcessGroups(), timeout=120.0

@@ -8,6 +8,7 @@ and the turn goes on.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,19 +26,30 @@ SUBMITTED = "job"
 """The key of a successful `submit_job`'s artifact (its job id): the call ends the turn."""
 
 
+@dataclasses.dataclass(frozen=True)
+class JobContext:
+    """Whose job a `submit_job` starts: the worker, its stage's sandbox, where its id goes."""
+
+    worker_id: str
+    confinement: Callable[[], spawn.Confinement]
+    on_submit: Callable[[str], None]
+    stage: str | None = None
+    task_id: str | None = None
+
+
 def for_worker(
     runtime: ExecutionRuntime, record: WorkerRecord, session: WorkerSession
-) -> list[BaseTool]:
-    """The job tools of a worker of `runtime`: its jobs run in its stage's sandbox and limits,
-    and their ids go into its record (`WorkerRecord.jobs`, saved with its next change)."""
+) -> JobContext:
+    """The job context of a worker of `runtime`: its jobs run in its stage's sandbox and
+    limits, and their ids go into its record (`WorkerRecord.jobs`, saved with its next
+    change)."""
     home = runtime.workspace.workers_dir / record.id / "home"
     policy = runtime.shell_policy.for_stage(record.network, record.limits)
 
     def remember(job_id: str) -> None:
         session.amend(jobs=(*session.record.jobs, job_id))
 
-    return job_tools(
-        runtime.jobs,
+    return JobContext(
         record.id,
         lambda: policy.confinement(runtime.workspace.root, home),
         remember,
@@ -46,16 +58,9 @@ def for_worker(
     )
 
 
-def job_tools(
-    jobs: JobManager,
-    worker_id: str,
-    confinement: Callable[[], spawn.Confinement],
-    on_submit: Callable[[str], None],
-    *,
-    stage: str | None = None,
-    task_id: str | None = None,
-) -> list[BaseTool]:
-    """The three job tools of one worker (`on_submit` gets each new job's id)."""
+def job_tools(jobs: JobManager, context: Callable[[], JobContext]) -> list[BaseTool]:
+    """The three job tools; `context` says, at each call, whose job it is (the worker whose
+    turn is running: the tools are shared by every worker of a runtime)."""
 
     @tool(response_format="content_and_artifact")
     def submit_job(
@@ -70,20 +75,21 @@ def job_tools(
         submit your turn ends; you are resumed when the job ends, with its status, exit code,
         wall time and the tail of its log.
         """
+        who = context()
         try:
             job = jobs.submit(
-                worker_id,
+                who.worker_id,
                 command,
                 name,
                 resources=resources,
                 folder=folder,
-                confinement=confinement(),
-                stage=stage,
-                task_id=task_id,
+                confinement=who.confinement(),
+                stage=who.stage,
+                task_id=who.task_id,
             )
         except JobRefused as exc:
             return f"Job not submitted: {exc}", None
-        on_submit(job.id)
+        who.on_submit(job.id)
         where = f"the Ray cluster at {job.address}" if job.backend == "ray" else "this machine"
         return (
             f"Submitted job {job.name} ({job.id}) on {where}; its log is {job.log}. Your turn "

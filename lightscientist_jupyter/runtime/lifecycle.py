@@ -17,6 +17,7 @@ current turn so its input never grows.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable
@@ -126,34 +127,45 @@ def stop_call(messages: list[Any]) -> dict[str, Any] | None:
     return None
 
 
+@dataclasses.dataclass(eq=False)
+class TurnFlags:
+    """A session's stop flags, as its graph's middleware sees them."""
+
+    cancel: threading.Event
+    hard_stop: threading.Event
+    notice_sent: bool = False
+    """Whether the cancel notice went to the model (it goes once)."""
+
+
 class LifecycleMiddleware(AgentMiddleware):
-    """Ends turns after stopping tools, handles cancellation, bounds the supervisor's input."""
+    """Ends turns after stopping tools, handles cancellation, bounds the supervisor's input.
+
+    `flags` gives, at each step, the flags of the session whose turn is running (one
+    middleware serves every worker of a runtime's shared graph)."""
 
     def __init__(
         self,
         *,
-        cancel: threading.Event,
-        hard_stop: threading.Event,
+        flags: Callable[[], TurnFlags],
         current_turn_only: bool = False,
         on_model_request: Callable[[list[Any]], None] | None = None,
     ):
         super().__init__()
-        self.cancel = cancel
-        self.hard_stop = hard_stop
+        self.flags = flags
         self.current_turn_only = current_turn_only
         self.on_model_request = on_model_request
-        self._notice_sent = False
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         messages = state.get("messages", [])
-        if self.hard_stop.is_set():
+        flags = self.flags()
+        if flags.hard_stop.is_set():
             return {"jump_to": "end"}
         if messages and isinstance(messages[-1], ToolMessage):
             if stop_call(messages) or settled_reply(messages):
                 return {"jump_to": "end"}
-        if self.cancel.is_set() and not self._notice_sent:
-            self._notice_sent = True
+        if flags.cancel.is_set() and not flags.notice_sent:
+            flags.notice_sent = True
             return {"messages": [HumanMessage(CANCEL_NOTICE)]}
         return None
 

@@ -26,13 +26,9 @@ from langgraph.types import Command
 from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import prune, recording
+from lightscientist_jupyter.runtime import graphs, prune, recording
 from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
-from lightscientist_jupyter.runtime.job_tools import for_worker as job_tools
 from lightscientist_jupyter.runtime.jobs import JobManager
-from lightscientist_jupyter.runtime.lifecycle import LifecycleMiddleware, lifecycle_tools
-from lightscientist_jupyter.runtime.models import retry_middleware
-from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.session import WorkerSession
 from lightscientist_jupyter.runtime.shell import ProcessGroups
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
@@ -40,7 +36,6 @@ from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 from lightscientist_jupyter.runtime.usage import UsageMeter
 from lightscientist_jupyter.runtime.worker_files import id_order as _id_order
 from lightscientist_jupyter.runtime.worker_files import load_record
-from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
@@ -95,6 +90,8 @@ class ExecutionRuntime:
         self.jobs = JobManager(workspace, self.bus, self.groups)  # submit_job's jobs
         self._sessions: dict[str, WorkerSession] = {}
         self._specs: dict[str, WorkerSpec] = {}
+        self._graphs: dict[str, Any] = {}
+        """The workers' shared graph, by system prompt (see `graphs`)."""
         self._droppers: list[threading.Thread] = []
         """Threads deleting cancelled sessions' checkpoints (joined before the database closes)."""
         self._lock = threading.RLock()
@@ -327,59 +324,8 @@ class ExecutionRuntime:
         extra = list(spec.extra_tools) if spec else []
         if spec is not None:
             self._specs[record.id] = spec
-        session.graph = self._build_graph(record, session, extra)
+        session.graph = graphs.session_graph(self, record, session, extra, self._graphs)
         return session
-
-    def _build_graph(
-        self, record: WorkerRecord, session: WorkerSession, extra: builtins.list[Any]
-    ) -> Any:
-        middleware: list[Any] = [
-            LifecycleMiddleware(
-                cancel=session.cancel,
-                hard_stop=session.hard_stop,
-                current_turn_only=record.current_turn_only,
-            )
-        ]
-        if self.retries:
-            middleware.append(retry_middleware(self.retries, self.retry_initial_delay))
-        if record.file_tools:
-            from deepagents import create_deep_agent
-            from langchain.agents.middleware import TodoListMiddleware
-
-            from lightscientist_jupyter.runtime.literature.tools import worker_tools as papers
-
-            backend = WorkspaceBackend(
-                self.workspace.root,
-                worker_id=record.id,
-                cancel=session.cancel,
-                groups=self.groups,
-                timeout=self.command_timeout,
-                policy=self.shell_policy.for_stage(record.network, record.limits),
-            )
-            return create_deep_agent(
-                self.model,
-                [
-                    *lifecycle_tools(),
-                    *papers(self.workspace.root, record, self.model),
-                    *job_tools(self, record, session),
-                    *extra,
-                ],
-                system_prompt=record.system_prompt or WORKER_SYSTEM_PROMPT,
-                middleware=[TodoListMiddleware(), *middleware],
-                backend=backend,
-                checkpointer=self.saver,
-                name=record.id,
-            )
-        from langchain.agents import create_agent
-
-        return create_agent(
-            self.model,
-            extra,
-            system_prompt=record.system_prompt,
-            middleware=middleware,
-            checkpointer=self.saver,
-            name=record.id,
-        )
 
     def _remove(self, session: WorkerSession) -> None:
         """Drop a cancelled session's checkpoints once its thread has stopped."""

@@ -12,10 +12,12 @@ a sandboxed `ShellPolicy`, inside bubblewrap with the policy's network and resou
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import itertools
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from deepagents.backends import FilesystemBackend
@@ -81,31 +83,58 @@ def _confine(root: Path, key: str) -> Path:
     return full
 
 
+@dataclasses.dataclass(eq=False)
+class WorkerShell:
+    """One worker's side of the shell: its id (the owner of its commands), cancel flag,
+    `$HOME`, command logs and sandbox."""
+
+    worker_id: str
+    cancel: threading.Event
+    home: Path
+    log_dir: Path
+    confinement: spawn.Confinement
+    counter: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
+
+    @classmethod
+    def of(
+        cls,
+        root: Path,
+        worker_id: str,
+        cancel: threading.Event,
+        policy: spawn.ShellPolicy | None = None,
+    ) -> WorkerShell:
+        folder = Path(root).resolve() / STATE_DIR / "workers" / worker_id
+        home = folder / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        confinement = (policy or spawn.ShellPolicy()).confinement(Path(root).resolve(), home)
+        return cls(worker_id, cancel, home, folder / "commands", confinement)
+
+
 class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
-    """File tools and a shell confined to one project workspace, for one worker."""
+    """File tools and a shell confined to one project workspace: one worker's, or (with
+    `shell_of`) that of whichever worker's turn is running, for a graph every worker of a
+    runtime shares."""
 
     def __init__(
         self,
         root: Path,
         *,
-        worker_id: str,
-        cancel: threading.Event,
+        worker_id: str = "",
+        cancel: threading.Event | None = None,
         groups: shell.ProcessGroups,
         timeout: float = shell.DEFAULT_TIMEOUT_S,
         policy: spawn.ShellPolicy | None = None,
+        shell_of: Callable[[], WorkerShell] | None = None,
     ):
         root = Path(root).resolve()
         super().__init__(root_dir=root, virtual_mode=True)
         self.root = root
-        self.worker_id = worker_id
-        self.cancel = cancel
         self.groups = groups
         self.timeout = timeout
-        self._log_dir = root / STATE_DIR / "workers" / worker_id / "commands"
-        self._home = root / STATE_DIR / "workers" / worker_id / "home"
-        self._home.mkdir(parents=True, exist_ok=True)
-        self._confinement = (policy or spawn.ShellPolicy()).confinement(root, self._home)
-        self._counter = itertools.count(1)
+        if shell_of is None:
+            own = WorkerShell.of(root, worker_id, cancel or threading.Event(), policy)
+            shell_of = lambda: own  # noqa: E731
+        self.shell_of = shell_of
         self._id = f"ls-{uuid.uuid4().hex[:8]}"
 
     def _resolve_path(self, key: str) -> Path:
@@ -148,19 +177,20 @@ class WorkspaceBackend(FilesystemBackend, SandboxBackendProtocol):
         return self._id
 
     def execute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
-        self._home.mkdir(parents=True, exist_ok=True)
-        log = self._log_dir / f"{next(self._counter):04d}.log"
+        own = self.shell_of()
+        own.home.mkdir(parents=True, exist_ok=True)
+        log = own.log_dir / f"{next(own.counter):04d}.log"
         try:
             result = shell.run_command(
                 command,
                 cwd=self.root,
-                env=shell.worker_env(self.root, self._home),
+                env=shell.worker_env(self.root, own.home),
                 log_path=log,
                 timeout=float(timeout) if timeout else self.timeout,
-                cancel=self.cancel,
+                cancel=own.cancel,
                 groups=self.groups,
-                owner=self.worker_id,
-                confinement=self._confinement,
+                owner=own.worker_id,
+                confinement=own.confinement,
             )
         except (OSError, ValueError) as exc:  # a NUL byte, an argument list too long …
             hint = (

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
 from lightscientist_jupyter._fs import missing_files, report_disk_fault
-from lightscientist_jupyter.runtime import prune
+from lightscientist_jupyter.runtime import graphs, prune
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, settled_reply, stop_call
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
@@ -47,6 +47,8 @@ class WorkerSession:
         self.record = record
         self.folder = folder
         self.graph: Any = None
+        self.binding: graphs.Binding | None = None
+        """What a worker binds the runtime's shared graph to, for its turns."""
         self.cancel = threading.Event()
         self.hard_stop = threading.Event()
         self.finished = threading.Event()
@@ -169,6 +171,8 @@ class WorkerSession:
             self._thread.start()
 
     def _turn(self, inp: Any) -> None:
+        if self.binding is not None:  # this thread's turn is this worker's (see `graphs`)
+            graphs.BOUND.set(self.binding)
         try:
             for chunk in self.graph.stream(
                 inp, self.turn_config(), stream_mode="updates", durability=self.durability

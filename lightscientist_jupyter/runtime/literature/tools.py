@@ -8,6 +8,7 @@ that ends its turn.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,12 @@ def literature_tools(
 ) -> list[BaseTool]:
     """The three tools for a worker of the stage task `stage` in the workspace `root`."""
     hub = Literature(root, fallback_library)
+    return bound_literature_tools(lambda: (hub, stage))
+
+
+def bound_literature_tools(current: Callable[[], tuple[Literature, str]]) -> list[BaseTool]:
+    """The three tools; `current` gives, at each call, the hub and stage task of the worker
+    whose turn is running (the tools are shared by every worker of a runtime)."""
 
     def safe(work: Any) -> str:
         try:
@@ -41,12 +48,14 @@ def literature_tools(
         library, merged and deduplicated). `sources` picks some of: library, openalex, arxiv,
         s2, crossref. Returns short records with an `id` to pass to `get_paper` or `cite`.
         """
+        hub, stage = current()
         return safe(lambda: hub.search(query, limit, year_from, year_to, sources, stage=stage))
 
     @tool
     def get_paper(id: str) -> str:  # noqa: A002 (the name a model sees)
         """One paper's record by a DOI, an arXiv id (arXiv:1706.02677), an OpenAlex id
         (W123…) or a Semantic Scholar id (S2:…)."""
+        hub, stage = current()
         return safe(lambda: hub.get_paper(id, stage=stage).short())
 
     @tool
@@ -54,6 +63,8 @@ def literature_tools(
         """Cite a paper a search or get_paper returned: adds its BibTeX entry to the
         workspace's references file and returns the key to write as [@key]. Cite only
         through this tool; the paper's checks refuse any other reference."""
+
+        hub, stage = current()
 
         def work() -> dict[str, Any]:
             key, added = hub.cite(id, stage=stage)
@@ -65,9 +76,10 @@ def literature_tools(
     return [search_literature, get_paper, cite]
 
 
-def worker_tools(root: Path, record: Any, model: Any) -> list[BaseTool]:
-    """The literature tools of one worker (its stage task keeps one breaker per source); the
-    offline model's workers search the library shipped with it when none is configured."""
+def worker_hub(root: Path, record: Any, model: Any) -> tuple[Literature, str]:
+    """The literature hub and stage task of one worker (its stage task keeps one breaker per
+    source); the offline model's workers search the library shipped with it when none is
+    configured."""
     from lightscientist_jupyter.runtime.models import offline_library
 
-    return literature_tools(root, record.task_id or record.stage, offline_library(model))
+    return Literature(root, offline_library(model)), record.task_id or record.stage

@@ -1,0 +1,138 @@
+"""The agent graphs of a runtime's sessions, and what a turn binds them to.
+
+Every worker of a runtime runs one deepagents graph, built once: its tools' schemas, its
+middleware and the general-purpose subagent took about 40 ms to build for each worker, on
+the supervisor's path. What differs from one worker to the next — its stop flags, its shell
+(id, cancel flag, `$HOME`, sandbox), its stage's literature hub, whose jobs it submits — is
+its `Binding`, which the session's turn sets in `BOUND` before it runs the graph; LangGraph
+carries the context into the threads that run the tools. The supervisor agent's graph (its
+own tools, no files) is built for its session, as is a worker's with tools of its own.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextvars
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.runtime.job_tools import JobContext, job_tools
+from lightscientist_jupyter.runtime.job_tools import for_worker as job_context
+from lightscientist_jupyter.runtime.lifecycle import (
+    LifecycleMiddleware,
+    TurnFlags,
+    lifecycle_tools,
+)
+from lightscientist_jupyter.runtime.literature.service import Literature
+from lightscientist_jupyter.runtime.literature.tools import bound_literature_tools, worker_hub
+from lightscientist_jupyter.runtime.models import retry_middleware
+from lightscientist_jupyter.runtime.sandbox import WorkerShell, WorkspaceBackend
+from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+
+if TYPE_CHECKING:
+    from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+    from lightscientist_jupyter.runtime.session import WorkerSession
+
+
+@dataclasses.dataclass(eq=False)
+class Binding:
+    """One worker's side of the shared graph."""
+
+    flags: TurnFlags
+    shell: WorkerShell
+    literature: tuple[Literature, str]
+    jobs: JobContext
+
+
+BOUND: contextvars.ContextVar[Binding] = contextvars.ContextVar("lightscientist_worker")
+"""The binding of the worker whose turn runs in this context."""
+
+
+def bound() -> Binding:
+    try:
+        return BOUND.get()
+    except LookupError:
+        raise RuntimeLayerError("a worker's step ran outside its session's turn") from None
+
+
+def bind(runtime: ExecutionRuntime, record: WorkerRecord, session: WorkerSession) -> Binding:
+    """The binding of a worker's session (its stage's sandbox and limits)."""
+    root = runtime.workspace.root
+    policy = runtime.shell_policy.for_stage(record.network, record.limits)
+    return Binding(
+        flags=TurnFlags(session.cancel, session.hard_stop),
+        shell=WorkerShell.of(root, record.id, session.cancel, policy),
+        literature=worker_hub(root, record, runtime.model),
+        jobs=job_context(runtime, record, session),
+    )
+
+
+def session_graph(
+    runtime: ExecutionRuntime,
+    record: WorkerRecord,
+    session: WorkerSession,
+    extra: builtins.list[Any],
+    cache: dict[str, Any],
+) -> Any:
+    """The graph `session` runs: for a worker with file tools and no tools of its own, the
+    runtime's shared one (in `cache`, by system prompt), with the session bound to it."""
+    if not record.file_tools:
+        flags = TurnFlags(session.cancel, session.hard_stop)
+        return _agent(runtime, record, extra, lambda: flags)
+    session.binding = bind(runtime, record, session)
+    prompt = record.system_prompt or WORKER_SYSTEM_PROMPT
+    if extra:
+        return _worker_agent(runtime, prompt, extra)
+    if prompt not in cache:
+        cache[prompt] = _worker_agent(runtime, prompt, [])
+    return cache[prompt]
+
+
+def _middleware(runtime: ExecutionRuntime, flags: Any, current_turn_only: bool) -> list[Any]:
+    middleware: list[Any] = [LifecycleMiddleware(flags=flags, current_turn_only=current_turn_only)]
+    if runtime.retries:
+        middleware.append(retry_middleware(runtime.retries, runtime.retry_initial_delay))
+    return middleware
+
+
+def _worker_agent(runtime: ExecutionRuntime, prompt: str, extra: builtins.list[Any]) -> Any:
+    from deepagents import create_deep_agent
+    from langchain.agents.middleware import TodoListMiddleware
+
+    backend = WorkspaceBackend(
+        runtime.workspace.root,
+        groups=runtime.groups,
+        timeout=runtime.command_timeout,
+        shell_of=lambda: bound().shell,
+    )
+    return create_deep_agent(
+        runtime.model,
+        [
+            *lifecycle_tools(),
+            *bound_literature_tools(lambda: bound().literature),
+            *job_tools(runtime.jobs, lambda: bound().jobs),
+            *extra,
+        ],
+        system_prompt=prompt,
+        middleware=[TodoListMiddleware(), *_middleware(runtime, lambda: bound().flags, False)],
+        backend=backend,
+        checkpointer=runtime.saver,
+        name="worker",
+    )
+
+
+def _agent(
+    runtime: ExecutionRuntime, record: WorkerRecord, extra: builtins.list[Any], flags: Any
+) -> Any:
+    from langchain.agents import create_agent
+
+    return create_agent(
+        runtime.model,
+        extra,
+        system_prompt=record.system_prompt,
+        middleware=_middleware(runtime, flags, record.current_turn_only),
+        checkpointer=runtime.saver,
+        name=record.id,
+    )

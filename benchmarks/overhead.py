@@ -79,8 +79,7 @@ def profile_layers(ws: Path, start: str | None) -> dict[str, Any]:
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from lightscientist_jupyter.runtime import sandbox
-    from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+    from lightscientist_jupyter.runtime import graphs, sandbox
 
     stats: dict[str, list[float]] = {}
     lock = threading.Lock()
@@ -106,7 +105,7 @@ def profile_layers(ws: Path, start: str | None) -> dict[str, Any]:
     wrap(SqliteSaver, "put_writes", "SQLite pending writes (put_writes)")
     wrap(SqliteSaver, "get_tuple", "SQLite checkpoint reads (get_tuple)")
     wrap(sandbox.shell, "run_command", "shell commands (the real work)")
-    wrap(ExecutionRuntime, "_build_graph", "building agent graphs")
+    wrap(graphs, "session_graph", "building or binding agent graphs")
     wrap(os, "fsync", "os.fsync (atomic JSON/records, PROCESS.md)")
     try:
         result = run_layers(ws, start)

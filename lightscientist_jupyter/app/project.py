@@ -27,6 +27,7 @@ from lightscientist_jupyter._fs import (
 from lightscientist_jupyter.app import commands, handoff, literature, repair, sandboxing, usage
 from lightscientist_jupyter.app import controls as run_controls
 from lightscientist_jupyter.app import until as until_stage
+from lightscientist_jupyter.app.kept_settings import keep_given
 from lightscientist_jupyter.app.replies import check as check_replies
 from lightscientist_jupyter.app.replies import next_reply, recorded_replies, recorder_hook
 from lightscientist_jupyter.app.starting import usable
@@ -105,10 +106,9 @@ class Project:
         policy, self.sandbox = sandboxing.open_policy(
             workspace, bus, settings, sandbox=sandbox, allow_network=allow_network, limits=limits
         )
-        if checkpoints:  # `resume --checkpoints URL`: kept (without its password) from now on
-            kept = checkpoint_url.settings(checkpoints).get("checkpoints")  # None: the default
-            if kept != settings.get("checkpoints"):
-                controller.keep_settings({"checkpoints": kept})
+        keep_given(  # `resume --checkpoints/--ray/--job-time-limit`: kept
+            controller, checkpoints=checkpoints, ray=ray, job_time_limit=job_time_limit
+        )
         self.supervisor = StageSupervisor(
             workspace,
             self.model,
@@ -384,6 +384,7 @@ class Project:
         if self._cancelling is not None:  # let the workers finalize before the process ends
             self._cancelling.join(timeout=30)
         self.supervisor.close()
+        self.controller.flush()  # the usage totals of the last model calls
         self.log.close()  # late events of stopping threads are not logged
         self.lock.release()
 

@@ -1,7 +1,8 @@
 """`--job-time-limit DURATION`: the longest a worker's job may run (`90s`, `30m`, `6h`, `1d`).
 
 A project keeps the limit `research` was given, so `resume` uses it; a limit given to
-`resume` applies to that run. Without one a job may run `DEFAULT_WALL_S` (six hours).
+`resume` is kept from then on (`app/kept_settings.py`). Without one a job may run
+`DEFAULT_WALL_S` (six hours).
 """
 
 from __future__ import annotations

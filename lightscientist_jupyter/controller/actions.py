@@ -144,7 +144,11 @@ Action = (
 
 @dataclasses.dataclass(frozen=True)
 class SaveState:
-    """Write the new state to `state.json` (atomically) and wake whoever waits for a change."""
+    """Write the new state to `state.json` (atomically) and wake whoever waits for a change.
+    `soon`: only usage totals changed (the ledger holds the call); writing them may wait a
+    moment and be folded into the next write (see `ResearchController._save`)."""
+
+    soon: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

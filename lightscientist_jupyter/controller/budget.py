@@ -128,16 +128,30 @@ def hold_reason(state: ProjectState, table: StageTable) -> str | None:
 
 def charge(run: Moves, a: actions.Charge) -> None:
     """Add one model call to the totals, then check the limits."""
-    s, call = run.state, Usage.from_dict(a.call)
+    add_call(run.state, a.call)
+    run.save(soon=True)
+    check(run, a.at)
+
+
+def add_call(s: ProjectState, line: Mapping[str, Any]) -> None:
+    """Add one ledger line (a model call) to the project's, its visit's and its run's totals."""
+    call = Usage.from_dict(dict(line))
     s.usage["total"] = project_usage(s).plus(call).to_dict()
-    key = str(a.call.get("task_id") or s.task_id)
+    key = str(line.get("task_id") or s.task_id)
     visits = s.usage.setdefault("visits", {})
     visits[key] = Usage.from_dict(visits.get(key)).plus(call).to_dict()
-    if a.call.get("run"):
+    if line.get("run"):
         runs = s.usage.setdefault("runs", {})
-        runs[a.call["run"]] = max(float(runs.get(a.call["run"], 0)), float(a.call["run_s"]))
-    run.save()
-    check(run, a.at)
+        runs[line["run"]] = max(float(runs.get(line["run"], 0)), float(line["run_s"]))
+
+
+def catch_up(s: ProjectState, ledger: list[dict[str, Any]]) -> int:
+    """Add the ledger's calls the totals do not count yet (a run killed before it wrote its
+    latest totals: every call's line is written first); returns how many."""
+    missing = ledger[project_usage(s).model_calls :]
+    for line in missing:
+        add_call(s, line)
+    return len(missing)
 
 
 def check(run: Moves, at: float) -> None:
@@ -146,6 +160,7 @@ def check(run: Moves, at: float) -> None:
     if (s.budget.get("project") or {}).get("usd") and project_usage(s).cost is None:
         if "unpriced" not in warned:
             warned.append("unpriced")
+            run.save()  # a warning is given once, also across a crash
             run.emit(
                 EventType.BUDGET_WARNING,
                 "the usd budget cannot be checked: the model's price is unknown "
@@ -159,6 +174,7 @@ def check(run: Moves, at: float) -> None:
         mark = f"{scope}:{key}:{limit}"
         if spent >= WARN_AT * limit and mark not in warned:
             warned.append(mark)
+            run.save()
             run.emit(
                 EventType.BUDGET_WARNING,
                 f"{spent / limit:.0%} of the {scope} budget of {shown(key, limit)} is spent",

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lightscientist_jupyter.controller import actions, checks, inbox, machine, process_log, rules
+from lightscientist_jupyter.controller.budget import catch_up
 from lightscientist_jupyter.controller.budget_calls import BudgetCalls
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
 from lightscientist_jupyter.controller.handoff_tools import HandoffTools, handoff_stages
@@ -28,6 +29,7 @@ from lightscientist_jupyter.controller.state import ProjectState, load_state, sa
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.usage import LEDGER, read_ledger
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.vocab import DecisionKind, Mode, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
@@ -153,6 +155,7 @@ class ResearchController(HandoffTools, BudgetCalls):
     ) -> ResearchController:
         """Reload a project from its `state.json` (and the stage table it names)."""
         state = load_state(workspace.state_file)
+        catch_up(state, read_ledger(workspace.state_dir / LEDGER))  # in memory only
         table = table or load_table(state.stages_file)
         if state.stage != DONE and state.stage not in table:
             raise ControllerError(
@@ -348,8 +351,9 @@ class ResearchController(HandoffTools, BudgetCalls):
         due = [e for e in effects if isinstance(e, actions.TakeSnapshot)]
         for effect in effects:
             match effect:
-                case actions.SaveState():
-                    self._save()
+                case actions.SaveState(soon=soon):
+                    if not (soon and self._hold_usage_save()):
+                        self._save()
                 case actions.Emit():
                     self.bus.emit(
                         effect.type,
@@ -371,4 +375,5 @@ class ResearchController(HandoffTools, BudgetCalls):
 
     def _save(self) -> None:
         save_state(self.workspace.state_file, self._state)
+        self._saved_at, self._unsaved = time.monotonic(), False
         self.changed.notify_all()

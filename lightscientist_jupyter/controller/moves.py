@@ -37,8 +37,8 @@ class Moves:
     ) -> None:
         self.effects.append(actions.Emit(type, message, stage, task_id, data or {}))
 
-    def save(self) -> None:
-        self.effects.append(actions.SaveState())
+    def save(self, *, soon: bool = False) -> None:
+        self.effects.append(actions.SaveState(soon))
 
     def respond(
         self,

@@ -446,3 +446,43 @@ def test_fail_cancel_and_reopen(workspace, small_table):
     assert c.status == "cancelled"
     c.reopen()
     assert c.status == "running" and c.state.reason is None
+
+
+# ------------------------------------------------------------------ usage totals on disk
+
+
+def _call(n: int) -> dict:
+    return {"worker": "w1", "stage": "a", "task_id": "a#1", "input_tokens": 10 * n,
+            "output_tokens": 1, "model_calls": 1, "wall_s": 0.1, "cost_usd": 0.0,
+            "run": "r1", "run_s": float(n)}  # fmt: skip
+
+
+def test_usage_totals_are_written_soon_and_a_killed_run_is_caught_up_from_the_ledger(
+    workspace, small_table
+):
+    """A model call's totals reach state.json within half a second (not at every call), at
+    once with any other change, and at `flush`; a run killed before it wrote them is caught
+    up from the ledger (`usage.jsonl`, one line per call, written first)."""
+    c = manual(workspace, small_table)
+    ledger = workspace.state_dir / "usage.jsonl"
+    calls = [_call(n) for n in range(1, 31)]
+    for line in calls[:20]:
+        with ledger.open("a") as fh:
+            fh.write(json.dumps(line) + "\n")
+        c.charge(line)
+    assert c.state.usage["total"]["model_calls"] == 20  # in memory at once
+    written = on_disk(workspace)["usage"].get("total", {}).get("model_calls", 0)
+    assert written < 20  # twenty calls in a row: not twenty writes
+    c.flush()
+    assert on_disk(workspace)["usage"]["total"]["model_calls"] == 20
+
+    # ten more calls reach the ledger, then the process dies before their totals are written
+    for line in calls[20:]:
+        with ledger.open("a") as fh:
+            fh.write(json.dumps(line) + "\n")
+    again = ResearchController.open(workspace, table=small_table)
+    total = again.state.usage["total"]
+    assert (total["model_calls"], total["input_tokens"]) == (30, 10 * sum(range(1, 31)))
+    assert again.state.usage["visits"]["a#1"]["model_calls"] == 30
+    assert again.state.usage["runs"]["r1"] == 30.0
+    assert ResearchController.open(workspace, table=small_table).state.usage == again.state.usage

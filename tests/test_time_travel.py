@@ -195,10 +195,13 @@ def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Pa
     assert "experiment/analysis.md" in proc.stdout and "experiment/log.md" in proc.stdout
     full = cli(ws, "diff").stdout
     assert "new file mode" in full and "+++ b/experiment/analysis.md" in full
+    lock = "experiment/.run_experiment.lock"  # the study script's own lock: removed
+    assert lock not in proc.stdout and f"b/{lock}" not in full and not (ws / lock).exists()
 
     html = card_html(ws)
     assert "<code>experiment/analysis.md</code></b> — new" in html
     assert "<code>experiment/log.md</code></b> — new" in html
+    assert f"<code>{lock}</code>" not in html
     state = load_state(ws / ".lightscientist" / "state.json")
     panel = GatePanel(lambda *a: "ok", load_table(state.stages_file), ws)
     panel.show(state.pending)

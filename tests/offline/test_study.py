@@ -168,6 +168,24 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
     assert "FAILED" in review and "mismatch" in review and "9.999" in review
 
 
+@pytest.mark.slow
+def test_writers_at_once_each_keep_their_rows_and_leave_no_lock_file(tmp_path: Path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_scripts(ws)
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    ids = [f"r{i:02d}" for i in range(1, 7)]
+    script = [sys.executable, "experiment/run_experiment.py", "--run"]
+    writers = [
+        subprocess.Popen([*script, rid], cwd=ws, env=env, stdout=subprocess.DEVNULL) for rid in ids
+    ]
+    assert [writer.wait(timeout=120) for writer in writers] == [0] * len(ids)
+    assert {r["run_id"] for r in rows(ws / "experiment" / "results.csv")} == set(ids)
+    log = (ws / "experiment" / "log.md").read_text(encoding="utf-8")
+    assert len([line for line in log.splitlines() if line.startswith("- ")]) == len(ids)
+    assert sorted(p.name for p in (ws / "experiment").iterdir() if p.name.startswith(".")) == []
+
+
 def test_probe_scripts_run_fast_and_write_their_results(tmp_path: Path):
     ws = tmp_path / "ws"
     probe_dir = ws / "idea" / "probes"

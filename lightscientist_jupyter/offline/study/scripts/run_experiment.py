@@ -18,7 +18,8 @@ Writes experiment/results.csv (run_id,condition,seed,metric,value,status; one ro
 metric; a diverged run's final_loss is `inf`; a failed run has status `failed` and an empty
 value), experiment/curves.csv (run_id,step,loss every 10 steps) and one line per invocation in
 experiment/log.md. Rerunning a run replaces its rows; other runs' rows are kept. Every file is
-written to a temporary file first and then moved into place (os.replace), under a lock.
+written to a temporary file first and then moved into place (os.replace), under a lock
+whose file its holder removes when done.
 Results depend only on the settings in study_design.py, never on the clock.
 """
 
@@ -31,6 +32,7 @@ import datetime
 import io
 import json
 import math
+import os
 import shlex
 import sys
 import time
@@ -68,19 +70,30 @@ RUNS = planned_runs(LEARNING_RATES, WARMUP_STEPS, SEEDS)
 
 @contextlib.contextmanager
 def locked():
-    """One writer at a time (POSIX advisory lock; a no-op where fcntl is missing)."""
+    """One writer at a time (POSIX advisory lock; a no-op where fcntl is missing). The lock
+    file is removed by its holder when it is done, so no run leaves it behind: a writer that
+    waited for a file removed meanwhile takes the lock again on the one now in its place."""
     LOCK.parent.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
     except ImportError:
         yield
         return
-    with open(LOCK, "a") as fh:
+    while True:
+        fh = open(LOCK, "a")
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            if os.stat(LOCK).st_ino == os.fstat(fh.fileno()).st_ino:
+                break  # still the lock file: ours
+        except FileNotFoundError:
+            pass
+        fh.close()  # its holder removed it while we waited
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(LOCK)  # still held: nobody can take a lock on it any more
+        fh.close()  # releases the lock
 
 
 def csv_text(columns, rows):

@@ -14,14 +14,18 @@ import {
   showErrorMessage
 } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-// the panel is added to the shell when the plugin activates, so it is needed at once
-// eslint-disable-next-line jupyter/prefer-lazy-imports
+// the panel is added to the shell when the plugin activates, so it is needed at once; so is
+// the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
+/* eslint-disable jupyter/prefer-lazy-imports */
 import { watchProjects } from './notify';
 import { LightScientistPanel } from './panel';
+import { skeletonFactory } from './skeleton';
+/* eslint-enable jupyter/prefer-lazy-imports */
 
 const PLUGIN_ID = 'lightscientist-jupyter:plugin';
 const CATEGORY = 'LightScientist';
@@ -92,14 +96,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
     'LightScientist side panel: projects, stage graph, gates and events.',
   autoStart: true,
   requires: [IDocumentManager],
-  optional: [ICommandPalette, IStatusBar, ILayoutRestorer],
+  optional: [ICommandPalette, IStatusBar, ILayoutRestorer, IRenderMimeRegistry],
   activate: (
     app: JupyterFrontEnd,
     docManager: IDocumentManager,
     palette: ICommandPalette | null,
     statusBar: IStatusBar | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    rendermime: IRenderMimeRegistry | null
   ) => {
+    // the dashboard's skeleton button: its output becomes a cell below (`skeleton.ts`)
+    rendermime?.addFactory(skeletonFactory(app), 0);
     const panel = new LightScientistPanel({
       insertCell: code => {
         // the notebook's own commands: a new cell below the active one, then its text

@@ -5,9 +5,10 @@ which takes the current stage (at a gate: the stage its approval moves to). Whil
 researcher holds a stage the card shows what a worker would get — the goal, the skill
 rendered, the PROCESS.md digest — the required outputs as a checklist that ticks as the
 files appear, a deliver form (summary, next stage among the allowed ones) and *Give back*,
-and a button that shows a ready-to-edit skeleton cell (a `CELL_MIME` bundle with the code
-as text to copy: a widget's click arrives as a comm message, where `set_next_input` has no
-effect; `%lightscientist take` and the side panel's button do insert the cell).
+and a button that inserts a ready-to-edit skeleton cell below the dashboard's. A widget's
+click arrives as a comm message, where `set_next_input` has no effect, so the button shows a
+`CELL_MIME` bundle, which the JupyterLab extension's renderer (`labextension/src/skeleton.ts`)
+turns into the new cell; without it the bundle's `text/plain`, the code, shows to copy.
 
 The data is `app.handover.card`, the same the side panel draws. `update` runs on the
 dashboard's flusher thread, the buttons on the kernel's main thread; both hold the lock the
@@ -32,8 +33,9 @@ from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 CELL_MIME = "application/vnd.lightscientist.cell+json"
-"""The skeleton as data (`code`, `id`, `at`), beside its `text/plain`, for a renderer that
-would insert it as a cell (none is registered yet: the text shows)."""
+"""The skeleton as data (`code`, `id`, `at`), beside its `text/plain`: the extension's
+renderer inserts `code` as a cell once per `id`, and only while `at` is recent (a notebook
+opened again inserts nothing)."""
 CHECK_EVERY_S = 1.0
 """How often the checklist looks at the disk."""
 
@@ -74,7 +76,9 @@ class HandoffCard:
         self.next_stage = w.Dropdown(description="next", layout=w.Layout(width="auto"))
         self.deliver_button = w.Button(description="Deliver", button_style="success", icon="check")
         self.give_back_button = w.Button(description="Give back", icon="undo")
-        self.insert_button = w.Button(description="Insert a skeleton cell below", icon="plus")
+        self.insert_button = w.Button(
+            description="Insert a skeleton cell below", icon="plus", layout=w.Layout(width="auto")
+        )
         self.deliver_button.on_click(lambda _b: self.deliver())
         self.give_back_button.on_click(lambda _b: self.give_back())
         self.insert_button.on_click(lambda _b: self.insert())
@@ -185,7 +189,7 @@ class HandoffCard:
         return self._say(lambda: api.give_back(root, source="widget", resume_if_idle=True))
 
     def insert(self) -> None:
-        """Insert the skeleton as a new cell below (through the side panel's extension)."""
+        """Insert the skeleton as a new cell below (the extension's `CELL_MIME` renderer)."""
         card = self.card
         if card is None:
             return

@@ -1,16 +1,19 @@
 """The hand-over card in a real JupyterLab (headless Chromium): "Do it myself" in the side
 panel takes the stage of a project nobody runs; the card shows the task and its checklist,
 which ticks when a file appears; the skeleton goes into the open notebook as a new cell; a
-deliver with an output missing is refused naming it. Screenshots go to `test-output/`.
+deliver with an output missing is refused naming it. The notebook dashboard's card puts its
+skeleton into a new cell below the dashboard's, once per click. Screenshots go to
+`test-output/`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import nbformat
 import pytest
-from support.browser import OUTPUT, launch_chromium, require_browser, start_lab
+from support.browser import OUTPUT, lab_page, launch_chromium, require_browser, start_lab
 
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.workspace import Workspace
@@ -89,3 +92,53 @@ def test_do_it_myself_shows_the_card_with_its_checklist(lab):
             browser.close()
     state = json.loads((root / "study" / ".lightscientist" / "state.json").read_text())
     assert (state["status"], state["pending"]["kind"]) == ("waiting_user", "handoff")
+
+
+@pytest.mark.slow
+def test_the_dashboards_skeleton_button_inserts_a_cell_below(tmp_path):
+    require_browser()
+    from lightscientist_jupyter import api
+
+    root = tmp_path / "root"
+    root.mkdir()
+    ResearchController.create(
+        Workspace.at(root / "study"), "Does warmup help?", mode="auto",
+        start_stage="experiment.loop",
+    )  # fmt: skip
+    assert api.take(root / "study").accepted is not False  # nobody runs it: handed now
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    sources = ["%load_ext lightscientist_jupyter", "%lightscientist status --workspace study",
+               "1 + 1"]  # fmt: skip
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernel})
+    nbformat.write(notebook, root / "board.ipynb")
+    with start_lab(root, tmp_path / "lab") as server:
+        logs = {"jupyter lab": server.output}
+        with lab_page(server.url, server.token, "handoff-dashboard-failure.png", logs) as page:
+            skeleton_cell_below_the_dashboard(page, server)
+
+
+def skeleton_cell_below_the_dashboard(page, server) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server.url}/lab/tree/board.ipynb?token={server.token}")
+    cells_shown = page.locator(".jp-Notebook .jp-Cell")
+    expect(cells_shown).to_have_count(3, timeout=60_000)
+    idle = page.get_by_role("contentinfo").get_by_role("button", name=re.compile(r"\| Idle$"))
+    expect(idle).to_be_visible(timeout=90_000)
+    cells_shown.nth(0).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")  # the dashboard, with its hand-over card
+    insert = page.get_by_role("button", name="Insert a skeleton cell below")
+    expect(insert).to_be_visible(timeout=60_000)
+    insert.click()
+    expect(cells_shown).to_have_count(4)
+    new = cells_shown.nth(2)  # right below the dashboard's cell
+    expect(new).to_contain_text("'experiment.loop' is yours")
+    expect(new.locator(".jp-OutputArea-output")).to_have_count(0)
+    expect(cells_shown.nth(3)).to_contain_text("1 + 1")
+    note = page.locator(".ls-skeleton-output[data-inserted='true']")
+    expect(note).to_have_text("Inserted the skeleton as a new cell below.")
+    page.screenshot(path=str(OUTPUT / "handoff-dashboard-skeleton.png"))
+    insert.click()  # each click its own cell
+    expect(cells_shown).to_have_count(5)

@@ -84,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", nargs="*", choices=[s for s, _ in SCRIPTS], default=None)
     parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="a Ray head's address: jobs.py then times Ray jobs too",
+    )
+    parser.add_argument(
         "--from-json",
         metavar="DIR",
         default=None,
@@ -110,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                 path, code, seconds = Path(args.from_json) / f"{name}.json", 0, float("nan")
             else:
                 path = Path(tmp) / f"{name}.json"
-                code, seconds = run_script(name, ["--quick"] if args.quick else [], path)
+                extra = ["--quick"] if args.quick else []
+                extra += ["--ray", args.ray] if args.ray and name == "jobs" else []
+                code, seconds = run_script(name, extra, path)
             if code != 0 or not path.exists():
                 failed.append(f"{name} (exit {code})" if code else f"{name} (no {path.name})")
                 continue

@@ -281,14 +281,12 @@ class Dashboard:
             if self.source.live and self._running
             else ("run by another process" if self._running else "not running")
         )
-        ids = self.table.ids()
         said = state.reason and state.status in ("failed", "cancelled", "paused")
         return status_line.render(
             goal=state.goal,
             status=state.status,
             stage=state.stage,
             visit=state.visit,
-            position=(ids.index(state.stage) + 1, len(ids)) if state.stage in ids else None,
             runner=runner,
             mode=state.mode,
             model=self.source.model_spec(),

@@ -26,7 +26,6 @@ def render(
     status: str,
     stage: str,
     visit: int,
-    position: tuple[int, int] | None,
     runner: str,
     mode: str,
     model: str,
@@ -38,10 +37,9 @@ def render(
     warning: str = "",
     usage: str = "",
 ) -> str:
-    """The status line's HTML (every value escaped); `usage`: tokens and cost, when any."""
+    """The status line's HTML (every value escaped); `usage`: tokens and cost, when any.
+    ("stage N of M" and the time in the stage are the run controls' row, below it.)"""
     where = stage + (f" (visit {visit})" if visit > 1 else "")
-    if position:
-        where += f" · stage {position[0]} of {position[1]}"
     chips = [
         chip(status_words(status), status=status, title=f"status: {status}"),
         chip(where, title="current stage", cls="ls-code"),

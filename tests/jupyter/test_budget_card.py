@@ -31,7 +31,6 @@ def test_the_header_shows_tokens_cost_and_budget():
         status="running",
         stage="a",
         visit=1,
-        position=None,
         runner="r",
         mode="auto",
         model="m",

@@ -43,7 +43,8 @@ def test_the_card_puts_the_action_first_and_the_comm_fallback_replies_once(
     assert card["targets"][0] == ["a (default)", "a"] and not card["settled"]
     assert board.gate.fold.selected_index is None  # the preview starts folded
     assert "waiting for you" in board.status_line.value
-    assert "stage 2 of 3" in board.status_line.value
+    assert board.controls.run["position"] == [2, 3]  # "stage 2 of 3", in the controls' row
+    assert "of 3" not in board.status_line.value  # and once only
 
     sent = _reply(board, False, "d1", "needs more data", "a")
     assert sent == [{"kind": "outcome", "ok": True, "text": sent[0]["text"]}]

@@ -2,8 +2,8 @@
 
 Runs the default offline auto run in this process (`Project.create(..., mode="auto")`), timing
 every snapshot the controller takes (`History.take_all`: staging the files in the history's
-own index, writing the tree and a commit per snapshot), then on the finished workspace times a snapshot
-with nothing changed and one after a small file changed, `--reps` times each.
+own index, writing the tree and a commit per snapshot), then on the finished workspace times
+a snapshot with nothing changed and one after a small file changed, `--reps` times each.
 
     python benchmarks/snapshots.py [--reps 20] [--quick] [--json OUT]
 

@@ -136,12 +136,12 @@ def diff(
     flags = ["--stat"] if stat else ["--no-color"]
     if against is not None:
         theirs = _fetch_other(history, against)
-        return history.git("diff", *flags, history.write_tree()[0], theirs, *_exclusions(paths))
+        return history.git("diff", *flags, history.tree_now(), theirs, *_exclusions(paths))
     if ref is None:
         old, new = gate_bounds(ws, history)
     else:
         old = resolve(history, ref).id
-        new = resolve(history, ref2).id if ref2 else history.write_tree()[0]
+        new = resolve(history, ref2).id if ref2 else history.tree_now()
     return history.git("diff", *flags, old, new, *_exclusions(paths))
 
 
@@ -160,7 +160,7 @@ def gate_bounds(ws: Workspace, history: History) -> tuple[str, str]:
     approved = [s for s in snaps if s.event == "approved"]
     own = [s for s in approved if s.stage == pending.stage]
     base = (own or approved)[-1] if approved else snaps[0]  # none yet: the project's start
-    return base.id, history.write_tree()[0]
+    return base.id, history.tree_now()
 
 
 def _fetch_other(history: History, other: str) -> str:

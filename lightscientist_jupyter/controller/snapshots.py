@@ -16,11 +16,14 @@ commit exists, so the history is continued, never damaged.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import fnmatch
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -194,6 +197,26 @@ class History:
             self._indexed = None
             self._stage(kept)
         return skipped
+
+    def tree_now(self) -> str:
+        """The tree of the workspace's files now, for a reader (`diff`, the gate card's and
+        the panel's diff): staged in a private copy of the index, so that a reader in
+        another process (the server extension, a terminal) never writes the index the run's
+        snapshots and rewinds are using at that moment."""
+        fd, name = tempfile.mkstemp(prefix=".history-index-", dir=self.workspace.state_dir)
+        os.close(fd)
+        scratch = Path(name)
+        try:
+            try:
+                shutil.copyfile(self.index, scratch)
+            except FileNotFoundError:
+                scratch.unlink()  # git starts an index of its own
+            view = copy.copy(self)
+            view.index, view._indexed = scratch, None
+            return view.write_tree()[0]
+        finally:
+            scratch.unlink(missing_ok=True)
+            scratch.with_name(scratch.name + ".lock").unlink(missing_ok=True)
 
     def write_tree(self) -> tuple[str, list[str]]:
         """The tree of the workspace's files now (staged first), and what was left out."""

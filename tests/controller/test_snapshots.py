@@ -138,3 +138,17 @@ def test_the_machine_asks_for_snapshots_at_start_finish_and_gate_decisions():
 
 def test_an_empty_history_reads_as_no_snapshots(tmp_path: Path):
     assert History(project(tmp_path)).log() == []
+
+
+def test_a_reader_stages_in_a_copy_and_leaves_the_runs_index_alone(tmp_path: Path):
+    """`diff` and the panel's gate diff (often another process) see the files now without
+    writing the index the run's snapshots and rewinds use."""
+    ws = project(tmp_path)
+    history = History(ws)
+    history.take("a", 1, "start", time.time())
+    before = history.index.read_bytes()
+    (tmp_path / "out" / "new.md").write_text("new\n")
+    tree = history.tree_now()
+    assert "out/new.md" in history.git("ls-tree", "-r", "--name-only", tree)
+    assert history.index.read_bytes() == before
+    assert not list(ws.state_dir.glob(".history-index-*"))  # its copy is gone

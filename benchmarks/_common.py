@@ -218,6 +218,16 @@ def cli(workspace: Path, *args: str, timeout: float = 900) -> subprocess.Complet
     )
 
 
+def ended_done(proc: subprocess.CompletedProcess, label: str) -> None:
+    """Exit naming `label` unless the `research` command `proc` ended `done`."""
+    last = (proc.stdout.strip().splitlines() or [""])[-1]
+    if proc.returncode != 0 or last != "done":
+        raise SystemExit(
+            f"{label}: the run did not end done ({proc.returncode}, {last!r}):\n"
+            f"{proc.stderr[-3000:]}"
+        )
+
+
 def timed_auto_run(label: str, *extra: str, stage: str | None = None) -> float:
     """Wall seconds of one offline auto run (`research … --mode auto` plus `extra`) in a fresh
     temporary folder; exits naming `label` when the run does not end `done`."""
@@ -228,12 +238,7 @@ def timed_auto_run(label: str, *extra: str, stage: str | None = None) -> float:
         began = time.perf_counter()
         proc = cli(folder / "project", *args)
         wall = time.perf_counter() - began
-        last = (proc.stdout.strip().splitlines() or [""])[-1]
-        if proc.returncode != 0 or last != "done":
-            raise SystemExit(
-                f"{label}: the run did not end done ({proc.returncode}, {last!r}):\n"
-                f"{proc.stderr[-3000:]}"
-            )
+        ended_done(proc, label)
         return wall
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -103,12 +103,7 @@ def run_lightscientist(folder: Path, loops: int, start: str | None) -> dict[str,
     began = time.perf_counter()
     proc = C.cli(ws, *args, timeout=1800)
     wall = time.perf_counter() - began
-    last = (proc.stdout.strip().splitlines() or [""])[-1]
-    if proc.returncode != 0 or last != "done":
-        raise SystemExit(
-            f"the LightScientist run did not end done ({proc.returncode}, "
-            f"{last!r}):\n{proc.stderr[-3000:]}"
-        )
+    C.ended_done(proc, "the LightScientist run")
     state = json.loads((ws / ".lightscientist" / "state.json").read_text())
     log = C.read_events(ws)
 

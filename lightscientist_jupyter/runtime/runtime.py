@@ -176,9 +176,22 @@ class ExecutionRuntime:
                 inp: Any = Command(resume=answer)
             elif message is not None:
                 inp = {"messages": [HumanMessage(message)]}
-            else:
+            elif self.saver.get_tuple(_thread(session)) is not None:
                 inp = None
+            else:  # killed before its first checkpoint reached the disk: the turn starts again
+                inp = {"messages": [HumanMessage(self._first_message(session))]}
             session.start_turn(inp, resumed=True)
+
+    def _first_message(self, session: WorkerSession) -> str:
+        """The message a worker's first turn began with (`task.md`, written by `start`)."""
+        path = self.workspace.workers_dir / session.id / "task.md"
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RuntimeLayerError(
+                f"worker {session.id} has no checkpoint to continue from and its first "
+                f"message cannot be read ({path}: {exc.strerror})"
+            ) from None
 
     def cancel(self, worker_id: str, timeout: float = 10.0) -> WorkerRecord:
         """Ask the worker to finalize; past `timeout` stop it with a fallback result."""
@@ -344,3 +357,7 @@ class ExecutionRuntime:
 
     def _report(self, update: WorkerUpdate) -> None:
         self.on_update(update)
+
+
+def _thread(session: WorkerSession) -> dict[str, Any]:
+    return {"configurable": {"thread_id": session.record.thread_id}}

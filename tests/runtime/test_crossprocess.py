@@ -4,6 +4,7 @@ a PostgreSQL database) with the answer."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -101,3 +102,35 @@ def test_a_waiting_worker_resumes_in_a_new_process_after_sigkill(
     assert answers == ["Answer from the supervisor: small"]
     assert messages.index(humans[0]) == 0
     assert any(isinstance(m, ToolMessage) and m.name == "complete_stage" for m in messages)
+
+
+def test_a_worker_killed_before_its_first_checkpoint_starts_its_turn_again(
+    ws, make_runtime, checkpoints
+):
+    """A kill can land between a worker's record (`running`, its `task.md`) and its first
+    checkpoint, which LangGraph writes while the next step runs. Resumed, the worker starts its
+    turn again from its first message, rather than failing with nothing to continue from."""
+    from support.runtime import stage_spec
+
+    from lightscientist_jupyter.controller import load_table
+    from lightscientist_jupyter.runtime.worker_files import load_record, save_record
+
+    first = make_runtime(checkpointer=checkpoints)
+    spec = stage_spec(load_table(), ws, "idea.generate")
+    worker = first.start(spec)
+    assert first.wait(worker, 60)
+    thread = first.get(worker).thread_id
+    first.close()
+    # the disk as such a kill leaves it: the record says running, the thread has no checkpoint
+    folder = ws.workers_dir / worker
+    save_record(folder, dataclasses.replace(load_record(folder), status="running"))
+    second = make_runtime(checkpointer=checkpoints)
+    second.saver.delete_thread(thread)
+    assert second.saver.get_tuple({"configurable": {"thread_id": thread}}) is None
+
+    second.resume(worker)
+    assert second.wait(worker, 60)
+    record = second.get(worker)
+    assert (record.status, record.question) == ("waiting", BUDGET_QUESTION), record.error
+    humans = [m.content for m in checkpoint_messages(second, thread) if isinstance(m, HumanMessage)]
+    assert humans == [spec.message]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
@@ -359,5 +360,5 @@ class ExecutionRuntime:
         self.on_update(update)
 
 
-def _thread(session: WorkerSession) -> dict[str, Any]:
+def _thread(session: WorkerSession) -> RunnableConfig:
     return {"configurable": {"thread_id": session.record.thread_id}}

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 from conftest import SMALL_TABLE, _write_table
-from support.chat_server import ChatServer, tool_call
+from support.chat_server import ChatServer
 from support.real_run import (
     CONTENT,
     GOAL,
+    asking_scientist,
     cli,
     events,
-    field,
     is_model_check,
     nothing_listens,
     scientist,
@@ -235,22 +235,6 @@ def test_replies_recorded_needs_a_replay_model(tmp_path):
         "(the replies come from that recording)"
     )
     assert not (tmp_path / "ws" / ".lightscientist").exists()
-
-
-def asking_scientist(body: dict[str, Any]) -> dict[str, Any]:
-    """`scientist`, but the supervisor asks the user a project-level question when stage a
-    starts, and starts its worker when the answer arrives."""
-    messages = body["messages"]
-    if str(messages[0].get("content", "")).startswith("You are the LightScientist supervisor"):
-        users = [i for i, m in enumerate(messages) if m["role"] == "user"]
-        event, since = messages[users[-1]]["content"], messages[users[-1] + 1 :]
-        if not since and "event: stage_started" in event and field(event, "stage") == "a":
-            return tool_call(
-                "request_user_decision", question="Use the larger data set?", options=["yes", "no"]
-            )
-        if not since and "event: user_answered" in event:
-            return tool_call("start_worker")
-    return scientist(body)
 
 
 @pytest.mark.slow

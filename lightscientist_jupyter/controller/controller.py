@@ -185,6 +185,13 @@ class ResearchController(HandoffTools, BudgetCalls):
         """`<stage>#<visit>` of the stage being run now."""
         return self._state.task_id
 
+    def settled_status(self) -> ProjectStatus:
+        """`status`, read once a step in progress (on another thread) has carried out all its
+        effects: a reply flips the status before its answer reaches the listeners, so a
+        reader in between would see a running project with nothing to do."""
+        with self._lock:
+            return self._state.status
+
     @property
     def pending_kind(self) -> DecisionKind | None:
         pending = self._state.pending

@@ -148,8 +148,11 @@ class StageSupervisor:
                 return outcome
             event = stage.take_event()
             if event is None:
+                # read before the loop's lock is taken: a reply in progress holds layer 1's
+                # lock and then takes the loop's, to queue its `user_answered` event
+                status = host.settled_status()
                 with self._lock:
-                    idle = decisions.is_idle(stage.state, host.status)
+                    idle = decisions.is_idle(stage.state, status)
                 if idle:
                     failure = decisions.idle_failure(
                         task.stage,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 
@@ -384,6 +386,28 @@ def test_request_user_decision_and_reply(workspace, small_table, recorder):
     again = c.reply(False, decision_id=decision_id)
     assert not again.applied and "already answered" in again.message
     assert len(answers) == 1
+
+
+def test_the_settled_status_of_an_answered_question_comes_after_its_answer(workspace, small_table):
+    """`status` flips to running before the answer reaches the listeners (layer 2 queues its
+    `user_answered` event there); `settled_status`, read on another thread meanwhile, waits
+    for them, so the supervisor never sees a running stage with the answer still missing."""
+    c = manual(workspace, small_table)
+    heard = threading.Event()
+    c.on_answer(lambda answer: (time.sleep(0.3), heard.set()))
+    decision_id = c.request_user_decision("Use the GPU cluster?", ["yes", "no"])
+    seen: list[tuple[str, str, bool]] = []
+
+    def reader() -> None:
+        while c.status != "running":  # the reply has started
+            time.sleep(0.001)
+        seen.append((c.status, c.settled_status(), heard.is_set()))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert c.reply(True, decision_id=decision_id).applied
+    thread.join(5)
+    assert seen == [("running", "running", True)]
 
 
 def test_request_user_decision_needs_a_running_project(workspace, small_table):

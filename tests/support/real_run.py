@@ -85,6 +85,22 @@ def scientist(body: dict[str, Any]) -> dict[str, Any]:
     return plan[min(done, len(plan) - 1)]
 
 
+def asking_scientist(body: dict[str, Any]) -> dict[str, Any]:
+    """`scientist`, but the supervisor asks the user a project-level question when stage a
+    starts, and starts its worker when the answer arrives."""
+    messages = body["messages"]
+    if str(messages[0].get("content", "")).startswith("You are the LightScientist supervisor"):
+        users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+        event, since = messages[users[-1]]["content"], messages[users[-1] + 1 :]
+        if not since and "event: stage_started" in event and field(event, "stage") == "a":
+            return tool_call(
+                "request_user_decision", question="Use the larger data set?", options=["yes", "no"]
+            )
+        if not since and "event: user_answered" in event:
+            return tool_call("start_worker")
+    return scientist(body)
+
+
 def cli(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],

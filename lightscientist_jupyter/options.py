@@ -75,7 +75,8 @@ def run_options(p: Parser) -> None:
         "--ray",
         metavar="ADDRESS",
         help="run workers' jobs (submit_job) on this Ray cluster, e.g. http://HEAD:8265 (the ray "
-        "extra; also RAY_ADDRESS; kept for resume); without it they run on this machine",
+        "extra; also RAY_ADDRESS; kept for resume), or on this machine with 'local' (the "
+        "default; it also sets aside a kept address)",
     )
     p.add_argument(
         "--job-time-limit",

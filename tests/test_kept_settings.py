@@ -20,8 +20,9 @@ from support.ray_head import free_port
 pytestmark = pytest.mark.slow
 
 
-def cli(ws: Path, *args: str) -> subprocess.CompletedProcess:
+def cli(ws: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTSCIENTIST_", "RAY_"))}
+    env.update(extra_env)
     command = [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)]
     return subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
 
@@ -64,6 +65,26 @@ def test_a_ray_address_given_to_resume_is_kept_for_the_next_resume(tmp_path):
     assert refused.startswith("Job not submitted: ") and address in refused, refused
     assert settings(ws)["ray"] == address
     assert not list((ws / ".lightscientist").glob("jobs/j*.json"))  # no job ran here
+
+
+def test_ray_local_sets_a_kept_address_aside_and_is_kept_itself(tmp_path):
+    ws = tmp_path / "project"
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    first = cli(ws, "research", "x", "--mode", "auto", "--stage", "experiment.setup",
+                "--until", "experiment.setup", "--ray", address)  # fmt: skip
+    assert first.returncode == 0 and last_line(first) == "paused", first.stderr
+    assert settings(ws)["ray"] == address
+
+    # RAY_ADDRESS names the dead address too: `local` wins over both
+    local = cli(ws, "resume", "--ray", "local", "--until", "experiment.loop", RAY_ADDRESS=address)
+    assert local.returncode == 0 and last_line(local) == "paused", local.stderr
+    assert settings(ws)["ray"] == "local"
+
+    plain = cli(ws, "resume", RAY_ADDRESS=address)  # batch 2's job runs on this machine
+    assert plain.returncode == 0 and last_line(plain) == "done", plain.stderr
+    (job,) = [json.loads(p.read_text()) for p in (ws / ".lightscientist").glob("jobs/j*.json")]
+    assert (job["backend"], job["status"]) == ("local", "succeeded")
+    assert settings(ws)["ray"] == "local"
 
 
 def test_a_job_time_limit_given_to_resume_is_kept_for_the_next_resume(tmp_path):

@@ -40,17 +40,25 @@ _STATUS = {
 ENV = "RAY_ADDRESS"
 
 
+LOCAL = "local"
+"""The `--ray` value that runs jobs on this machine, even where a project kept an address or
+RAY_ADDRESS names one (kept too, so a later plain `resume` stays local)."""
+
+
 def settings(given: str | None) -> dict[str, Any]:
-    """What a new project keeps: `ray`, the cluster's address (`--ray`, else RAY_ADDRESS)."""
+    """What a new project keeps: `ray`, the cluster's address (`--ray`, else RAY_ADDRESS) or
+    `local`."""
     address = (given or os.environ.get(ENV) or "").strip()
+    if address.lower() == LOCAL:
+        return {"ray": LOCAL}
     return {"ray": address} if address else {}
 
 
 def choose(given: str | None, stored: dict[str, Any]) -> str | None:
     """This run's cluster: `--ray` given now, else the project's, else RAY_ADDRESS, else None
-    (jobs run on this machine)."""
-    address = given or stored.get("ray") or os.environ.get(ENV) or ""
-    return str(address).strip() or None
+    (jobs run on this machine, as with `local`)."""
+    address = str(given or stored.get("ray") or os.environ.get(ENV) or "").strip()
+    return None if address.lower() == LOCAL else address or None
 
 
 def dashboard_url(address: str) -> str:

@@ -50,8 +50,11 @@ def prune_thread(saver: Any, thread_id: str, graph: Any = None) -> int:
     alone."""
     conn = getattr(saver, "conn", None)
     if isinstance(conn, sqlite3.Connection):
-        if graph is not None and not snapshot_deltas(graph, saver, thread_id):
-            return 0
+        # (a graph without a `DeltaChannel`, like the supervisor agent's, has whole values in
+        # every checkpoint: reading the newest first would only cost its deserialisation)
+        if graph is not None and _delta_channels(graph):
+            if not snapshot_deltas(graph, saver, thread_id):
+                return 0
         with getattr(saver, "lock", threading.Lock()):
             try:
                 with conn:
@@ -75,7 +78,6 @@ def prune_thread(saver: Any, thread_id: str, graph: Any = None) -> int:
 def snapshot_deltas(graph: Any, saver: Any, thread_id: str) -> bool:
     """Store the whole value of each `DeltaChannel` of `graph` in the thread's newest root
     checkpoint (with no parent: it needs none then); False when there is no checkpoint."""
-    from langgraph.channels.delta import DeltaChannel
     from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
@@ -87,10 +89,8 @@ def snapshot_deltas(graph: Any, saver: Any, thread_id: str) -> bool:
     versions = checkpoint.get("channel_versions") or {}
     missing = [
         name
-        for name, channel in (getattr(graph, "channels", None) or {}).items()
-        if isinstance(channel, DeltaChannel)
-        and name in versions
-        and not isinstance(stored.get(name), (_DeltaSnapshot, list))
+        for name in _delta_channels(graph)
+        if name in versions and not isinstance(stored.get(name), (_DeltaSnapshot, list))
     ]
     if not missing:
         return True
@@ -100,6 +100,13 @@ def snapshot_deltas(graph: Any, saver: Any, thread_id: str) -> bool:
     checkpoint["channel_values"] = stored
     saver.put(config, checkpoint, newest.metadata, {})  # same id: the row is replaced
     return True
+
+
+def _delta_channels(graph: Any) -> list[str]:
+    from langgraph.channels.delta import DeltaChannel
+
+    channels = getattr(graph, "channels", None) or {}
+    return [name for name, channel in channels.items() if isinstance(channel, DeltaChannel)]
 
 
 def after_turn(graph: Any, record: WorkerRecord) -> None:

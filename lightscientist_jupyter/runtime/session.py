@@ -174,12 +174,21 @@ class WorkerSession:
         if self.binding is not None:  # this thread's turn is this worker's (see `graphs`)
             graphs.BOUND.set(self.binding)
         try:
-            for chunk in self.graph.stream(
-                inp, self.turn_config(), stream_mode="updates", durability=self.durability
+            state: dict[str, Any] = {}
+            interrupts: tuple[Any, ...] = ()
+            for mode, chunk in self.graph.stream(
+                inp,
+                self.turn_config(),
+                stream_mode=["updates", "values"],
+                durability=self.durability,
             ):
-                if isinstance(chunk, dict) and "__interrupt__" not in chunk:
+                if mode == "values":
+                    state = chunk if isinstance(chunk, dict) else {}
+                elif isinstance(chunk, dict) and "__interrupt__" in chunk:
+                    interrupts = tuple(chunk["__interrupt__"])
+                elif isinstance(chunk, dict):
                     self._steps += len(chunk)
-            self._conclude()
+            self._conclude(state.get("messages") or [], interrupts)
         except BudgetHold as hold:  # the call did not start: the turn waits for a resume
             self._hold(str(hold))
         except Exception as exc:  # a worker failure never escapes its thread
@@ -193,14 +202,14 @@ class WorkerSession:
             prune.after_turn(self.graph, self.record)  # a settled thread keeps one checkpoint
             self.finished.set()
 
-    def _conclude(self) -> None:
-        snapshot = self.graph.get_state({"configurable": {"thread_id": self.record.thread_id}})
-        messages = snapshot.values.get("messages", []) if snapshot.values else []
+    def _conclude(self, messages: list[Any], interrupts: tuple[Any, ...]) -> None:
+        """Settle the record from the turn's end: its last state and pending interrupts, as
+        the stream gave them (reading them back from the checkpoint cost a few ms a turn)."""
         with self._lock:
             if self.status in FINAL_WORKER_STATUSES:
                 return
-            if snapshot.interrupts:
-                value = snapshot.interrupts[0].value
+            if interrupts:
+                value = interrupts[0].value
                 question = value.get("question") if isinstance(value, dict) else str(value)
                 self._set(status=WorkerStatus.WAITING, question=question)
                 self._emit_event(

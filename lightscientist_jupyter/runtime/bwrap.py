@@ -2,10 +2,11 @@
 
 Each command runs in a new `bwrap` sandbox: the system (`/usr`, `/etc` without its secrets,
 the Python environment) read-only; the workspace read-write but `.lightscientist/`
-read-only, except the worker's own home folder; a private `/tmp`; new user, PID and IPC
-namespaces (and network, unless allowed), no capabilities, `--die-with-parent` (a kernel that
-dies takes the sandbox with it) and `--new-session`. `resolve` picks the mode a run uses:
-`auto` takes bubblewrap when it works here, else none (and says why).
+read-only, except the worker's own home folder and the project's tool cache; a private
+`/tmp`; new user, PID and IPC namespaces (and network, unless allowed), no capabilities,
+`--die-with-parent` (a kernel that dies takes the sandbox with it) and `--new-session`.
+`resolve` picks the mode a run uses: `auto` takes bubblewrap when it works here, else none
+(and says why).
 """
 
 from __future__ import annotations
@@ -142,6 +143,9 @@ def argv(root: Path, home: Path, *, network: bool) -> list[str]:
     args += ["--bind", str(root), str(root)]
     if state.is_dir():
         args += ["--ro-bind", str(state), str(state)]
+        cache = state / "cache"  # the project's tool cache (`shell.tool_cache`), writable
+        cache.mkdir(exist_ok=True)
+        args += ["--bind", str(cache), str(cache)]
     args += ["--bind", str(home), str(home), "--chdir", str(root)]
     args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not network:

@@ -60,7 +60,7 @@ def shell(root: Path, groups: ProcessGroups):
         policy = ShellPolicy(sandbox=True, overrides=parse_spec(limits), cgroups=cgroups)
         return WorkspaceBackend(
             root,
-            worker_id="w1",
+            worker_id=kw.pop("worker_id", "w1"),
             cancel=threading.Event(),
             groups=groups,
             policy=policy.for_stage(network, {}),
@@ -196,6 +196,18 @@ def test_the_venv_python_runs_with_the_clean_environment(root, groups, shell, mo
     assert f"ok {sys.prefix}" in result.output
     assert "sk-test-must-not-leak" not in result.output
     assert f"HOME={root}/.lightscientist/workers/w1/home" in result.output
+
+
+def test_the_workers_of_a_project_share_its_tool_cache_and_nothing_else_of_its_state(root, shell):
+    first, second = shell(worker_id="w1"), shell(worker_id="w2")
+    built = first.execute("python -c 'import matplotlib.font_manager'; ls $XDG_CACHE_HOME/*")
+    assert built.exit_code == 0 and "fontlist-" in built.output, built.output
+    # the second worker's figure finds the font list the first one built
+    found = second.execute("python -c 'import matplotlib; print(matplotlib.get_cachedir())'")
+    assert found.output.startswith(f"{root}/.lightscientist/cache/matplotlib\n"), found.output
+    assert not (root / ".lightscientist" / "workers" / "w2" / "home" / ".cache").exists()
+    escape = second.execute("echo x > $XDG_CACHE_HOME/../evil.txt; echo done")
+    assert "done" in escape.output and not (root / ".lightscientist" / "evil.txt").exists()
 
 
 def test_a_python_environment_under_tmp_is_not_hidden_by_the_private_tmp(

@@ -4,6 +4,7 @@ snapshots at every stage visit, history, diff, rewind, fork, --until and `paused
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,12 @@ def files(ws: Path) -> dict[str, bytes]:
         if p.is_file() and ".lightscientist" not in p.parts
     }
     return {**found, "state": (ws / ".lightscientist" / "state.json").read_bytes()}
+
+
+def workers(ws: Path) -> dict[str, dict]:
+    """The records in the workspace's workers folder, by worker id."""
+    paths = (ws / ".lightscientist" / "workers").glob("*/worker.json")
+    return {p.parent.name: json.loads(p.read_text()) for p in paths}
 
 
 @pytest.fixture(scope="module")
@@ -103,9 +110,17 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
         refused = cli(ws, "rewind", "experiment.setup")
     assert refused.returncode == 2 and "pid" in refused.stderr and "being run" in refused.stderr
 
+    before = workers(ws)
     proc = cli(ws, "rewind", "experiment.setup")
     assert proc.returncode == 0, proc.stderr
     assert later and not any((ws / f).exists() for f in later - {".lightscientist/state.json"})
+    kept, supervisor = workers(ws), before.pop("supervisor")
+    assert kept.pop("supervisor")["thread_id"] != supervisor["thread_id"]  # a fresh session
+    archived = {wid: r for wid, r in before.items() if wid not in kept}
+    assert archived and all(
+        r["stage"].startswith(("experiment.", "paper.")) for r in archived.values()
+    )
+    assert kept and all(r["stage"].startswith("idea.") for r in kept.values())
     text = (ws / "PROCESS.md").read_text()
     assert text.startswith(process_before) and "Rewound to the start of experiment.setup#1" in text
     assert (status(ws)["stage"], status(ws)["status"]) == ("experiment.setup", "running")
@@ -121,6 +136,12 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
     assert any(r["event"] == "rewound" for r in again)
     ids = {r["id"] for r in again}
     assert {r["id"] for r in rows} <= ids  # nothing lost
+    # every session's checkpoints are still in the workspace's database: the earlier stages'
+    # workers, and the rewound-over ones, whose archived records name their threads
+    with sqlite3.connect(ws / ".lightscientist" / "checkpoints.sqlite") as db:
+        threads = {row[0] for row in db.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert {r["thread_id"] for r in before.values()} <= threads
+    assert not list((ws / ".lightscientist" / "archive").rglob("checkpoints.sqlite*"))
 
 
 @pytest.mark.slow

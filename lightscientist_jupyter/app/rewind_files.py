@@ -12,7 +12,8 @@ from pathlib import Path
 
 from lightscientist_jupyter.controller.snapshots import KEPT, History
 from lightscientist_jupyter.runtime.worker_files import load_record, save_record
-from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, WorkerStatus
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -46,34 +47,60 @@ def _prune_empty(folder: Path, root: Path) -> None:
 
 def archive_sessions(ws: Workspace, *, since: float) -> str:
     """Set aside what a rewound-over stretch left: the workers created after `since` (their
-    records closed as cancelled, their folders moved), the checkpoint database and the
-    supervisor's stage memory, into `.lightscientist/archive/rewind-<time>/`; says what."""
+    records closed as cancelled, their folders moved) and the supervisor's stage memory, into
+    `.lightscientist/archive/rewind-<time>/`; the supervisor agent goes on in a new thread.
+    Says what.
+
+    The checkpoints stay where they are, in the workspace's SQLite file or in PostgreSQL
+    alike: the earlier workers' sessions stay readable, and an archived record still names
+    its thread there. (Moving the SQLite file took the earlier stages' sessions with it, and
+    left a PostgreSQL project's supervisor in a thread that held the rewound-over decisions.)
+    """
     archive = ws.state_dir / "archive" / f"rewind-{time.strftime('%Y%m%d-%H%M%S')}"
     moved: list[str] = []
     folders = sorted(ws.workers_dir.glob("*")) if ws.workers_dir.is_dir() else []
     for folder in folders:
         record = load_record(folder)
-        if record is None or record.created_at < since:
+        if record is None:
+            continue
+        if record.role == Role.SUPERVISOR:
+            _new_thread(folder, record)
+            continue
+        if record.created_at < since:
             continue
         if record.status not in FINAL_WORKER_STATUSES:
-            save_record(
-                folder,
-                dataclasses.replace(
-                    record,
-                    status=WorkerStatus.CANCELLED,
-                    updated_at=time.time(),
-                    error="closed by `lightscientist rewind` (its stage was rewound over)",
-                ),
+            record = dataclasses.replace(
+                record,
+                status=WorkerStatus.CANCELLED,
+                updated_at=time.time(),
+                error="closed by `lightscientist rewind` (its stage was rewound over)",
             )
+            save_record(folder, record)
         _move(folder, archive / "workers" / folder.name)
         moved.append(record.id)
-    for name in ("checkpoints.sqlite", "checkpoints.sqlite-wal", "checkpoints.sqlite-shm",
-                 "supervisor.json"):  # fmt: skip
-        if (ws.state_dir / name).exists():
-            _move(ws.state_dir / name, archive / name)
+    if (ws.state_dir / "supervisor.json").exists():
+        _move(ws.state_dir / "supervisor.json", archive / "supervisor.json")
     if not moved:
         return f"sessions set aside in {archive.relative_to(ws.root)}" if archive.exists() else ""
     return f"worker(s) {', '.join(moved)} archived in {archive.relative_to(ws.root)}"
+
+
+def _new_thread(folder: Path, record: WorkerRecord) -> None:
+    """Point the supervisor agent's record at a new, empty thread (as a new project's is):
+    its next decision is taken without the rewound-over ones in its session."""
+    now = time.time()
+    status = record.status
+    if status not in FINAL_WORKER_STATUSES:
+        status = WorkerStatus.BACKGROUND  # between two decisions
+    renewed = dataclasses.replace(
+        record,
+        thread_id=f"{record.id}-{int(now * 1000)}",
+        status=status,
+        question=None,
+        held=None,
+        updated_at=now,
+    )
+    save_record(folder, renewed)
 
 
 def _move(source: Path, target: Path) -> None:

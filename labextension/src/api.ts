@@ -122,6 +122,8 @@ export interface IProjectDetail extends IProjectSummary {
   reason: string | null;
   feedback: string | null;
   runner: { pid?: number; host?: string; purpose?: string } | null;
+  /** The stage a pause was asked after (kept in the project's state), or null. */
+  pause_after?: string | null;
   table: IStageTable | null;
   layout: IGraphLayout | null;
   table_error: string | null;

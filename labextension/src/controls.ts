@@ -51,6 +51,13 @@ export class ControlsView {
       `${styled} ls-pause`,
       'Pause after this stage'
     );
+    this._pausing = el(
+      'span',
+      { className: 'ls-chip ls-warn ls-pausing', text: '' },
+      row
+    );
+    this._pausing.title =
+      'A pause was asked for: the run stops once this stage finishes; Resume goes on';
     this._rerun = this._button(row, `${styled} ls-rerun`, 'Re-run this stage');
     this._resume = this._button(
       row,
@@ -127,8 +134,12 @@ export class ControlsView {
       ? `${position}${duration(progress.current_s)} in ${detail.stage ?? '?'}`
       : '';
     const runner = !!detail.runner;
+    const waits = status === 'running' || status === 'waiting_user';
+    const pauseAfter = detail.pause_after ?? '';
     this._cancel.hidden = FINAL.includes(status);
-    this._pause.hidden = !(status === 'running' && runner);
+    this._pause.hidden = !waits || !!pauseAfter;
+    this._pausing.hidden = !waits || !pauseAfter;
+    this._pausing.textContent = pauseAfter ? `Pausing after ${pauseAfter}` : '';
     this._rerun.hidden = status === 'done';
     this._resume.hidden = status === 'done' || runner;
     this._pause.setAttribute(
@@ -231,6 +242,7 @@ export class ControlsView {
   private _progress: HTMLElement;
   private _cancel: HTMLButtonElement;
   private _pause: HTMLButtonElement;
+  private _pausing: HTMLElement;
   private _rerun: HTMLButtonElement;
   private _resume: HTMLButtonElement;
   private _ask: HTMLElement;

@@ -4,7 +4,8 @@ stage, resume in the background.
 Each is one operation over the time-travel and run machinery, never a copy of it:
 
 - `pause_after` asks the process that runs the project (through its inbox, command `until`)
-  to pause once STAGE finishes — the `--until STAGE` of `resume`, set on a running run;
+  to pause once STAGE finishes — the `--until STAGE` of `resume`, set on a running run — or,
+  when none does, keeps the request in the project's state for the next run (at a gate too);
 - `rerun` stops the run that holds the project (inbox command `stop`: workers stay
   resumable), rewinds to the start of the stage's latest visit (`history.rewind`) and starts
   the project again in the background;
@@ -29,10 +30,11 @@ from typing import TYPE_CHECKING, Any
 from lightscientist_jupyter.app import history
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.commands import require_project
-from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.inbox import write_command
-from lightscientist_jupyter.controller.lock import read_holder
-from lightscientist_jupyter.errors import BadInput, Conflict
+from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
+from lightscientist_jupyter.events import EventLog
 from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
@@ -73,17 +75,34 @@ def _pid(holder: dict[str, Any]) -> str:
 def pause_after(ws: Workspace, stage: str | None = None) -> Done:
     """Ask the running process to pause once `stage` (default: the current one) finishes."""
     state = require_project(ws)
-    stage = until_stage.check(load_table(state.stages_file), stage or state.stage)
-    if state.status != ProjectStatus.RUNNING:
+    stage = until_stage.check(load_table(state.stages_file), stage) or state.stage
+    if state.status not in (ProjectStatus.RUNNING, ProjectStatus.WAITING_USER):
         raise Conflict(f"the project is {state.status}, not running a stage; nothing to pause")
     holder = _runner(ws)
-    if holder is None:
-        raise Conflict(
-            f"no process runs the project in {ws.root}; resume it with "
-            f"`{resume_command(ws, stage)}` to run up to the end of {stage}"
+    if holder is None and _keep_request(ws, stage):
+        return Done(
+            f"the project pauses after {stage} finishes; no process runs it now: Resume "
+            f"(or `{resume_command(ws)}`) runs it up to there"
         )
-    write_command(ws, "until", stage=stage)
+    write_command(ws, "until", stage=stage)  # (a run that took the project meanwhile too)
+    holder = holder or _runner(ws) or {}
     return Done(f"the run (pid {_pid(holder)}) pauses after {stage} finishes; Resume goes on")
+
+
+def _keep_request(ws: Workspace, stage: str) -> bool:
+    """Keep the pause request in the state of a project nobody runs; False when a run took
+    the project meanwhile (it is then asked through its inbox)."""
+    lock = WorkspaceLock(ws)
+    try:
+        lock.acquire("pause")
+    except WorkspaceLocked:
+        return False
+    try:
+        with EventLog(ws.events_file) as bus:
+            until_stage.keep(ResearchController.open(ws, bus=bus), stage)
+        return True
+    finally:
+        lock.release()
 
 
 def apply_command(project: Project, command: dict[str, Any]) -> bool:
@@ -93,7 +112,8 @@ def apply_command(project: Project, command: dict[str, Any]) -> bool:
         try:
             project.until = until_stage.check(project.controller.table, args.get("stage"))
         except BadInput:  # not a stage of the table it runs: a stale request, ignored
-            pass
+            return True
+        until_stage.keep(project.controller, project.until)
         return True
     if command.get("command") == "stop":
         project.stop()

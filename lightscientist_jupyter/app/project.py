@@ -85,8 +85,11 @@ class Project:
         self.workspace = workspace
         self.controller = controller
         literature.configure(workspace.root, controller.table, library)  # and --library
-        self.until = until_stage.check(controller.table, until)
-        """`--until STAGE`: the run pauses once STAGE finishes."""
+        self.until = until_stage.check(controller.table, until) or until_stage.requested(controller)
+        """`--until STAGE`, or a request kept from before: the run pauses once STAGE
+        finishes."""
+        if until:
+            until_stage.keep(controller, self.until)
         self.log = log
         self.bus = bus = log.bus
         self.lock = lock
@@ -252,11 +255,15 @@ class Project:
         watch_disk_faults(self._on_disk_fault)
         reserve = self.workspace.state_dir / "space.reserve"
         reserve_space(reserve)
+        seen = until_stage.since(controller)  # a kept request: from when it was made
         try:
             while not self.stop_event.is_set():
                 status = controller.status
                 if status in FINAL_PROJECT_STATUSES or status == ProjectStatus.PAUSED:
                     break
+                if until_stage.pause_if_finished(controller, self.until, seen):
+                    continue  # the stage ended meanwhile (its gate was approved)
+                seen = len(controller.state.history)
                 if status == ProjectStatus.WAITING_USER and controller.pending_kind in (
                     DecisionKind.GATE,
                     DecisionKind.HANDOFF,  # the researcher's turn: no worker runs the stage
@@ -270,11 +277,10 @@ class Project:
                         on_idle()
                     controller.wait_change(INBOX_POLL_S)
                     continue
-                moves = len(controller.state.history)
                 result = self.supervisor.run_stage(controller.task(), self.stop_event)
                 if controller.pending_kind == DecisionKind.BUDGET:
                     usage.settle(self)  # the running turns end, held at their next call
-                until_stage.pause_if_finished(controller, self.until, moves)
+                until_stage.pause_if_finished(controller, self.until, seen)
                 if result.status == StageOutcome.FAILED and self.fault is None:
                     controller.fail(result.summary)
         except Exception as exc:

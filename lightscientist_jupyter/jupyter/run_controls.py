@@ -25,8 +25,9 @@ from lightscientist_jupyter.workspace import Workspace
 
 
 def run_view(state: ProjectState | None, table: StageTable, runner: str) -> dict[str, Any]:
-    """What the controls show: status, stage, who runs it (`here`, `other`, `none`),
-    "stage N of M", the time in this stage and per stage (`[stage, time, visits]`)."""
+    """What the controls show: status, stage, who runs it (`here`, `other`, `none`), the stage
+    a pause was asked after, "stage N of M", the time in this stage and per stage (`[stage,
+    time, visits]`)."""
     if state is None:
         return {}
     shown = progress.view(state, table)
@@ -34,6 +35,7 @@ def run_view(state: ProjectState | None, table: StageTable, runner: str) -> dict
         "status": str(state.status),
         "stage": state.stage,
         "runner": runner,
+        "pause_after": state.settings.get("pause_after"),  # a pause request (app/until.py)
         "position": shown["position"],
         "stage_time": progress.duration(shown["current_s"]),
         "times": [

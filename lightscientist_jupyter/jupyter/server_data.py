@@ -201,6 +201,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         feedback=state.feedback,
         last_summary=state.last_summary,
         runner=read_holder(ws),
+        pause_after=state.settings.get("pause_after"),  # a pause request (app/until.py)
         table=None,
         layout=None,
         table_error=None,

@@ -55,8 +55,6 @@ def test_controls_refuse_in_one_line_what_the_state_does_not_allow(tmp_path: Pat
     ws = waiting_project.make_waiting_project(str(tmp_path / "p"))
     bad = _refused(ws, "explode")
     assert bad.status == 400 and "action must be one of cancel, resume, pause, rerun" in bad.message
-    paused = _refused(ws, "pause")
-    assert paused.status == 409 and "waiting_user, not running a stage" in paused.message
     nosuch = _refused(ws, "pause", "no.such")
     assert nosuch.status == 400 and "'no.such' is not a stage" in nosuch.message
     with pytest.raises(Refused) as caught:
@@ -67,16 +65,36 @@ def test_controls_refuse_in_one_line_what_the_state_does_not_allow(tmp_path: Pat
     assert load_state(ws.state_file).reason == "cancelled from the panel"
     again = server_control.apply(ws, "cancel", None, source="panel")
     assert again["message"] == "the project is cancelled; nothing to cancel"
+    ended = _refused(ws, "pause")
+    assert ended.status == 409 and "cancelled, not running a stage" in ended.message
 
 
-def test_pause_needs_a_running_process_and_names_the_command_without_one(tmp_path: Path):
-    ws = Workspace.at(tmp_path / "p")
-    ResearchController.create(ws, "A goal", mode="manual")  # running, nobody runs it
-    refused = _refused(ws, "pause")
-    assert refused.status == 409
-    assert f"lightscientist resume --workspace {ws.root} --wait --until idea.survey" in (
-        refused.message
+@pytest.mark.slow
+def test_a_pause_asked_at_a_gate_nobody_runs_is_kept_and_the_next_run_pauses_there(
+    tmp_path: Path,
+):
+    ws = waiting_project.make_waiting_project(str(tmp_path / "p"))  # at idea.gate, no process
+    done = server_control.apply(ws, "pause", None, source="panel")
+    assert done["message"] == (
+        "the project pauses after idea.gate finishes; no process runs it now: Resume (or "
+        f"`lightscientist resume --workspace {ws.root} --wait`) runs it up to there"
     )
+    # what a reload of either screen shows
+    state = load_state(ws.state_file)
+    assert run_view(state, load_table(state.stages_file), "none")["pause_after"] == "idea.gate"
+    assert server_data.project_detail(tmp_path, "p")["pause_after"] == "idea.gate"
+
+    # the reply approves the gate and runs the project on: it pauses at once
+    replied = cli(ws.root, "reply", "y")
+    assert replied.returncode == 0 and replied.stdout.strip().splitlines()[-1] == "paused"
+    state = load_state(ws.state_file)
+    assert (state.stage, state.history[-1]["from"]) == ("experiment.setup", "idea.gate")
+    assert state.reason.startswith("paused after idea.gate")
+    assert "pause_after" not in state.settings  # served
+    assert server_data.project_detail(tmp_path, "p")["pause_after"] is None
+    resumed = cli(ws.root, "resume")  # goes on, to the next gate
+    assert resumed.returncode == 0 and resumed.stdout.strip().splitlines()[-1] == "waiting_user"
+    assert load_state(ws.state_file).stage == "experiment.gate"
 
 
 def test_the_running_project_takes_until_and_stop_from_its_inbox(tmp_path: Path):
@@ -88,8 +106,11 @@ def test_the_running_project_takes_until_and_stop_from_its_inbox(tmp_path: Path)
     )
     assert controls.apply_command(project, {"command": "until", "args": {"stage": "idea.gate"}})
     assert project.until == "idea.gate"
+    kept = load_state(ws.state_file).settings  # outlives the process, for the screens too
+    assert (kept["pause_after"], kept["pause_since"]) == ("idea.gate", 1)
     assert controls.apply_command(project, {"command": "until", "args": {"stage": "nosuch"}})
     assert project.until == "idea.gate"  # a stale request changes nothing
+    assert load_state(ws.state_file).settings["pause_after"] == "idea.gate"
     assert controls.apply_command(project, {"command": "stop", "args": {}}) and stopped
     assert not controls.apply_command(project, {"command": "cancel", "args": {}})
 
@@ -155,3 +176,4 @@ def test_pause_after_a_stage_reaches_the_running_process(tmp_path: Path):
     assert state.status == "paused", out.decode()
     assert state.history[-1]["from"] == "experiment.setup"
     assert state.reason.startswith("paused after experiment.setup (--until)")
+    assert "pause_after" not in state.settings

@@ -218,7 +218,7 @@ def test_the_panel_resumes_reruns_and_cancels_in_the_dark_theme(tmp_path):
                     "Time per stage (6 visited)")
                 resume = controls.locator("button.ls-resume")
                 expect(resume).to_be_visible()
-                expect(controls.locator("button.ls-pause")).to_be_hidden()
+                expect(controls.locator("button.ls-pause")).to_be_visible()  # at a gate too
                 problems = axe_problems(page, "#lightscientist-panel")
                 assert not problems, "\n".join(problems)
                 page.screenshot(path=str(OUTPUT / "controls-panel-dark.png"))
@@ -246,6 +246,22 @@ def test_the_panel_resumes_reruns_and_cancels_in_the_dark_theme(tmp_path):
                     timeout=40_000)
                 expect(panel.locator(".ls-status-text")).to_have_text("waiting for you",
                                                                       timeout=60_000)
+
+                # Pause after this stage: asked of the background run, kept in the state,
+                # so a reload still says so
+                controls.locator("button.ls-pause").click()
+                expect(message).to_contain_text(
+                    re.compile(r"the run \(pid \d+\) pauses after experiment\.gate finishes"),
+                    timeout=15_000)
+                pausing = controls.locator(".ls-pausing")
+                expect(pausing).to_have_text("Pausing after experiment.gate", timeout=15_000)
+                expect(controls.locator("button.ls-pause")).to_be_hidden()
+                page.reload()
+                tab.wait_for(timeout=60_000)
+                if not panel.is_visible():
+                    tab.click()
+                panel.locator(".ls-project[data-path='study']").click()
+                expect(pausing).to_have_text("Pausing after experiment.gate", timeout=30_000)
                 page.set_viewport_size({"width": 900, "height": 1000})
                 page.screenshot(path=str(OUTPUT / "controls-panel-dark-900.png"))
 

@@ -1,5 +1,5 @@
 // LightScientist run controls: where the run is (stage N of M, time in this stage) and
-// Cancel / Pause after this stage / Re-run this stage / Resume, plus the banner (with
+// Cancel / Pause after this stage (then "pausing after STAGE") / Re-run this stage / Resume, plus the banner (with
 // Resume) shown when the kernel behind the dashboard is gone. A click goes through the
 // server extension's control endpoint; only without one does it use the widget's comm.
 // Runs after server.js (el, pageConfig, relative, call, viaComm, WORDS).
@@ -16,6 +16,8 @@ function render({ model, el: root }) {
   const styled = "jp-Button jp-mod-styled";
   const cancel = el("button", styled + " jp-mod-reject ls-cancel", "Cancel", row);
   const pause = el("button", styled + " ls-pause", "Pause after this stage", row);
+  const pausing = el("span", "ls-chip ls-warn ls-pausing", "", row);
+  pausing.title = "a pause was asked for: the run stops once this stage finishes; Resume goes on";
   const rerun = el("button", styled + " ls-rerun", "Re-run this stage", row);
   const resume = el("button", styled + " jp-mod-accept ls-resume", "Resume", row);
   const pathBox = el("div", "ls-row ls-path", undefined, box);
@@ -65,7 +67,10 @@ function render({ model, el: root }) {
     const ended = ENDED.includes(r.status);
     const final = ended || r.status === "failed" || r.status === "cancelled";
     cancel.hidden = final;
-    pause.hidden = !(r.status === "running" && r.runner !== "none");
+    const waits = r.status === "running" || r.status === "waiting_user";
+    pause.hidden = !waits || !!r.pause_after;
+    pausing.hidden = !waits || !r.pause_after;
+    pausing.textContent = r.pause_after ? `pausing after ${r.pause_after}` : "";
     rerun.hidden = ended;
     resume.hidden = ended || r.runner !== "none";
     pause.setAttribute("aria-label", `Pause after ${r.stage} finishes`);

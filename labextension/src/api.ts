@@ -126,6 +126,8 @@ export interface IProjectDetail extends IProjectSummary {
   pause_after?: string | null;
   table: IStageTable | null;
   layout: IGraphLayout | null;
+  /** The same graph with its bands wrapped after 3, 2 and 1 columns, for a narrow panel. */
+  layouts_narrow?: IGraphLayout[];
   table_error: string | null;
   outputs: IOutputFile[];
   process_md: { path: string; exists: boolean };

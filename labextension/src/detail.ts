@@ -88,6 +88,7 @@ export class DetailView {
     this._graph.addEventListener('click', () =>
       this._graph.classList.toggle('ls-graph-fit')
     );
+    new ResizeObserver(() => this._fitGraph()).observe(this._graph);
     const outputs = section(d, 'ls-outputs-section', 'Outputs');
     this._outputs = el('ul', { className: 'ls-outputs' }, outputs);
     const events = section(d, 'ls-events-section', 'Events');
@@ -194,6 +195,7 @@ export class DetailView {
 
   private _renderGraph(detail: IProjectDetail): void {
     this._graph.textContent = '';
+    this._drawings = [];
     if (!detail.layout) {
       const text = detail.table_error ?? 'No stage table.';
       el('p', { className: 'ls-reason', text }, this._graph);
@@ -204,15 +206,41 @@ export class DetailView {
         .filter(step => step.from)
         .map(step => edgeKey(step.from!, step.to))
     );
-    const graph = renderGraph(detail.layout, {
+    const state = {
       current: detail.stage ?? null,
       status: detail.status ?? null,
       visits: detail.visits,
       pendingGate:
         detail.pending?.kind === 'gate' ? detail.pending.stage : null,
       taken
+    };
+    // drawn wide and narrower; `_fitGraph` shows the widest that fits the panel's width
+    const layouts = [detail.layout, ...(detail.layouts_narrow ?? [])];
+    this._drawings = layouts.map((layout, i) => {
+      const drawing = renderGraph(
+        layout,
+        state,
+        i ? `ls-arrow-${i}` : 'ls-arrow'
+      );
+      drawing.classList.toggle('ls-panel-graph-narrow', i > 0);
+      this._graph.appendChild(drawing);
+      return drawing;
     });
-    this._graph.appendChild(graph);
+    this._fitGraph();
+  }
+
+  /** Show the widest drawing of the graph that fits the panel (else the narrowest). */
+  private _fitGraph(): void {
+    const room = this._graph.clientWidth;
+    if (!room || !this._drawings.length) {
+      return; // hidden: fitted when it is shown (the resize observer)
+    }
+    const fits =
+      this._drawings.find(d => Number(d.getAttribute('width')) <= room) ??
+      this._drawings[this._drawings.length - 1];
+    for (const drawing of this._drawings) {
+      drawing.style.display = drawing === fits ? '' : 'none';
+    }
   }
 
   private _renderOutputs(detail: IProjectDetail): void {
@@ -259,6 +287,7 @@ export class DetailView {
   private _message: HTMLElement;
   private _process: HTMLButtonElement;
   private _graph: HTMLElement;
+  private _drawings: SVGSVGElement[] = [];
   private _outputs: HTMLUListElement;
   private _events: HTMLOListElement;
 }

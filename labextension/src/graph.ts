@@ -24,10 +24,13 @@ export function edgeKey(source: string, target: string): string {
   return `${source}\u0000${target}`;
 }
 
-/** Draw `layout` as an SVG element at its own size; the project's state is marked. */
+/** Draw `layout` as an SVG element at its own size; the project's state is marked. Two
+ * drawings on one page need their own `markerId`s (an arrowhead defined in a hidden SVG is
+ * not drawn). */
 export function renderGraph(
   layout: IGraphLayout,
-  state: IGraphState
+  state: IGraphState,
+  markerId = 'ls-arrow'
 ): SVGSVGElement {
   const root = svg('svg', {
     class: 'ls-graph',
@@ -41,7 +44,7 @@ export function renderGraph(
   const marker = svg(
     'marker',
     {
-      id: 'ls-arrow',
+      id: markerId,
       viewBox: '0 0 8 8',
       refX: 7,
       refY: 4,
@@ -72,7 +75,7 @@ export function renderGraph(
       {
         d: edge.path,
         class: classes.join(' '),
-        'marker-end': 'url(#ls-arrow)',
+        'marker-end': `url(#${markerId})`,
         'data-from': edge.source,
         'data-to': edge.target
       },

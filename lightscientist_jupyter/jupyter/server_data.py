@@ -188,6 +188,12 @@ def _table_view(table: StageTable) -> dict[str, Any]:
     return {"file": table.path.name, "start": raw["start"], "stages": raw["stages"]}
 
 
+PANEL_COLUMNS = (3, 2, 1)
+"""The bands' columns of the panel's narrower drawings of the graph (about 480, 320 and
+160 px wide; the wide one is about 970): the panel shows the widest that fits its width, so
+a side panel of the usual 250 px neither scrolls the graph nor shrinks its text."""
+
+
 def project_detail(root: Path, rel: str) -> dict[str, Any]:
     """Status, history, the stage table and its graph layout, outputs and the last event's seq."""
     ws, rel = open_project(root, rel)
@@ -204,6 +210,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         pause_after=state.settings.get("pause_after"),  # a pause request (app/until.py)
         table=None,
         layout=None,
+        layouts_narrow=[],
         table_error=None,
         outputs=[],
         process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()},
@@ -219,6 +226,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
     else:
         detail["table"] = _table_view(table)
         detail["layout"] = graph_layout(table)  # the dashboard's layout: the panel only draws it
+        detail["layouts_narrow"] = [graph_layout(table, c) for c in PANEL_COLUMNS]
         detail["handoff"] = handover.card(ws, state, table)  # the hand-over card, or None
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
         detail["outputs"] = [

@@ -77,7 +77,7 @@ def test_panel_raises_the_budget_and_the_project_goes_on(project_root, lab):
         stages = panel.locator(".ls-usage-stage")
         expect(stages.first).to_contain_text(re.compile(r"[\d,]+ tokens"))
         first = stages.first.get_attribute("data-stage")
-        title = panel.locator(f".ls-graph g[data-stage='{first}'] > title")
+        title = panel.locator(f"svg.ls-graph:visible g[data-stage='{first}'] > title")
         expect(title).to_contain_text(re.compile(r"[\d,]+ tokens"))
 
         # the card: what was spent, on what, the limit, a field for the new one

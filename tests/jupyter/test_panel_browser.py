@@ -73,31 +73,41 @@ def lab(tmp_path, project_root):
 
 
 DRAWN_GRAPH = """() => {
-  const graph = document.querySelector('#lightscientist-panel .ls-graph');
+  const box = document.querySelector('#lightscientist-panel .ls-graph-box');
+  const shown = [...box.querySelectorAll('svg.ls-graph')].filter(g => g.getClientRects().length);
+  const graph = shown[0];
   const boxes = [...graph.querySelectorAll('g[data-stage]')].map(g => {
-    const box = g.querySelector('rect').getBBox();
-    return [g.dataset.stage, box.x, box.y, box.width, box.height];
+    const rect = g.querySelector('rect').getBBox();
+    return [g.dataset.stage, rect.x, rect.y, rect.width, rect.height];
   });
   const edges = [...graph.querySelectorAll('path[data-from]')].map(
     p => [p.dataset.from, p.dataset.to, p.getAttribute('d')]);
-  return {boxes, edges, width: graph.getAttribute('width')};
+  return {boxes, edges, width: Number(graph.getAttribute('width')), shown: shown.length,
+          room: box.clientWidth};
 }"""
 
 
-def check_graph_follows_the_layout(page, url: str, token: str) -> None:
-    """The panel draws every stage box where the server's layout puts it, every edge along
-    its route: the layout the notebook dashboard draws (tests/jupyter/test_server.py)."""
+def check_graph_follows_the_layout(page, url: str, token: str) -> int:
+    """The panel shows one drawing of the graph: the widest of the server's layouts (wide, or
+    wrapped after 3, 2 or 1 columns a band) that fits its width, every stage box where that
+    layout puts it, every edge along its route — the layout the notebook dashboard draws
+    (tests/jupyter/test_server.py). Returns the drawing's width."""
     answer = page.request.get(f"{url}/lightscientist/project?path=study&token={token}")
     assert answer.ok, answer.status
-    layout = answer.json()["layout"]
+    layouts = [answer.json()["layout"], *answer.json()["layouts_narrow"]]
+    assert [lay["width"] for lay in layouts] == sorted((lay["width"] for lay in layouts),
+                                                       reverse=True)  # fmt: skip
     drawn = page.evaluate(DRAWN_GRAPH)
+    fitting = [lay for lay in layouts if lay["width"] <= drawn["room"]] or layouts[-1:]
+    layout = fitting[0]
+    assert (drawn["shown"], drawn["width"]) == (1, layout["width"]), (drawn["room"], drawn["width"])
     assert sorted(tuple(box) for box in drawn["boxes"]) == sorted(
         (n["id"], n["x"], n["y"], n["width"], n["height"]) for n in layout["nodes"]
     )
     assert sorted(tuple(edge) for edge in drawn["edges"]) == sorted(
         (e["source"], e["target"], e["path"]) for e in layout["edges"]
     )
-    assert drawn["width"] == str(layout["width"])
+    return drawn["width"]
 
 
 def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
@@ -129,14 +139,26 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(gate.locator(".ls-approves")).to_contain_text("experiment.setup")
                 expect(gate.locator(".ls-gate-outputs")).to_contain_text("idea/brief.md")
                 expect(
-                    panel.locator(".ls-graph .ls-node-current[data-stage='idea.gate']")
+                    panel.locator("svg.ls-graph:visible .ls-node-current[data-stage='idea.gate']")
                 ).to_have_count(1)
                 expect(panel.locator(".ls-event").first).to_be_visible()
                 expect(page.locator(".ls-StatusItem")).to_contain_text("idea.gate")
-                check_graph_follows_the_layout(page, url, token)
+                narrow = check_graph_follows_the_layout(page, url, token)  # a side panel's
+                assert narrow < 500  # the wide drawing (about 970 px) would scroll
+                panel.locator(".ls-graph-box").screenshot(path=str(OUTPUT / "panel-graph.png"))
                 page.screenshot(path=str(OUTPUT / "panel-waiting.png"))
                 problems = axe_problems(page, "#lightscientist-panel")
                 assert not problems, "\n".join(problems)
+                # the panel widened (its splitter dragged): a wider drawing, fewer rows
+                handle = page.locator("#jp-main-split-panel > .lm-SplitPanel-handle").first
+                box = handle.bounding_box()
+                page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+                page.mouse.down()
+                page.mouse.move(box["x"] + 1100, box["y"] + box["height"] / 2, steps=8)
+                page.mouse.up()
+                assert check_graph_follows_the_layout(page, url, token) > narrow
+                panel.locator(".ls-graph-box").screenshot(path=str(OUTPUT / "panel-graph-wide.png"))
+                page.screenshot(path=str(OUTPUT / "panel-waiting-wide.png"))
                 # the sidebar tab counts the decisions waiting
                 expect(tab).to_have_attribute("data-ls-waiting", "1")
 

@@ -484,3 +484,32 @@ def test_version(tmp_path):
     result = cli("--version", cwd=tmp_path)
     version = importlib.metadata.version("lightscientist-jupyter")
     assert (result.returncode, result.stdout) == (0, f"lightscientist {version}\n")
+
+
+READERS_STAY_LIGHT = """
+import contextlib, io, sys
+from lightscientist_jupyter.cli import main
+for argv in (["status"], ["history"], ["workers"], ["usage"], ["diff"]):
+    with contextlib.redirect_stdout(io.StringIO()):
+        main([*argv, "--workspace", sys.argv[1]])
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"langchain", "langchain_core",
+               "langgraph", "deepagents", "langchain_openai", "openai"})
+print(",".join(heavy))
+"""
+
+
+def test_commands_that_read_a_project_do_not_load_the_agent_stack(tmp_path):
+    """`status`, `history`, `workers`, `usage` and `diff` read files: they answer in a third
+    of a second, without importing LangChain, LangGraph or deepagents (about a second here)."""
+    ws = tmp_path / "project"
+    made = cli("research", GOAL, "--until", "idea.survey", "--workspace", str(ws), cwd=tmp_path,
+               timeout=120)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    proc = subprocess.run(
+        [sys.executable, "-c", READERS_STAY_LIGHT, str(ws)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", proc.stdout

@@ -8,7 +8,6 @@ import json
 
 from lightscientist_jupyter import options
 from lightscientist_jupyter.app import commands
-from lightscientist_jupyter.app import estimate as estimates
 from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.workspace import Workspace
 
@@ -26,6 +25,8 @@ def cmd_usage(args: argparse.Namespace) -> int:
 
 def cmd_estimate(args: argparse.Namespace) -> int:
     """`estimate`, and `research --dry-run` (its goal counts in the task's size)."""
+    from lightscientist_jupyter.app import estimate as estimates  # the model resolver: LangChain
+
     est = estimates.estimate(
         args.workspace or ".",
         stages=args.stages,

@@ -6,7 +6,6 @@ reasoning; arguments and results are redacted and clipped before they leave the 
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -16,23 +15,12 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
 from lightscientist_jupyter.runtime.redact import safe
+from lightscientist_jupyter.runtime.usage import message_chars
 from lightscientist_jupyter.vocab import EventType
 
 EVENT_TEXT_LIMIT = 1500
 
 FILE_TOOLS = ("write_file", "edit_file")
-
-
-def message_chars(messages: list[Any]) -> int:
-    """Characters of a model input: contents plus serialized tool calls."""
-    total = 0
-    for m in messages:
-        content = getattr(m, "content", "")
-        total += len(content if isinstance(content, str) else json.dumps(content, default=str))
-        calls = getattr(m, "tool_calls", None)
-        if calls:
-            total += len(json.dumps(calls, default=str))
-    return total
 
 
 class SessionObserver(BaseCallbackHandler):

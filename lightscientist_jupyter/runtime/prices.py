@@ -17,7 +17,6 @@ import dataclasses
 from typing import Any
 
 from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.runtime.recording import recording_files, run_headers
 
 PRICE_KEYS = ("in", "out", "cached")
 
@@ -122,6 +121,8 @@ def price_for(spec: str, base_url: str | None = None, override: str | None = Non
 def recorded_price(path: str) -> Price | None:
     """The price a recorded run's calls were charged at (its first run line that names one);
     for a recording older than prices: nothing for the offline model's, unknown otherwise."""
+    from lightscientist_jupyter.runtime.recording import recording_files, run_headers  # LangChain
+
     headers = run_headers(recording_files(path) or [])
     for header in headers:
         if "price" in header:

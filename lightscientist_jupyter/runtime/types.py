@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
-
-from langchain_core.tools import BaseTool
+from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter.vocab import Role, WorkerStatus
+
+if TYPE_CHECKING:  # records are read without importing LangChain (the command line)
+    from langchain_core.tools import BaseTool
 
 
 @dataclasses.dataclass(frozen=True)

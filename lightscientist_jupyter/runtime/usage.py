@@ -26,14 +26,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
-from uuid import UUID
-
-from langchain_core.callbacks import BaseCallbackHandler
+from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter._fs import append_text
-from lightscientist_jupyter.runtime.observe import message_chars
 from lightscientist_jupyter.runtime.prices import Price
+
+if TYPE_CHECKING:  # LangChain is imported with the callback, not by layer 1's readers
+    from lightscientist_jupyter.runtime.usage_callback import UsageCallback
 
 CHARS_PER_TOKEN = 4
 LEDGER = "usage.jsonl"
@@ -135,6 +134,18 @@ def usage_line(raw: dict[str, Any] | None) -> str | None:
     )
 
 
+def message_chars(messages: list[Any]) -> int:
+    """Characters of a model input: contents plus serialized tool calls."""
+    total = 0
+    for m in messages:
+        content = getattr(m, "content", "")
+        total += len(content if isinstance(content, str) else json.dumps(content, default=str))
+        calls = getattr(m, "tool_calls", None)
+        if calls:
+            total += len(json.dumps(calls, default=str))
+    return total
+
+
 def tokens_of(message: Any, sent: list[Any]) -> tuple[int, int, int, bool]:
     """(input, output, cached, estimated) of one answer: from its `usage_metadata`, else
     characters / 4 of what was sent and what came back."""
@@ -189,6 +200,8 @@ class UsageMeter:
 
     def callback(self, who: Callable[[], dict[str, Any]]) -> UsageCallback:
         """The callback of one session; `who()` says its worker, role, stage and task id."""
+        from lightscientist_jupyter.runtime.usage_callback import UsageCallback
+
         return UsageCallback(self, who)
 
     def admit(self) -> None:
@@ -225,39 +238,6 @@ class UsageMeter:
                 append_text(self.ledger, json.dumps(line) + "\n")
         self.on_charge(line)
         return usage
-
-
-class UsageCallback(BaseCallbackHandler):
-    """One session's hook on its model calls (see the module's docstring)."""
-
-    raise_error = True  # so that the gate's `BudgetHold` stops the call before it starts
-
-    def __init__(self, meter: UsageMeter, who: Callable[[], dict[str, Any]]):
-        self.meter = meter
-        self.who = who
-        self.usage = Usage()
-        """This session's totals in this process (the record adds them up)."""
-        self.on_usage: Callable[[Usage], None] = lambda usage: None
-        self._calls: dict[UUID, tuple[float, list[Any]]] = {}
-
-    def on_chat_model_start(
-        self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID, **kwargs: Any
-    ) -> None:
-        self.meter.admit()
-        self._calls[run_id] = (time.monotonic(), messages[0] if messages else [])
-
-    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        started, sent = self._calls.pop(run_id, (time.monotonic(), []))
-        try:
-            message = response.generations[0][0].message
-        except (AttributeError, IndexError):
-            message = None
-        usage = self.meter.charge(self.who(), message, sent, time.monotonic() - started)
-        self.usage = self.usage.plus(usage)
-        self.on_usage(usage)
-
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._calls.pop(run_id, None)  # a failed attempt: its retry is the call that counts
 
 
 def read_ledger(path: Path) -> list[dict[str, Any]]:

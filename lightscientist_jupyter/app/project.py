@@ -85,11 +85,8 @@ class Project:
         self.workspace = workspace
         self.controller = controller
         literature.configure(workspace.root, controller.table, library)  # and --library
-        self.until = until_stage.check(controller.table, until) or until_stage.requested(controller)
-        """`--until STAGE`, or a request kept from before: the run pauses once STAGE
-        finishes."""
-        if until:
-            until_stage.keep(controller, self.until)
+        self.until = until_stage.for_run(controller, until)
+        """`--until STAGE`, or a request kept from before: the run pauses once STAGE ends."""
         self.log = log
         self.bus = bus = log.bus
         self.lock = lock

@@ -47,6 +47,15 @@ def keep(controller: ResearchController, stage: str | None) -> None:
         controller.keep_settings({KEY: stage, SINCE: at})
 
 
+def for_run(controller: ResearchController, until: str | None) -> str | None:
+    """The stage a run pauses after: `until` (checked, and kept as the request), else the
+    request kept from before, else None."""
+    if not until:
+        return requested(controller)
+    keep(controller, check(controller.table, until))
+    return until
+
+
 def pause_if_finished(controller: ResearchController, until: str | None, since: int) -> bool:
     """Pause the project when `until` finished after the first `since` transitions; whether
     it did."""

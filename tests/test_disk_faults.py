@@ -242,3 +242,43 @@ def test_resume_after_a_sigkill_ends_the_dead_runs_commands_first(tmp_path):
 def _leftover_groups(ws: Path) -> list[int]:
     markers = (ws / ".lightscientist" / "workers").glob("*/commands/*.pgid")
     return [int(m.read_text().split()[0]) for m in markers]
+
+
+HELD_SAVE = f"""
+set -u
+cd "$1"; mkdir mnt; mount -t tmpfs -o size=2m tmpfs mnt
+{PYTHON} - mnt/ws > out 2> err <<'PY'
+import sys, time
+from lightscientist_jupyter._fs import watch_disk_faults
+from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.workspace import Workspace
+c = ResearchController.create(Workspace.at(sys.argv[1]), "A goal", mode="manual")
+heard = []
+watch_disk_faults(heard.append)
+line = {{"worker": "w1", "task_id": c.task_id, "run": "r1", "run_s": 0.1, "model_calls": 1,
+         "input_tokens": 10, "output_tokens": 5}}
+c.charge(line)  # within 0.5 s of the last save: held back, for a timer to write
+with open(sys.argv[1] + "/filler", "wb") as fh:  # meanwhile the disk fills up
+    try:
+        while True:
+            fh.write(b"x" * 65536)
+            fh.flush()
+    except OSError:
+        pass
+time.sleep(1.5)
+print(len(heard), heard[0] if heard else "")
+PY
+echo $? > rc
+"""
+
+
+@pytest.mark.slow
+def test_usage_totals_held_back_meet_a_full_disk_with_one_report_not_a_traceback(tmp_path):
+    """The totals of a model call wait up to 0.5 s to reach state.json; the timer that writes
+    them found the disk full and printed its thread's traceback (a CI run of the disk-full
+    test above). It reports the fault instead, which stops the run with one line."""
+    in_mount_namespace(HELD_SAVE, str(tmp_path))
+    assert read(tmp_path / "rc").strip() == "0", read(tmp_path / "err")
+    assert "Traceback" not in read(tmp_path / "err"), read(tmp_path / "err")
+    count, fault = read(tmp_path / "out").split(" ", 1)
+    assert count == "1" and "disk full while writing" in fault and "state.json" in fault, fault

@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from lightscientist_jupyter._fs import report_disk_fault
 from lightscientist_jupyter.controller import actions, budget
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import StageTable
@@ -40,7 +41,7 @@ class BudgetCalls:
         if time.monotonic() - self._saved_at >= USAGE_SAVE_S:
             return False
         if self._flusher is None:
-            self._flusher = threading.Timer(USAGE_SAVE_S, self.flush)
+            self._flusher = threading.Timer(USAGE_SAVE_S, self._flush_later)
             self._flusher.daemon = True
             self._flusher.start()
         self._unsaved = True
@@ -53,6 +54,15 @@ class BudgetCalls:
             self._flusher = None
             if self._unsaved:
                 self._save()
+
+    def _flush_later(self) -> None:
+        """`flush` on the timer's thread: a full disk is reported to the run (which stops
+        with one line), not raised as a traceback of that thread."""
+        try:
+            self.flush()
+        except OSError as exc:
+            if not report_disk_fault(exc):
+                raise
 
     def _run(self, action: actions.Action) -> actions.Respond:  # ResearchController's
         raise NotImplementedError

@@ -15,21 +15,28 @@ from typing import Any
 DISK_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EDQUOT)
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str, *, mode: int = 0o644) -> None:
+def write_text_atomic(
+    path: str | os.PathLike[str], text: str, *, mode: int = 0o644, durable: bool = True
+) -> None:
     """Write `text` to `path` so that readers see the old file or the new one, never half.
 
-    The content goes to a temporary file in the same folder, is flushed to disk, and
-    replaces the target with `os.replace`.
+    The content goes to a temporary file in the same folder, is flushed to disk (unless
+    `durable` is False: a file rebuilt from another at every write, which a power loss may
+    leave at its previous version), and replaces the target with `os.replace`.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except FileNotFoundError:  # the folder's first file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+            if durable:
+                os.fsync(fh.fileno())
+            os.fchmod(fh.fileno(), mode)
         os.replace(tmp, path)
     except BaseException as exc:
         try:

@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from support.offline import run_second_half
 from support.runtime import checkpoint_messages
 from support.waiting import wait_for
 
@@ -32,13 +33,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def test_the_offline_batch_runs_as_a_job_and_layer_2_resumes_its_worker(tmp_path, monkeypatch):
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
-    project = Project.create(
-        ws, "Does warmup help?", mode="auto", stage="experiment.setup", model="offline"
-    )
-    try:
-        assert project.run() == "done"
-    finally:
-        project.close()
+    run_second_half(ws)
     text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
     events = [json.loads(line) for line in text.splitlines()]
     (submitted,) = [e for e in events if e["type"] == "job.submitted"]

@@ -109,15 +109,25 @@ def _delta_channels(graph: Any) -> list[str]:
     return [name for name, channel in channels.items() if isinstance(channel, DeltaChannel)]
 
 
-def after_turn(graph: Any, record: WorkerRecord) -> None:
-    """At the end of a session's turn: prune its thread when the turn settled it."""
+SUPERVISOR_EVERY = 8
+"""The supervisor agent's thread, settled after each of its turns, is pruned after every 8th
+(and when the runtime closes): a prune is a write transaction on the saver every session
+shares, on the path from one decision to the next. Eight turns' checkpoints are tens of KB."""
+
+
+def after_turn(graph: Any, record: WorkerRecord, turns: int = 1) -> bool:
+    """At the end of a session's turn: prune its thread when the turn settled it (the
+    supervisor's once `turns` turns went unpruned). Returns whether it was pruned."""
     saver = getattr(graph, "checkpointer", None)
     if saver is None or not settled(record):
-        return
+        return False
+    if record.status not in FINAL_WORKER_STATUSES and turns < SUPERVISOR_EVERY:
+        return False
     try:
         prune_thread(saver, record.thread_id, graph)
     except Exception:  # another saver's error: the thread keeps its checkpoints, and that is all
-        pass
+        return False
+    return True
 
 
 def close_connection(conn: Any) -> None:

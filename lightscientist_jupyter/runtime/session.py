@@ -58,6 +58,8 @@ class WorkerSession:
         self._report = report
         self._lock = threading.RLock()
         self._thread: threading.Thread | None = None
+        self.unpruned_turns = 0
+        """Turns since its thread was last pruned (see `prune.after_turn`)."""
         self.observer = SessionObserver(self._emit_event, self._progress)
         self.observer.files_written = list(record.files_written)
         self.observer.commands = list(record.commands)
@@ -199,7 +201,9 @@ class WorkerSession:
                 if not report_disk_fault(again):
                     raise
         finally:
-            prune.after_turn(self.graph, self.record)  # a settled thread keeps one checkpoint
+            self.unpruned_turns += 1  # a settled thread keeps one checkpoint
+            if prune.after_turn(self.graph, self.record, self.unpruned_turns):
+                self.unpruned_turns = 0
             self.finished.set()
 
     def _conclude(self, messages: list[Any], interrupts: tuple[Any, ...]) -> None:

@@ -32,7 +32,8 @@ def load_record(folder: Path) -> WorkerRecord | None:
 
 
 def save_record(folder: Path, record: WorkerRecord) -> None:
-    """Write both files; anything that looks like a key or token is redacted first."""
+    """Write both files (`worker.json` flushed to disk); anything that looks like a key or
+    token is redacted first."""
     shown = dataclasses.replace(
         record,
         result=_redacted(record.result),
@@ -40,7 +41,8 @@ def save_record(folder: Path, record: WorkerRecord) -> None:
         question=redact(record.question) if record.question else None,
     )
     write_json_atomic(folder / "worker.json", shown.to_dict())
-    write_text_atomic(folder / "agent-run.md", render_delivery(shown))
+    # rendered from the record at every save: a power loss may leave the one before
+    write_text_atomic(folder / "agent-run.md", render_delivery(shown), durable=False)
 
 
 def _redacted(value: Any) -> Any:

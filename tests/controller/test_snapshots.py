@@ -152,3 +152,34 @@ def test_a_reader_stages_in_a_copy_and_leaves_the_runs_index_alone(tmp_path: Pat
     assert "out/new.md" in history.git("ls-tree", "-r", "--name-only", tree)
     assert history.index.read_bytes() == before
     assert not list(ws.state_dir.glob(".history-index-*"))  # its copy is gone
+
+
+def test_commits_written_without_git_are_the_ones_git_writes(tmp_path: Path):
+    """The two snapshots of a stage's end are committed without a git process per commit
+    (git_objects.py): each commit has the hash `git commit-tree` gives for the same tree,
+    parent, identity, date and message, and the repository passes `git fsck --strict`."""
+    ws = project(tmp_path)
+    history = History(ws)
+    at_ = 1_764_590_400.75
+    first = history.take_all([("a", 1, "start")], at_)
+    (tmp_path / "out" / "a.md").write_text("second\n")
+    finish_, start_ = history.take_all([("a", 1, "finish"), ("b", 1, "start")], at_ + 1)
+
+    full = history.git("rev-parse", history.head() or "").strip()
+    assert full.startswith(start_) and history.git("rev-parse", "main").strip() == full
+    date = f"@{int(at_ + 1)} +0000"
+    env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    for commit in (finish_, start_):
+        tree = history.git("rev-parse", f"{commit}^{{tree}}").strip()
+        parent = history.git("rev-parse", f"{commit}^").strip()
+        message = history.git("cat-file", "commit", commit).split("\n\n", 1)[1]
+        by_git = subprocess.run(
+            ["git", "commit-tree", tree, "-p", parent, "-F", "-"],
+            input=message, capture_output=True, text=True, check=True,
+            env={**history._env(), **env}, cwd=tmp_path,
+        ).stdout.strip()  # fmt: skip
+        assert by_git.startswith(commit)
+    fsck = history.git("fsck", "--strict", "--no-dangling", check=False)
+    assert fsck.strip() == "", fsck
+    assert [s.id for s in history.log()] == [*first, finish_, start_]
+    assert history.read(start_, "out/a.md") == b"second\n"

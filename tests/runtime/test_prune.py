@@ -6,10 +6,13 @@ SQLite file alone, without its WAL."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from support.offline import run_second_half
 from support.runtime import checkpoint_messages, finish
 
 from lightscientist_jupyter.runtime import prune
@@ -68,3 +71,27 @@ def test_a_thread_is_pruned_when_no_turn_can_resume_mid_way():
         assert not prune.settled(record(worker, status))  # it will be resumed
     for status in (WorkerStatus.COMPLETED, WorkerStatus.FAILED, WorkerStatus.CANCELLED):
         assert prune.settled(record(worker, status))
+
+
+@pytest.mark.slow
+def test_after_a_run_every_session_keeps_one_checkpoint(tmp_path, monkeypatch):
+    """The offline project from experiment.setup to the end: the supervisor agent's thread,
+    pruned every few turns while the run goes on, is pruned once more when it closes, so each
+    worker and the supervisor keep exactly one checkpoint, and no WAL file is left."""
+    monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
+    ws = tmp_path / "ws"
+    run_second_half(ws)
+    db = ws / ".lightscientist" / "checkpoints.sqlite"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = dict(
+            conn.execute(
+                "SELECT thread_id, count(*) FROM checkpoints WHERE checkpoint_ns = '' "
+                "GROUP BY thread_id"
+            ).fetchall()
+        )
+    supervisor = json.loads((ws / ".lightscientist/workers/supervisor/worker.json").read_text())
+    turns = supervisor["progress"]["model_calls"]
+    assert turns > prune.SUPERVISOR_EVERY  # it was pruned during the run, and not only then
+    assert rows.pop(supervisor["thread_id"]) == 1
+    assert rows and set(rows.values()) == {1}  # the workers
+    assert not Path(f"{db}-wal").exists()

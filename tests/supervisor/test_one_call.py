@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from lightscientist_jupyter.app.project import Project
+from support.offline import run_second_half
 
 pytestmark = pytest.mark.slow
 
@@ -17,13 +16,7 @@ pytestmark = pytest.mark.slow
 def test_each_decision_is_one_supervisor_model_call(tmp_path, monkeypatch):
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
-    project = Project.create(
-        ws, "Does warmup help?", mode="auto", stage="experiment.setup", model="offline"
-    )
-    try:
-        assert project.run() == "done"
-    finally:
-        project.close()
+    project = run_second_half(ws)
     state = project.controller.state
     text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
     events = [json.loads(line) for line in text.splitlines()]

@@ -24,3 +24,18 @@ def bound_worker(**options: Any) -> OfflineScientistModel:
 
 def reply(model: OfflineScientistModel, messages: list[Any]) -> Any:
     return model._generate(messages).generations[0].message
+
+
+def run_second_half(ws: Path) -> Any:
+    """The offline project from experiment.setup to the end, in auto mode, in `ws` (the
+    environment's model unset); returns the `Project`, closed, once its run said done."""
+    from lightscientist_jupyter.app.project import Project
+
+    project = Project.create(
+        ws, "Does warmup help?", mode="auto", stage="experiment.setup", model="offline"
+    )
+    try:
+        assert project.run() == "done"
+    finally:
+        project.close()
+    return project

@@ -259,8 +259,7 @@ class ExecutionRuntime:
     def has_unfinished_turn(self, worker_id: str, spec: WorkerSpec | None = None) -> bool:
         """Whether the worker's checkpoint holds a turn that stopped half-way (a crash)."""
         session = self._session(worker_id, spec)
-        config = {"configurable": {"thread_id": session.record.thread_id}}
-        return bool(session.graph.get_state(config).next)
+        return bool(session.graph.get_state(_thread(session)).next)
 
     def live_workers(self) -> builtins.list[str]:
         """Workers of this process that are not in a final state."""

@@ -14,9 +14,10 @@ lock and acting on the state on disk.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -228,21 +229,24 @@ def submit_reply(
     )
 
 
+@contextlib.contextmanager
+def project_locked(ws: Workspace, holder: str) -> Iterator[ResearchController]:
+    """The project's controller, for a step taken while no process runs it: under the
+    workspace lock (taken as `holder`; `WorkspaceLocked` when a run holds it), with the event
+    log open."""
+    with WorkspaceLock(ws).acquire(holder), EventLog(ws.events_file) as bus:
+        yield ResearchController.open(ws, bus=bus)
+
+
 def apply_queued(ws: Workspace, *, holder: str) -> tuple[list[str], ProjectState] | None:
     """Apply the inbox's replies now, when nobody runs the project (None when someone does:
     then that run applies them). `holder` says who takes the lock meanwhile."""
-    lock = WorkspaceLock(ws)
     try:
-        lock.acquire(holder)
-    except WorkspaceLocked:
-        return None
-    try:
-        with EventLog(ws.events_file) as bus:
-            controller = ResearchController.open(ws, bus=bus)
+        with project_locked(ws, holder) as controller:
             outcomes = controller.poll_inbox()
             return [o.message for o in outcomes], controller.state
-    finally:
-        lock.release()
+    except WorkspaceLocked:
+        return None
 
 
 # ------------------------------------------------------------------------- cancelling

@@ -29,12 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter.app import history
 from lightscientist_jupyter.app import until as until_stage
-from lightscientist_jupyter.app.commands import require_project
-from lightscientist_jupyter.controller import ResearchController, load_table
+from lightscientist_jupyter.app.commands import project_locked, require_project
+from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.inbox import write_command
-from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
-from lightscientist_jupyter.events import EventLog
 from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
@@ -92,17 +91,12 @@ def pause_after(ws: Workspace, stage: str | None = None) -> Done:
 def _keep_request(ws: Workspace, stage: str) -> bool:
     """Keep the pause request in the state of a project nobody runs; False when a run took
     the project meanwhile (it is then asked through its inbox)."""
-    lock = WorkspaceLock(ws)
     try:
-        lock.acquire("pause")
+        with project_locked(ws, "pause") as controller:
+            until_stage.keep(controller, stage)
     except WorkspaceLocked:
         return False
-    try:
-        with EventLog(ws.events_file) as bus:
-            until_stage.keep(ResearchController.open(ws, bus=bus), stage)
-        return True
-    finally:
-        lock.release()
+    return True
 
 
 def apply_command(project: Project, command: dict[str, Any]) -> bool:

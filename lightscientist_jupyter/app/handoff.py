@@ -18,13 +18,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.app.commands import Route, require_project
+from lightscientist_jupyter.app.commands import Route, project_locked, require_project
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.handoff_tools import Handed
 from lightscientist_jupyter.controller.inbox import take_receipt, write_command, write_receipt
-from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, ControllerError
-from lightscientist_jupyter.events import EventLog
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
@@ -86,8 +85,7 @@ def hand(
     holder = read_holder(ws)
     if holder is not None:
         return _through_runner(ws, args, holder)
-    with WorkspaceLock(ws).acquire(str(step)), EventLog(ws.events_file) as bus:
-        controller = ResearchController.open(ws, bus=bus)
+    with project_locked(ws, str(step)) as controller:
         done = _outcome(apply(controller, args))
     running = done.status == ProjectStatus.RUNNING and step is not Step.TAKE
     return dataclasses.replace(done, resume=running)

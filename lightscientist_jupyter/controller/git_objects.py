@@ -23,6 +23,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from lightscientist_jupyter._fs import write_text_atomic
+
 
 def plain_sha1(git_dir: Path) -> bool:
     """Whether the repository stores SHA-1 objects (every history LightScientist creates)."""
@@ -78,14 +80,4 @@ def write_object(git_dir: Path, kind: str, body: bytes) -> str:
 
 def set_ref(git_dir: Path, ref: str, commit: str) -> None:
     """Point `ref` (`refs/heads/main`) at `commit`, replacing the loose ref atomically."""
-    path = git_dir / ref
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(commit + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(git_dir / ref, commit + "\n", durable=False)

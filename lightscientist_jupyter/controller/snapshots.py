@@ -284,7 +284,7 @@ class History:
             ids.append(parent[:12])
         if parent and native:
             git_objects.set_ref(self.git_dir, BRANCH, parent)
-        elif parent:
+        elif parent:  # (another object format)
             self.git("update-ref", BRANCH, parent)
         return ids
 

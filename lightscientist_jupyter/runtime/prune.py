@@ -118,10 +118,16 @@ shares, on the path from one decision to the next. Eight turns' checkpoints are 
 def after_turn(graph: Any, record: WorkerRecord, turns: int = 1) -> bool:
     """At the end of a session's turn: prune its thread when the turn settled it (the
     supervisor's once `turns` turns went unpruned). Returns whether it was pruned."""
+    if record.status not in FINAL_WORKER_STATUSES and turns < SUPERVISOR_EVERY:
+        return False
+    return prune_settled(graph, record)
+
+
+def prune_settled(graph: Any, record: WorkerRecord) -> bool:
+    """Prune the session's thread (through its graph's saver) if no turn of it can resume
+    mid-way; whether it was pruned. A saver's error only leaves the checkpoints in place."""
     saver = getattr(graph, "checkpointer", None)
     if saver is None or not settled(record):
-        return False
-    if record.status not in FINAL_WORKER_STATUSES and turns < SUPERVISOR_EVERY:
         return False
     try:
         prune_thread(saver, record.thread_id, graph)

@@ -12,7 +12,6 @@ a new process resumes any session the old one left.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -298,9 +297,8 @@ class ExecutionRuntime:
         conn = getattr(self.saver, "conn", None)
         busy = any(s.running for s in sessions) or any(d.is_alive() for d in self._droppers)
         for session in sessions if not busy else ():  # the supervisor's last few turns
-            if session.unpruned_turns and prune.settled(session.record):
-                with contextlib.suppress(Exception):  # as after a turn: it only saves space
-                    prune.prune_thread(self.saver, session.record.thread_id, session.graph)
+            if session.unpruned_turns:
+                prune.prune_settled(session.graph, session.record)
         if conn is not None and not busy:
             with getattr(self.saver, "lock", threading.Lock()):  # no cursor is in use
                 prune.close_connection(conn)  # compacted when pruning freed much of it

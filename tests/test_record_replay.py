@@ -60,7 +60,14 @@ def recorded(real_recording) -> dict[str, Any]:
     return real_recording
 
 
-def replay(recorded: dict[str, Any], name: str, spec: str, table: Path | None = None):
+def replay(
+    recorded: dict[str, Any],
+    name: str,
+    spec: str,
+    table: Path | None = None,
+    pg_url: str | None = None,
+):
+    """Replay the recording into a new folder `name` (on `pg_url`'s checkpoints if given)."""
     ws = recorded["base"] / name
     proc = cli(
         ws,
@@ -72,6 +79,7 @@ def replay(recorded: dict[str, Any], name: str, spec: str, table: Path | None = 
         str(table or recorded["table"]),
         "--model",
         spec,
+        *(["--checkpoints", pg_url] if pg_url else []),
         env={"OPENAI_BASE_URL": recorded["url"]},  # a dead server: any connection would fail
     )
     return ws, proc

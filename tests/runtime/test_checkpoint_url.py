@@ -77,3 +77,22 @@ def test_an_unreachable_server_is_named_without_the_password():
         f"cannot open the PostgreSQL checkpoint database 'lab' on 127.0.0.1:{port} as user "
         "'me': the server is unreachable (is PostgreSQL running there?)"
     )
+
+
+def test_the_password_can_come_from_a_pgpass_file(postgres, pg_url, tmp_path, monkeypatch):
+    database = pg_url.rsplit("/", 1)[1]
+    without = redact(pg_url)  # as the project keeps it
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.delenv("PGPASSFILE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    pgpass = tmp_path / ".pgpass"
+    pgpass.write_text(f"127.0.0.1:{postgres.port}:{database}:postgres:{PASSWORD}\n")
+    pgpass.chmod(0o600)  # libpq ignores a file others can read
+    saver = open_postgres(without)
+    try:
+        assert list(saver.list({"configurable": {"thread_id": "none"}})) == []
+    finally:
+        saver.conn.close()
+    pgpass.write_text(f"127.0.0.1:{postgres.port}:{database}:postgres:not-it\n")
+    with pytest.raises(CheckpointsUnavailable, match="wrong password"):
+        open_postgres(without)

@@ -1,11 +1,14 @@
 """A job's submit-to-resume latency: from `submit_job` to the worker running again.
 
 Runs the offline project from experiment.setup in auto mode in this process, `--runs` times
-with local jobs and, with `--ray ADDRESS`, as many times with Ray jobs; the second experiment
-batch is a job. From the events: the job's own wall time (submitted → finished), layer 2's
-reaction (finished → the worker resumed, `resume.fired`) and the whole submit-to-resume.
+with local jobs and as many times with Ray jobs; the second experiment batch is a job. The Ray
+jobs go to `--ray ADDRESS`, or else to a one-CPU Ray head this script starts on this machine
+for the runs (as the tests do, see tests/support/ray_head.py), and ends after them; `--ray
+none`, or `--quick` without an address, times local jobs only. From the events: the job's own
+wall time (submitted → finished), layer 2's reaction (finished → the worker resumed,
+`resume.fired`) and the whole submit-to-resume.
 
-    python benchmarks/jobs.py [--runs 2] [--quick] [--ray http://127.0.0.1:8265] [--json OUT]
+    python benchmarks/jobs.py [--runs 2] [--quick] [--ray ADDRESS|none] [--json OUT]
 
 Target (issue 16): layer 2 resumes a worker within 1 s of its job's end (it polls every
 0.5 s; a Ray job's end is seen through the Jobs API).
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import _common as C  # noqa: E402
 
@@ -52,28 +56,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2, help="runs per backend (2)")
     parser.add_argument("--quick", action="store_true", help="tiny: one run per backend")
-    parser.add_argument("--ray", default=None, help="a Ray head's address (else local only)")
+    parser.add_argument(
+        "--ray",
+        default=None,
+        help="a Ray head's address; 'none': local jobs only (default: start a local head, "
+        "except with --quick)",
+    )
     parser.add_argument("--json", default=None, help="write the report here")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.runs = 1
-    backends: list[tuple[str, str | None]] = [("local", None)]
-    if args.ray:
-        backends.append(("ray", args.ray))
+    args.runs = 1 if args.quick else max(1, args.runs)
     results: dict[str, list[dict[str, float]]] = {}
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-jobs-"))
+    head = None
     try:
-        for name, address in backends:
-            results[name] = [
-                one_run(folder / f"{name}-{i}", address) for i in range(max(1, args.runs))
-            ]
+        results["local"] = [one_run(folder / f"local-{i}", None) for i in range(args.runs)]
+        address = args.ray
+        if address is None and not args.quick:
+            from support.ray_head import RayHead
+
+            print("starting a local Ray head for the Ray jobs…", file=sys.stderr, flush=True)
+            head = RayHead()
+            address = head.address
+        where = "a one-CPU Ray head started on this machine" if head else f"the head at {address}"
+        if address and address != "none":
+            results["ray"] = [one_run(folder / f"ray-{i}", address) for i in range(args.runs)]
     finally:
+        if head is not None:
+            head.stop()
         shutil.rmtree(folder, ignore_errors=True)
 
     report = C.Report("Jobs: submit to resume")
     report.say(
         f"The offline project from experiment.setup, {args.runs} run(s) per backend; its second "
         "batch is a job (about 0.5 s of numpy). Medians over the runs."
+        + (f" The Ray jobs ran on {where}." if "ray" in results else "")
     )
     rows: list[list[Any]] = []
     for name, runs in results.items():

@@ -6,9 +6,9 @@
 Runs, each in its own process, one after the other: prompt_growth.py, overhead.py,
 events.py, full_run.py, recording.py, sandbox.py, checkpoints.py (PostgreSQL: it starts a server
 of its own), magic_latency.py (the research cell in fresh kernels), snapshots.py (the
-workspace history's snapshots), jobs.py (a local job's submit to resume) — and cell_latency.py (the
-notebook-latency
-benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it unless
+workspace history's snapshots), jobs.py (a job's submit to resume, local and on a Ray head it
+starts, or on `--ray ADDRESS`) — and cell_latency.py (the notebook-latency benchmark; it needs
+a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it unless
 `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
 average, date), a table of every target, and for each missed target by how much and why.
 """
@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         "--ray",
         metavar="ADDRESS",
         default=None,
-        help="a Ray head's address: jobs.py then times Ray jobs too",
+        help="a Ray head's address for jobs.py's Ray jobs (default: it starts a local head; "
+        "'none': local jobs only)",
     )
     parser.add_argument(
         "--from-json",

@@ -92,3 +92,29 @@ def test_wheel_ships_the_offline_study_scripts(unpacked_wheel, tmp_path):
         "'experiment/study_common.py',",
         "'experiment/study_design.py']",
     ]
+
+
+def test_the_wheel_installs_with_the_postgres_and_ray_extras(built_wheel, tmp_path):
+    """`pip install 'lightscientist-jupyter[postgres,ray]'`, resolved against this machine's
+    packages only (no index): both extras exist and name the engines the features load."""
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--quiet",
+         "--disable-pip-version-check", "--report", str(report), f"{built_wheel}[postgres,ray]"],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    import json
+
+    (install,) = json.loads(report.read_text())["install"]
+    assert install["requested_extras"] == ["postgres", "ray"]
+    metadata = install["metadata"]
+    assert {"postgres", "ray"} <= set(metadata["provides_extra"])
+    from packaging.requirements import Requirement
+
+    needs = [Requirement(r) for r in metadata["requires_dist"]]
+    for name, extra in [("langgraph-checkpoint-postgres", "postgres"), ("psycopg", "postgres"),
+                        ("ray", "ray")]:  # fmt: skip
+        (need,) = [r for r in needs if r.name == name]
+        assert need.marker is not None and need.marker.evaluate({"extra": extra}), need
+        assert not need.marker.evaluate({"extra": ""}), need  # only with the extra

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.types import Command
+from langgraph.types import Command, Durability
 
 from lightscientist_jupyter._fs import missing_files, report_disk_fault
 from lightscientist_jupyter.runtime import graphs, prune
@@ -141,12 +141,23 @@ class WorkerSession:
             input_chars=o.input_chars,
         )
 
-    durability = "async"
-    """LangGraph's durability for a session's steps: each checkpoint is written while the
-    next step runs (a crash redoes at most the step it cut short). What must be on disk at
-    once — a stage transition, a gate — is layer 1's `state.json`, replaced atomically and
-    fsynced when the supervisor's tool makes it. (`sync` for the supervisor's steps made the
-    default offline run about 1.6x slower: its steps waited on the saver the workers share.)"""
+    @property
+    def durability(self) -> Durability:
+        """LangGraph's durability for this session's steps.
+
+        A worker's steps are `async`: each checkpoint is written while the next step runs,
+        so a crash redoes at most the step it cut short (a turn can be many steps and
+        commands long). The supervisor agent's turn is one decision (one model call and the
+        tool that settles its event), written once at its end or at its interrupt (`exit`):
+        a crash in between decides that event again, which `supervisor.recovery` does from
+        `supervisor.json`, and a `start_worker` repeated at the same place in the thread
+        returns the worker the cut turn started (`tools.call_position`). Its checkpoints
+        wait on the saver the workers share, so the two fewer writes per turn shorten every
+        decision (about 16 ms of 90 in the default offline run). What must be on disk at
+        once, a stage transition or a gate, is layer 1's `state.json`, replaced atomically
+        and fsynced when the supervisor's tool makes it. (`sync` for the supervisor's steps
+        made that run about 1.6x slower.)"""
+        return "exit" if self.record.role == Role.SUPERVISOR else "async"
 
     @property
     def running(self) -> bool:

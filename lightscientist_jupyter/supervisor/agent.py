@@ -50,9 +50,12 @@ def run_turn(runtime: ExecutionRuntime, spec: WorkerSpec) -> None:
         and record.status == WorkerStatus.RUNNING
         and not runtime.is_active(SUPERVISOR_ID)
     )
-    if record is None or stale:
-        # first decision, or one an earlier crash cut short in another stage: a new
-        # thread, so no half-done tool call of that stage is replayed into this one
+    if record is None or (stale and runtime.has_unfinished_turn(SUPERVISOR_ID, spec)):
+        # first decision, or a turn a crash cut short half-way in another stage: a new
+        # thread, so no half-done tool call of that stage is replayed into this one. A cut
+        # turn that left nothing in the thread (it is written at the turn's end) goes on in
+        # the same thread: a start_worker decided again there sits at the place the cut one
+        # did and gets its worker (`tools.call_position`)
         runtime.start(spec)
     else:
         session = runtime.attach(SUPERVISOR_ID, spec)

@@ -64,3 +64,16 @@ def test_the_offline_survey_searches_and_cites_the_library_given(tmp_path):
     check = run(tmp_path, "check", "--workspace", "ws")
     assert check.returncode == 0, check.stdout
     assert "record 10.5555/example.2019 from library" in check.stdout
+
+    from lightscientist_jupyter import api
+
+    (ws / "paper" / "paper.md").write_text("# P\n\nWarmup [@smith2019learning], [@nobody2020].\n")
+    report = api.check(ws)  # the same report, as a DataFrame
+    assert list(report.columns) == ["check", "what", "trace", "ok"]
+    cited = report[report["check"] == "citations:paper/paper.md"].set_index("what")
+    assert bool(cited.loc["[@smith2019learning] (line 3)", "ok"])
+    assert "smith2019learning" in cited.loc["[@smith2019learning] (line 3)", "trace"]
+    assert not bool(cited.loc["[@nobody2020] (line 3)", "ok"])
+    lines = run(tmp_path, "check", "--workspace", "ws").stdout  # what the command prints
+    for what, row in cited.iterrows():
+        assert f"{'ok ' if row['ok'] else 'NO '} {what} -> {row['trace']}" in lines

@@ -55,6 +55,7 @@ __all__ = [
     "Run",
     "ModelCheck",
     "cancel",
+    "check",
     "check_model",
     "deliver",
     "give_back",
@@ -63,6 +64,7 @@ __all__ = [
     "diff",
     "fork",
     "history",
+    "jobs",
     "rewind",
     "events",
     "events_frame",
@@ -104,6 +106,38 @@ def events(
 def workers(workspace: Where = ".") -> pd.DataFrame:
     """The workers as a DataFrame."""
     return open_project(workspace).workers()
+
+
+def jobs(workspace: Where = ".") -> pd.DataFrame:
+    """The project's jobs (`submit_job`) as a DataFrame, one row per job, as `lightscientist
+    jobs` lists them; a job another process runs is there too."""
+    import pandas as pd
+
+    from lightscientist_jupyter.app import jobs as job_list
+    from lightscientist_jupyter.workspace import Workspace
+
+    rows = job_list.job_rows(Workspace.at(workspace))
+    return pd.DataFrame(rows, columns=list(job_list.COLUMNS))
+
+
+def check(
+    workspace: Where = ".", paths: list[str] | None = None, results: list[str] | None = None
+) -> pd.DataFrame:
+    """The provenance report of `paths` (the paper by default), as `lightscientist check`
+    prints it: one row per citation and per decimal number, with where it traces to and
+    whether it resolves (`ok`). `results` names the folders whose files may hold the numbers.
+    Raises `BadInput` for a document outside the workspace or a missing one."""
+    import pandas as pd
+
+    from lightscientist_jupyter.app import literature
+
+    report = literature.check(open_project(workspace).workspace.root, paths or [], results)
+    rows = [
+        {"check": name, "what": i.what, "trace": i.trace, "ok": i.ok}
+        for name, items in report.sections
+        for i in items
+    ]
+    return pd.DataFrame(rows, columns=["check", "what", "trace", "ok"])
 
 
 def reply(

@@ -3,7 +3,7 @@
     %lightscientist jobs           # a DataFrame, one row per job
     %lightscientist jobs --json    # the list `lightscientist jobs --json` prints
 
-The operation is `app.jobs.job_rows`.
+The operations are `app.jobs.job_rows` and, for the frame, `api.jobs`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from lightscientist_jupyter import api
 from lightscientist_jupyter.app import jobs
 from lightscientist_jupyter.workspace import Workspace
 
@@ -19,9 +20,5 @@ if TYPE_CHECKING:
 
 
 def jobs_table(m: LightScientistMagics, args: argparse.Namespace) -> Any:
-    rows = jobs.job_rows(Workspace.at(m.workspace_of(args)))
-    if args.json:
-        return rows
-    import pandas as pd
-
-    return pd.DataFrame(rows, columns=list(jobs.COLUMNS))
+    where = m.workspace_of(args)
+    return jobs.job_rows(Workspace.at(where)) if args.json else api.jobs(where)

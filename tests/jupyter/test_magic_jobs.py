@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from IPython.core.error import UsageError
 
+from lightscientist_jupyter import api
 from lightscientist_jupyter.app.jobs import COLUMNS
 from tests.jupyter.test_magic import done, fresh_defaults, ip, ls  # noqa: F401 (fixtures)
 
@@ -27,6 +28,7 @@ def test_jobs_is_a_dataframe_and_json_a_list(ip, done, tmp_path):  # noqa: F811
         "wall_s": 0,
         "log": "jobs/batch-2.log",
     }
+    assert api.jobs(ws).equals(frame)  # the API's frame is the magic's
     rows = ls(ip, f'jobs --json -w "{ws}"')
     assert [r["name"] for r in rows] == ["batch-2"]
     with pytest.raises(UsageError, match="no LightScientist project in"):

@@ -8,7 +8,6 @@ running stage cancels its workers cooperatively.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -20,23 +19,9 @@ import pytest
 from lightscientist_jupyter import api
 from lightscientist_jupyter.vocab import EventType
 from lightscientist_jupyter.workspace import Workspace
+from tests.test_research import cli, events
 
 pytestmark = pytest.mark.slow
-
-
-def cli(ws: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
-    )
-
-
-def events(ws: Path) -> list[dict]:
-    lines = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def do_the_loop_by_hand(ws: Path) -> None:

@@ -77,3 +77,16 @@ def test_the_offline_survey_searches_and_cites_the_library_given(tmp_path):
     lines = run(tmp_path, "check", "--workspace", "ws").stdout  # what the command prints
     for what, row in cited.iterrows():
         assert f"{'ok ' if row['ok'] else 'NO '} {what} -> {row['trace']}" in lines
+
+
+def test_api_check_reads_a_folder_without_a_project_as_the_command_does(tmp_path):
+    from lightscientist_jupyter import api
+
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "paper.md").write_text("# P\n\nWarmup [@nobody2020].\n")
+    report = api.check(tmp_path)
+    assert not (tmp_path / ".lightscientist" / "state.json").exists()
+    cited = report[report["check"] == "citations:paper/paper.md"]
+    assert list(cited["what"]) == ["[@nobody2020] (line 3)"] and not cited["ok"].any()
+    command = run(tmp_path, "check", "--workspace", str(tmp_path))
+    assert command.returncode == 1 and "NO  [@nobody2020] (line 3)" in command.stdout

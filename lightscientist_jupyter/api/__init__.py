@@ -126,12 +126,14 @@ def check(
     """The provenance report of `paths` (the paper by default), as `lightscientist check`
     prints it: one row per citation and per decimal number, with where it traces to and
     whether it resolves (`ok`). `results` names the folders whose files may hold the numbers.
-    Raises `BadInput` for a document outside the workspace or a missing one."""
+    Like the command, it reads the folder's files alone (no project state is needed). Raises
+    `BadInput` for a document outside the workspace or a missing one."""
     import pandas as pd
 
     from lightscientist_jupyter.app import literature
+    from lightscientist_jupyter.workspace import Workspace
 
-    report = literature.check(open_project(workspace).workspace.root, paths or [], results)
+    report = literature.check(Workspace.at(workspace).root, paths or [], results)
     rows = [
         {"check": name, "what": i.what, "trace": i.trace, "ok": i.ok}
         for name, items in report.sections

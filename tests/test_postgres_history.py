@@ -18,11 +18,7 @@ from support.real_run import nothing_listens
 
 from tests.test_checkpoint_urls import clean_env, cli, pg_threads
 from tests.test_record_replay import outputs, process_entries, replay, stages_of
-
-
-def last_line(proc) -> str:
-    lines = proc.stdout.strip().splitlines()
-    return lines[-1] if lines else ""
+from tests.test_research import last_line
 
 
 def records(ws: Path) -> dict[str, dict]:

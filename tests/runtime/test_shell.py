@@ -4,6 +4,7 @@ environment, and cancellation that stops a long command."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -281,3 +282,48 @@ def test_a_worker_that_ignores_the_cancel_notice_gets_a_fallback_result(
     assert record.result["kind"] == "cancel_fallback"
     assert "did not finalize within 1 s" in record.result["notes"]
     assert runtime.wait(worker, 5), "the worker's turn kept running after the cancel"
+
+
+# ----------------------------------------------------------------------------- tool caches
+
+FONT_PROBE = "import matplotlib.font_manager as fm; print(fm.findfont('DejaVu Sans'))"
+
+
+def test_a_new_projects_first_figure_uses_the_users_font_list(root, tmp_path, monkeypatch):
+    user = tmp_path / "user-mpl"  # the user's own matplotlib cache, built by matplotlib itself
+    built = subprocess.run(
+        [sys.executable, "-c", FONT_PROBE],
+        env={**os.environ, "MPLCONFIGDIR": str(user)},
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr
+    (font_list,) = user.glob("fontlist-v*.json")
+    monkeypatch.setenv("MPLCONFIGDIR", str(user))
+
+    shell.worker_env(root, root / "home")  # what every worker command of the project gets
+    copy = root / ".lightscientist" / "cache" / "matplotlib" / font_list.name
+    assert copy.read_bytes() == font_list.read_bytes()
+    copied = copy.stat().st_mtime_ns
+    result = run(root, f'python -c "{FONT_PROBE}"')
+
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == built.stdout.strip()
+    assert copy.stat().st_mtime_ns == copied  # matplotlib read the copy: no scan, no rewrite
+
+
+def test_a_projects_own_font_list_is_kept_and_no_user_list_is_no_error(root, tmp_path, monkeypatch):
+    own = root / ".lightscientist" / "cache" / "matplotlib"
+    own.mkdir(parents=True)
+    (own / "fontlist-v1.json").write_text("{}")
+    user = tmp_path / "user-mpl"
+    user.mkdir()
+    (user / "fontlist-v2.json").write_text('{"user": 1}')
+    monkeypatch.setenv("MPLCONFIGDIR", str(user))
+    shell.worker_env(root, root / "home")
+    assert sorted(p.name for p in own.iterdir()) == ["fontlist-v1.json"]
+
+    other = tmp_path / "other-ws"
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "nothing-here"))
+    shell.worker_env(other, other / "home")
+    assert not (other / ".lightscientist" / "cache" / "matplotlib").exists()

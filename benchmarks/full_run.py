@@ -25,6 +25,7 @@ Targets (issue 17; issues 4 and 8 had ≤ 20 s and ≤ 400 MB): ≤ 6 s, ≤ 250
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -176,6 +177,29 @@ def one_run(folder: Path, poll: float, stage: str | None) -> dict[str, Any]:
     }
 
 
+def starting_point() -> str:
+    """What a run starts from besides the code: the package's compiled bytecode (a wheel
+    install compiles it; `scripts/setup` does for the editable install) and the user's
+    matplotlib font list, which a new project copies (`runtime.shell.seed_font_list`)."""
+    import lightscientist_jupyter
+    from lightscientist_jupyter.runtime.shell import user_font_lists
+
+    sources = list(Path(lightscientist_jupyter.__file__).parent.rglob("*.py"))
+    stale = 0
+    for src in sources:
+        pyc = Path(importlib.util.cache_from_source(str(src)))
+        stale += not pyc.exists() or pyc.stat().st_mtime < src.stat().st_mtime
+    fonts = user_font_lists()
+    return (
+        f"{len(sources) - stale} of the package's {len(sources)} modules had current bytecode; "
+        + (
+            f"the user's matplotlib font list ({fonts[0]}) was there to copy"
+            if fonts
+            else "there was no user matplotlib font list, so each run's first figure built one"
+        )
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
@@ -209,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     report.say(
         f'`lightscientist research "{C.GOAL}" --mode auto`'
         f"{' --stage ' + args.stage if args.stage else ''} in an empty folder, offline "
-        f"model, {args.reps} run(s), RSS sampled every {args.poll * 1000:.0f} ms."
+        f"model, {args.reps} run(s), RSS sampled every {args.poll * 1000:.0f} ms; "
+        f"{starting_point()}."
     )
     report.table(
         [

@@ -48,7 +48,7 @@ def tool_cache(workspace: Path) -> Path:
     return workspace / ".lightscientist" / "cache"
 
 
-def _user_font_lists() -> list[Path]:
+def user_font_lists() -> list[Path]:
     """Matplotlib's font lists in the user's own cache (where matplotlib looks for it:
     `MPLCONFIGDIR`, else `$XDG_CACHE_HOME/matplotlib`, else `~/.cache/matplotlib`)."""
     folder = os.environ.get("MPLCONFIGDIR") or os.path.join(
@@ -67,7 +67,7 @@ def seed_font_list(cache: Path) -> None:
     own = cache / "matplotlib"
     if own.is_dir() and any(own.glob("fontlist-v*.json")):
         return
-    for source in _user_font_lists():
+    for source in user_font_lists():
         own.mkdir(parents=True, exist_ok=True)
         tmp = own / f".{source.name}.{os.getpid()}.tmp"
         try:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.runtime import spawn
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -68,13 +69,11 @@ def seed_font_list(cache: Path) -> None:
     if own.is_dir() and any(own.glob("fontlist-v*.json")):
         return
     for source in user_font_lists():
-        own.mkdir(parents=True, exist_ok=True)
-        tmp = own / f".{source.name}.{os.getpid()}.tmp"
-        try:
-            tmp.write_bytes(source.read_bytes())
-            os.replace(tmp, own / source.name)
-        except OSError:  # unreadable or vanished: matplotlib builds its own, as before
-            tmp.unlink(missing_ok=True)
+        try:  # a cache: a power loss may leave no copy, and matplotlib builds one then
+            text = source.read_text(encoding="utf-8")
+            write_text_atomic(own / source.name, text, durable=False)
+        except (OSError, ValueError):  # unreadable or vanished: matplotlib builds its own
+            continue
 
 
 def worker_env(workspace: Path, home: Path) -> dict[str, str]:

@@ -1,13 +1,20 @@
-"""Commits and the branch of the history, written into its repository without a git process.
+"""Trees, commits and the branch of the history, written into its repository without git.
 
 A stage's end makes two snapshots due (its finish and the next stage's start). Through git
-that was five processes of about 5 ms each on the supervisor's path: `add`, `write-tree`, two
-`commit-tree` and `update-ref`. The tree still comes from git (the index is git's own
-format); the commits and the branch are written here, in git's documented loose formats:
+that was five processes of about 5 ms each on the supervisor's path (`add`, `write-tree`,
+two `commit-tree`, `update-ref`), and 15-20 ms in a busy run. They are written here instead,
+in git's documented loose formats:
 
 - an object is `<type> <size>\\0<body>`, deflated with zlib, stored under
-  `objects/<first 2 hex digits>/<other 38>` of its SHA-1;
+  `objects/<first 2 hex digits>/<other 38>` of its SHA-1: a file is a `blob` of its bytes,
+  a folder a `tree` of `<mode> <name>\\0<20-byte hash>` entries sorted by name (a folder's
+  name compared as if it ended in `/`), with the modes 100644, 100755 and 40000;
 - a loose ref is a file holding the commit's hash and a newline.
+
+`Trees` hashes only the files whose size, times, inode or mode changed since it last saw
+them (its cache stands in for git's index, which these snapshots no longer write). A
+workspace with a `.gitattributes` file, whose filters and line-ending rules only git
+applies, and files over `HASH_IN_GIT` bytes are left to git.
 
 Like git by default, neither is fsynced: a process killed midway leaves at worst an object
 nothing refers to. The branch is replaced atomically, once its commit exists. A repository
@@ -17,13 +24,24 @@ using another hash (`extensions.objectFormat`) is left to git's own commands.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import stat
 import tempfile
+import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lightscientist_jupyter._fs import write_text_atomic
+
+HASH_IN_GIT = 8 * 1024 * 1024
+"""Files larger than this are hashed by `git hash-object` (which streams them)."""
+TREE = "40000"
+RACY_NS = 1_000_000_000
+"""A file changed this close to when it was looked at may change again within the same
+timestamp: its hash is not kept for the next snapshot (git's "racily clean" entries)."""
 
 
 def plain_sha1(git_dir: Path) -> bool:
@@ -81,3 +99,108 @@ def write_object(git_dir: Path, kind: str, body: bytes) -> str:
 def set_ref(git_dir: Path, ref: str, commit: str) -> None:
     """Point `ref` (`refs/heads/main`) at `commit`, replacing the loose ref atomically."""
     write_text_atomic(git_dir / ref, commit + "\n", durable=False)
+
+
+class Trees:
+    """The tree of a workspace's files, written as objects of the repository at `git_dir`.
+
+    Args:
+        git_dir: the repository (SHA-1 objects, see `plain_sha1`).
+        cache: where to keep the hashes of files between processes (a cache: lost, every
+            file is hashed again); None keeps them in memory only.
+        hash_in_git: `git hash-object -w --no-filters --stdin-paths` run on a list of
+            paths, returning their hashes in order (for files over `HASH_IN_GIT` bytes).
+    """
+
+    def __init__(
+        self,
+        git_dir: Path,
+        cache: Path | None,
+        hash_in_git: Callable[[list[str]], list[str]],
+    ):
+        self.git_dir = git_dir
+        self.cache = cache
+        self.hash_in_git = hash_in_git
+        self._known: dict[str, list[Any]] | None = None
+
+    def write(self, root: Path, files: Sequence[str]) -> str | None:
+        """The tree of `files` (paths under `root`, `/`-separated), or None when git must
+        write it (a `.gitattributes` among them). A file gone meanwhile is left out."""
+        if any(rel.rsplit("/", 1)[-1] == ".gitattributes" for rel in files):
+            return None
+        known = self._load()
+        seen: dict[str, list[Any]] = {}
+        blobs: dict[str, tuple[str, str]] = {}  # rel -> (mode, hash)
+        big: list[tuple[str, list[Any], bool]] = []
+        now = time.time_ns()
+        for rel in files:
+            try:
+                st = os.stat(root / rel)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
+            key: list[Any] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, mode]
+            settled = max(st.st_mtime_ns, st.st_ctime_ns) < now - RACY_NS
+            old = known.get(rel)
+            if old is not None and old[:5] == key:
+                blobs[rel] = (mode, old[5])
+            elif st.st_size > HASH_IN_GIT:
+                big.append((rel, key, settled))
+                continue
+            else:
+                try:
+                    data = (root / rel).read_bytes()
+                except (FileNotFoundError, IsADirectoryError):
+                    continue
+                blobs[rel] = (mode, write_object(self.git_dir, "blob", data))
+            if rel in blobs and settled:
+                seen[rel] = [*key, blobs[rel][1]]
+        if big:
+            for (rel, key, settled), h in zip(
+                big, self.hash_in_git([rel for rel, _, _ in big]), strict=True
+            ):
+                blobs[rel] = (key[4], h)
+                if settled:
+                    seen[rel] = [*key, h]
+        self._known = seen
+        if self.cache is not None and seen != known:
+            write_text_atomic(self.cache, json.dumps({"v": 1, "files": seen}), durable=False)
+        return self._tree(blobs)
+
+    def _load(self) -> dict[str, list[Any]]:
+        if self._known is None:
+            self._known = {}
+            if self.cache is not None:
+                try:
+                    raw = json.loads(self.cache.read_text(encoding="utf-8"))
+                    if raw.get("v") == 1 and isinstance(raw.get("files"), dict):
+                        self._known = raw["files"]
+                except (OSError, ValueError, AttributeError):
+                    pass  # no cache, or a damaged one: every file is hashed
+        return self._known
+
+    def _tree(self, blobs: dict[str, tuple[str, str]]) -> str:
+        children: dict[str, dict[str, tuple[str, str]]] = {"": {}}  # folder: name -> entry
+        for rel, entry in blobs.items():
+            folder, _, name = rel.rpartition("/")
+            children.setdefault(folder, {})[name] = entry
+            while folder:  # each folder is an entry of the one above it
+                up, _, base = folder.rpartition("/")
+                above = children.setdefault(up, {})
+                if base in above:
+                    break
+                above[base] = (TREE, "")
+                folder = up
+        trees: dict[str, str] = {}
+        for folder in sorted(children, key=lambda f: f.count("/") + (f != ""), reverse=True):
+            entries = [
+                (name, mode, trees[f"{folder}/{name}" if folder else name] if mode == TREE else h)
+                for name, (mode, h) in children[folder].items()
+            ]  # the deepest folders first, so a folder's own trees are written
+            entries.sort(key=lambda e: os.fsencode(e[0]) + (b"/" if e[1] == TREE else b""))
+            body = b"".join(
+                f"{mode} ".encode() + os.fsencode(name) + b"\0" + bytes.fromhex(h)
+                for name, mode, h in entries
+            )
+            trees[folder] = write_object(self.git_dir, "tree", body)
+        return trees[""]

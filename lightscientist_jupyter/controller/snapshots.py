@@ -79,6 +79,9 @@ class History:
         self._warned = False
         self._indexed: set[str] | None = None
         """What the index holds, once known (this object's snapshots keep it up to date)."""
+        self._trees = git_objects.Trees(
+            self.git_dir, workspace.state_dir / "history.stat", self._hash_in_git
+        )
 
     # ------------------------------------------------------------------ git
 
@@ -185,11 +188,9 @@ class History:
                     kept.append(rel)
         return kept, skipped
 
-    def stage(self) -> list[str]:
-        """Stage the workspace's files in the history's own index; returns what was left
-        out. The index is only a cache: a damaged one is rebuilt from the files."""
-        self.ensure()
-        kept, skipped = self.files()
+    def _stage_files(self, kept: list[str]) -> None:
+        """Stage `kept` in the history's own index. The index is only a cache: a damaged
+        one is rebuilt from the files."""
         try:
             self._stage(kept)
         except ControllerError:  # a stale lock or a torn index from a killed snapshot
@@ -197,7 +198,6 @@ class History:
                 stale.unlink(missing_ok=True)
             self._indexed = None
             self._stage(kept)
-        return skipped
 
     def tree_now(self) -> str:
         """The tree of the workspace's files now, for a reader (`diff`, the gate card's and
@@ -220,9 +220,20 @@ class History:
             scratch.with_name(scratch.name + ".lock").unlink(missing_ok=True)
 
     def write_tree(self) -> tuple[str, list[str]]:
-        """The tree of the workspace's files now (staged first), and what was left out."""
-        skipped = self.stage()
-        return self.git("write-tree").strip(), skipped
+        """The tree of the workspace's files now, and what was left out: written without
+        a git process (`git_objects.Trees`), or staged in the index and written by git
+        where only git can (another object format, a `.gitattributes`)."""
+        self.ensure()
+        kept, skipped = self.files()
+        native = git_objects.plain_sha1(self.git_dir)
+        tree = self._trees.write(self.workspace.root, kept) if native else None
+        if tree is None:
+            self._stage_files(kept)
+            tree = self.git("write-tree").strip()
+        return tree, skipped
+
+    def _hash_in_git(self, paths: list[str]) -> list[str]:
+        return self.git("hash-object", "-w", "--no-filters", "--", *paths).split()
 
     def _stage(self, kept: list[str]) -> None:
         if self._indexed is None or not self.index.exists():
@@ -252,28 +263,26 @@ class History:
     ) -> str:
         """Record the workspace as one snapshot (on top of `parent`, else of the branch's
         tip) and move the branch to it; returns its id."""
-        if parent is None:  # the common case: one `git commit` writes tree, commit and ref
-            skipped = self.stage()
-            message = _message(stage, visit, event, at, note, skipped)
-            self.git("commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=message)
-            return (self.head() or "")[:12]
-        tree, skipped = self.write_tree()
-        message = _message(stage, visit, event, at, note, skipped)
-        commit = self.git("commit-tree", tree, "-p", parent, "-F", "-", stdin=message).strip()
-        self.git("update-ref", BRANCH, commit)
-        return commit[:12]
+        return self._commit([(stage, visit, event)], at, note, parent)[0]
 
     def take_all(self, marks: Sequence[tuple[str, int, str]], at: float) -> list[str]:
         """Record the workspace once for each of `marks` (stage, visit, event): snapshots
         that one step of layer 1 made due, such as a stage's finish and the next stage's
         start, hold the same files, so they are staged once and each is a commit of that
         tree on the one before; the branch moves once, to the last. Returns their ids."""
+        return self._commit(marks, at, "", None)
+
+    def _commit(
+        self, marks: Sequence[tuple[str, int, str]], at: float, note: str, parent: str | None
+    ) -> list[str]:
         tree, skipped = self.write_tree()
-        parent = self.head()
+        if parent and len(parent) != 40:  # a snapshot's id, as `log` gives it
+            parent = self.git("rev-parse", "--verify", f"{parent}^{{commit}}").strip()
+        parent = parent or self.head()
         native = git_objects.plain_sha1(self.git_dir)  # no process per commit (see there)
         ids = []
         for stage, visit, event in marks:
-            message = _message(stage, visit, event, at, "", skipped)
+            message = _message(stage, visit, event, at, note, skipped)
             if native:
                 parent = git_objects.write_commit(
                     self.git_dir, tree, [parent] if parent else [], message, IDENTITY, at

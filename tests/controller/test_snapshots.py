@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from lightscientist_jupyter.controller import actions, machine
+from lightscientist_jupyter.controller import actions, git_objects, machine
 from lightscientist_jupyter.controller.snapshots import History
 from lightscientist_jupyter.workspace import Workspace
 from tests.controller.test_machine import TABLE, at, finish, gate_waiting, reply
@@ -146,10 +146,13 @@ def test_a_reader_stages_in_a_copy_and_leaves_the_runs_index_alone(tmp_path: Pat
     ws = project(tmp_path)
     history = History(ws)
     history.take("a", 1, "start", time.time())
+    history.git("read-tree", history.head() or "")  # as a rewind leaves it
     before = history.index.read_bytes()
     (tmp_path / "out" / "new.md").write_text("new\n")
     tree = history.tree_now()
     assert "out/new.md" in history.git("ls-tree", "-r", "--name-only", tree)
+    (tmp_path / ".gitattributes").write_text("*.md text\n")  # a tree only git writes
+    assert ".gitattributes" in history.git("ls-tree", "-r", "--name-only", history.tree_now())
     assert history.index.read_bytes() == before
     assert not list(ws.state_dir.glob(".history-index-*"))  # its copy is gone
 
@@ -183,3 +186,78 @@ def test_commits_written_without_git_are_the_ones_git_writes(tmp_path: Path):
     assert fsck.strip() == "", fsck
     assert [s.id for s in history.log()] == [*first, finish_, start_]
     assert history.read(start_, "out/a.md") == b"second\n"
+
+
+def odd_workspace(root: Path) -> Workspace:
+    """Names that sort differently as folders and files, a script, an empty file, UTF-8 and
+    spaces in names, folders three deep."""
+    ws = project(root)
+    for rel, text in {
+        "a.b": "dot\n",
+        "a/b/c/deep.txt": "deep\n",
+        "a/b.txt": "beside\n",
+        "a-b/x": "dash\n",
+        "données/résumé é.md": "accents\n",
+        "with space/empty": "",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    script = root / "run.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o755)
+    return ws
+
+
+def tree_by_git(history: History) -> str:
+    kept, _ = history.files()
+    history._stage_files(kept)
+    return history.git("write-tree").strip()
+
+
+def test_trees_written_without_git_are_the_ones_git_writes(tmp_path: Path, monkeypatch):
+    """`git_objects.Trees` gives the hash `git add` + `git write-tree` give for the same
+    files (modes, the folder-sorting rule, nested and non-ASCII names), a file over the
+    in-process bound is hashed by git, and the repository passes `git fsck --strict`."""
+    monkeypatch.setattr(git_objects, "HASH_IN_GIT", 1000)
+    ws = odd_workspace(tmp_path)
+    (tmp_path / "big.csv").write_text("1,2,3\n" * 500)  # over the (lowered) bound
+    history = History(ws)
+    history.ensure()
+    native, _ = history.write_tree()
+    assert native == tree_by_git(history)
+    names = history.git("ls-tree", "-r", native)
+    assert "100755 blob" in next(line for line in names.splitlines() if line.endswith("run.sh"))
+    history.take("a", 1, "start", time.time())
+    assert history.git("fsck", "--strict", "--no-dangling", check=False).strip() == ""
+
+
+def test_a_changed_file_is_hashed_again_and_a_damaged_cache_is_ignored(tmp_path: Path, monkeypatch):
+    """The hashes kept between snapshots never hide an edit, even one of the same size, and
+    a snapshot after the cache is damaged (or another process kept it) is still right."""
+    monkeypatch.setattr(git_objects, "RACY_NS", 0)  # trust every hash at once
+    ws = odd_workspace(tmp_path)
+    history = History(ws)
+    first = history.take("a", 1, "start", time.time())
+    cache = ws.state_dir / "history.stat"
+    assert "a/b.txt" in cache.read_text()  # kept for the next snapshot
+    (tmp_path / "a" / "b.txt").write_text("BESIDE\n")  # the same size
+    second = history.take("a", 1, "finish", time.time())
+    assert history.read(second, "a/b.txt") == b"BESIDE\n"
+    assert history.read(first, "a/b.txt") == b"beside\n"
+
+    cache.write_text("{not json")
+    (tmp_path / "a.b").write_text("changed\n")
+    third = History(ws).take("b", 1, "start", time.time())  # a new process, its cache torn
+    assert history.read(third, "a.b") == b"changed\n"
+    assert History(ws).write_tree()[0] == tree_by_git(History(ws))
+
+
+def test_a_workspace_with_git_attributes_is_staged_by_git(tmp_path: Path):
+    """Line-ending rules in a `.gitattributes` are applied as git applies them: such a
+    workspace's snapshots go through git's own index."""
+    ws = project(tmp_path)
+    (tmp_path / ".gitattributes").write_text("*.txt text eol=lf\n")
+    (tmp_path / "windows.txt").write_bytes(b"one\r\ntwo\r\n")
+    history = History(ws)
+    snap = history.take("a", 1, "start", time.time())
+    assert history.read(snap, "windows.txt") == b"one\ntwo\n"

@@ -353,7 +353,11 @@ class WorkerSession:
             commands=tuple(self.observer.commands),
             updated_at=time.time(),
         )
-        save_record(self.folder, self.record)
+        # the supervisor agent's turn ends at every decision: what it changed is on disk at
+        # once in layer 1's and layer 2's files, and a record a power loss left `running`
+        # is settled by `supervisor.recovery` (that a turn began is always flushed)
+        settled = self.record.role == Role.SUPERVISOR and self.status != WorkerStatus.RUNNING
+        save_record(self.folder, self.record, durable=not settled)
 
     def _send(self, **extra: Any) -> None:
         r = self.record

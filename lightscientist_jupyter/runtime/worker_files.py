@@ -31,16 +31,16 @@ def load_record(folder: Path) -> WorkerRecord | None:
     return record
 
 
-def save_record(folder: Path, record: WorkerRecord) -> None:
-    """Write both files (`worker.json` flushed to disk); anything that looks like a key or
-    token is redacted first."""
+def save_record(folder: Path, record: WorkerRecord, *, durable: bool = True) -> None:
+    """Write both files (`worker.json` flushed to disk unless not `durable`); anything that
+    looks like a key or token is redacted first."""
     shown = dataclasses.replace(
         record,
         result=_redacted(record.result),
         error=redact(record.error) if record.error else None,
         question=redact(record.question) if record.question else None,
     )
-    write_json_atomic(folder / "worker.json", shown.to_dict())
+    write_json_atomic(folder / "worker.json", shown.to_dict(), durable=durable)
     # rendered from the record at every save: a power loss may leave the one before
     write_text_atomic(folder / "agent-run.md", render_delivery(shown), durable=False)
 

@@ -1,5 +1,6 @@
-"""Lighter checkpoints: a settled thread keeps only its newest checkpoint, and the SQLite file
-is compacted and closed when the run ends.
+"""Lighter checkpoints: a settled thread keeps only its newest checkpoint, the supervisor
+agent's thread is renewed every few turns, and the SQLite file is compacted and closed when
+the run ends.
 
 LangGraph's SQLite saver stores every step's checkpoint with the whole state in it (but for a
 `DeltaChannel`, deepagents' messages), so a session's thread grows with the square of its
@@ -15,7 +16,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from typing import Any
+
+from langchain_core.messages import AIMessage
 
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus
@@ -110,17 +114,42 @@ def _delta_channels(graph: Any) -> list[str]:
 
 
 SUPERVISOR_EVERY = 8
-"""The supervisor agent's thread, settled after each of its turns, is pruned after every 8th
-(and when the runtime closes): a prune is a write transaction on the saver every session
-shares, on the path from one decision to the next. Eight turns' checkpoints are tens of KB."""
+"""The supervisor agent's thread is renewed before its 9th turn: each turn starts from one
+event and its model sees only that turn, yet every turn's checkpoint reads and writes the
+thread's whole message list (its graph has no `DeltaChannel`), which grew with the project
+(46 KB and 4 ms a read by the end of the default offline run)."""
 
 
-def after_turn(graph: Any, record: WorkerRecord, turns: int = 1) -> bool:
-    """At the end of a session's turn: prune its thread when the turn settled it (the
-    supervisor's once `turns` turns went unpruned). Returns whether it was pruned."""
-    if record.status not in FINAL_WORKER_STATUSES and turns < SUPERVISOR_EVERY:
-        return False
+def after_turn(graph: Any, record: WorkerRecord) -> bool:
+    """At the end of a session's turn: prune its thread when the turn settled it for good (a
+    worker's final state). Returns whether it was pruned."""
+    if record.status not in FINAL_WORKER_STATUSES:
+        return False  # (the supervisor's thread is renewed instead: `renewal`)
     return prune_settled(graph, record)
+
+
+def renewal(graph: Any, record: WorkerRecord, turns: int) -> dict[str, Any] | None:
+    """The record's changes that start the supervisor agent's next turn on a new, empty
+    thread (after `SUPERVISOR_EVERY` turns in one), or None. Nothing in the old thread is
+    read again; its answers are counted into `answers_before` (a recording's call numbers).
+    The record must be saved before the old thread is dropped (`drop_thread`): a crash in
+    between leaves an unused thread, never a record pointing at a deleted one."""
+    if record.role != Role.SUPERVISOR or turns < SUPERVISOR_EVERY or not settled(record):
+        return None
+    values = graph.get_state({"configurable": {"thread_id": record.thread_id}}).values or {}
+    answers = sum(isinstance(m, AIMessage) for m in values.get("messages") or [])
+    now_ms = int(time.time() * 1000)
+    return {"thread_id": f"{record.id}-{now_ms}", "answers_before": record.answers_before + answers}
+
+
+def drop_thread(graph: Any, thread_id: str) -> None:
+    """Delete a renewed-away thread; a saver's error leaves it (unused) in place."""
+    saver = getattr(graph, "checkpointer", None)
+    try:
+        if saver is not None:
+            saver.delete_thread(thread_id)
+    except Exception:  # a leftover thread is harmless: no record points at it
+        pass
 
 
 def prune_settled(graph: Any, record: WorkerRecord) -> bool:

@@ -59,7 +59,7 @@ class WorkerSession:
         self._lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self.unpruned_turns = 0
-        """Turns since its thread was last pruned (see `prune.after_turn`)."""
+        """Turns since its thread was last pruned or renewed (see `prune`)."""
         self.observer = SessionObserver(self._emit_event, self._progress)
         self.observer.files_written = list(record.files_written)
         self.observer.commands = list(record.commands)
@@ -128,7 +128,8 @@ class WorkerSession:
                 role=str(self.record.role),
                 stage=self.record.stage,
                 root=self.record.workspace,
-                calls_before=sum(isinstance(m, AIMessage) for m in messages),
+                calls_before=self.record.answers_before
+                + sum(isinstance(m, AIMessage) for m in messages),
             )
         return config
 
@@ -169,7 +170,14 @@ class WorkerSession:
         """Run one turn of the graph on a new thread."""
         with self._lock:
             self.finished.clear()
-            self._set(status=WorkerStatus.RUNNING, question=None, check_after_s=None, held=None)
+            turns = self.unpruned_turns if isinstance(inp, dict) else 0  # a new message
+            changes = prune.renewal(self.graph, self.record, turns) or {}
+            old_thread = self.record.thread_id
+            running = {"status": WorkerStatus.RUNNING, "question": None, "check_after_s": None}
+            self._set(**running, held=None, **changes)
+            if changes:  # saved: the old thread can go
+                prune.drop_thread(self.graph, old_thread)
+                self.unpruned_turns = 0
             role, stage = self.record.role, self.record.stage
             self._emit_event(
                 EventType.SESSION_START,
@@ -213,7 +221,7 @@ class WorkerSession:
                     raise
         finally:
             self.unpruned_turns += 1  # a settled thread keeps one checkpoint
-            if prune.after_turn(self.graph, self.record, self.unpruned_turns):
+            if prune.after_turn(self.graph, self.record):
                 self.unpruned_turns = 0
             self.finished.set()
 
@@ -353,11 +361,7 @@ class WorkerSession:
             commands=tuple(self.observer.commands),
             updated_at=time.time(),
         )
-        # the supervisor agent's turn ends at every decision: what it changed is on disk at
-        # once in layer 1's and layer 2's files, and a record a power loss left `running`
-        # is settled by `supervisor.recovery` (that a turn began is always flushed)
-        settled = self.record.role == Role.SUPERVISOR and self.status != WorkerStatus.RUNNING
-        save_record(self.folder, self.record, durable=not settled)
+        save_record(self.folder, self.record)
 
     def _send(self, **extra: Any) -> None:
         r = self.record

@@ -12,7 +12,7 @@ from typing import Any
 from lightscientist_jupyter._fs import write_json_atomic, write_text_atomic
 from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
-from lightscientist_jupyter.vocab import WorkerStatus
+from lightscientist_jupyter.vocab import Role, WorkerStatus
 
 
 def load_record(folder: Path) -> WorkerRecord | None:
@@ -31,9 +31,14 @@ def load_record(folder: Path) -> WorkerRecord | None:
     return record
 
 
-def save_record(folder: Path, record: WorkerRecord, *, durable: bool = True) -> None:
-    """Write both files (`worker.json` flushed to disk unless not `durable`); anything that
-    looks like a key or token is redacted first."""
+def save_record(folder: Path, record: WorkerRecord) -> None:
+    """Write both files (`worker.json` flushed to disk, but when the supervisor agent's turn
+    settles); anything that looks like a key or token is redacted first.
+
+    The supervisor agent's turn ends at every decision: what the decision changed is on disk
+    at once in layer 1's and layer 2's own files, and a record a power loss left `running`
+    is what `supervisor.recovery` settles (that a turn began is always flushed)."""
+    durable = record.role != Role.SUPERVISOR or record.status == WorkerStatus.RUNNING
     shown = dataclasses.replace(
         record,
         result=_redacted(record.result),

@@ -54,6 +54,7 @@ class WorkerRecordDict(TypedDict):
     usage: dict[str, Any]
     held: str | None
     jobs: list[str]
+    answers_before: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +101,9 @@ class WorkerRecord:
     """Why its turn is held before a model call (a spent budget); a resume continues it."""
     jobs: tuple[str, ...] = ()
     """The ids of the jobs it submitted (`runtime.jobs`), so a resume finds them again."""
+    answers_before: int = 0
+    """Model answers held by its earlier threads (the supervisor agent's thread is renewed
+    every few turns: `prune.renewal`), so that a recording numbers its calls on."""
 
     @property
     def label(self) -> str:
@@ -150,4 +154,5 @@ class WorkerRecord:
             usage=dict(raw.get("usage") or {}),
             held=raw.get("held"),
             jobs=tuple(raw.get("jobs") or ()),
+            answers_before=int(raw.get("answers_before") or 0),
         )

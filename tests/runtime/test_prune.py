@@ -76,8 +76,9 @@ def test_a_thread_is_pruned_when_no_turn_can_resume_mid_way():
 @pytest.mark.slow
 def test_after_a_run_every_session_keeps_one_checkpoint(tmp_path, monkeypatch):
     """The offline project from experiment.setup to the end: the supervisor agent's thread,
-    pruned every few turns while the run goes on, is pruned once more when it closes, so each
-    worker and the supervisor keep exactly one checkpoint, and no WAL file is left."""
+    renewed every few turns while the run goes on (the old ones deleted), is pruned when it
+    closes, so each worker and the supervisor keep exactly one checkpoint, the supervisor
+    one thread, and no WAL file is left."""
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
     run_second_half(ws)
@@ -91,7 +92,44 @@ def test_after_a_run_every_session_keeps_one_checkpoint(tmp_path, monkeypatch):
         )
     supervisor = json.loads((ws / ".lightscientist/workers/supervisor/worker.json").read_text())
     turns = supervisor["progress"]["model_calls"]
-    assert turns > prune.SUPERVISOR_EVERY  # it was pruned during the run, and not only then
+    assert turns > prune.SUPERVISOR_EVERY  # it was renewed during the run
+    assert 0 < supervisor["answers_before"] < turns  # the answers of its earlier threads
     assert rows.pop(supervisor["thread_id"]) == 1
+    assert not [t for t in rows if t.startswith("supervisor-")]  # the earlier ones are gone
     assert rows and set(rows.values()) == {1}  # the workers
     assert not Path(f"{db}-wal").exists()
+
+
+@pytest.mark.slow
+def test_a_recording_replays_across_the_supervisors_renewed_threads(tmp_path, monkeypatch):
+    """A recording numbers the supervisor's calls over all its threads (`answers_before`):
+    a run recorded with the offline model replays call for call into a new folder, though
+    the supervisor changed threads on the way — every request the replay makes is the one
+    recorded at its number (the offline model binds no tools, hence a lenient replay, where
+    the supervisor's only difference is the bound tools; the workers' requests differ also in
+    timings their commands print)."""
+    from lightscientist_jupyter.app.project import Project
+
+    monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
+    first, second = tmp_path / "first", tmp_path / "second"
+    for ws, model in ((first, "offline"), (second, f"replay:{first},lenient")):
+        project = Project.create(
+            ws, "Does warmup help?", mode="auto", stage="experiment.setup", model=model,
+            record=model == "offline", skip_model_check=True,
+        )  # fmt: skip
+        try:
+            assert project.run() == "done"
+        finally:
+            project.close()
+
+    def events(ws: Path, kind: str) -> list[dict]:
+        lines = (ws / ".lightscientist" / "events.jsonl").read_text().splitlines()
+        return [e for e in map(json.loads, lines) if e["type"] == kind]
+
+    supervisor = json.loads((second / ".lightscientist/workers/supervisor/worker.json").read_text())
+    assert supervisor["answers_before"] > 0  # the replay's supervisor was renewed too
+    decided = [e["message"] for e in events(first, "supervisor.decision")]
+    assert len(decided) > prune.SUPERVISOR_EVERY
+    assert [e["message"] for e in events(second, "supervisor.decision")] == decided
+    diverged = [e for e in events(second, "replay.divergence") if e["worker_id"] == "supervisor"]
+    assert diverged and {e["data"]["where"] for e in diverged} == {"the bound tools"}

@@ -36,6 +36,7 @@ KEYS = [
     "usage",
     "held",
     "jobs",
+    "answers_before",
 ]
 
 

@@ -381,7 +381,22 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
   resume mid-way (a worker in a final state; the supervisor between decisions) now keeps only
   its newest checkpoint, given the whole value of deepagents' `DeltaChannel` messages first,
   so its history stays readable (`runtime/prune.py`); the file is compacted and the
-  connection closed when the run ends.
+  connection closed when the run ends. The supervisor's thread is renewed instead: every
+  8 turns its next decision starts on a new, empty thread and the old one is deleted (its
+  whole message list was read and written by every turn's checkpoint, 46 KB by the end of
+  the default run, and it grew with the project).
+- **The supervisor's path, second pass (issue 17).** Measured in this process with timers
+  around the supervisor's calls, old and new code alternately on 2026-12-02: a stage's end
+  wrote its snapshot through `git add` and `git write-tree` (15-20 ms in a busy run); the
+  trees are now written in-process in git's loose format, hashing only the files whose stat
+  changed (`controller/git_objects.py`: `finish_stage` 14.6 → 9.5 ms a call; one snapshot
+  in `snapshots.py` run alone 12 → 2-4 ms, medians, where this run's table has its own
+  figure); the renewed thread above read back 0.35 ms a turn instead of
+  0.74-0.86; and the supervisor's record is no longer fsynced when its turn settles (its
+  start still is). Together the supervisor's turn went from 29.4-30.9 to 24.2-27.9 ms. What
+  is left of a turn is about 9 ms of LangGraph's step machinery around the model and tool
+  nodes, the tools' own durable writes (a started worker: its task, its record and layer 2's
+  state, each fsynced), and the record of the decision.
 - **Start-up and the first figure (issue 17).** Three costs outside the layers' logic, each
   measured as whole-process pairs (A and B in turn) of this full run on 2026-12-02:
   `scripts/setup` compiles the package's bytecode (an editable install compiles none, and

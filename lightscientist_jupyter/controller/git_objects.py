@@ -11,14 +11,15 @@ in git's documented loose formats:
   name compared as if it ended in `/`), with the modes 100644, 100755 and 40000;
 - a loose ref is a file holding the commit's hash and a newline.
 
-`Trees` hashes only the files whose size, times, inode or mode changed since it last saw
-them (its cache stands in for git's index, which these snapshots no longer write). A
-workspace with a `.gitattributes` file, whose filters and line-ending rules only git
-applies, and files over `HASH_IN_GIT` bytes are left to git.
+`Trees` hashes again only the files whose size, times, inode or mode changed since it last
+saw them, or whose blob is no longer a loose object (its cache stands in for git's index,
+which these snapshots no longer write). A workspace with a `.gitattributes` file, whose
+filters and line-ending rules only git applies, and files over `HASH_IN_GIT` bytes are left
+to git.
 
-Like git by default, neither is fsynced: a process killed midway leaves at worst an object
-nothing refers to. The branch is replaced atomically, once its commit exists. A repository
-using another hash (`extensions.objectFormat`) is left to git's own commands.
+Like git by default, nothing here is fsynced: a process killed midway leaves at worst an
+object nothing refers to. The branch is replaced atomically, once its commit exists. A
+repository using another hash (`extensions.objectFormat`) is left to git's own commands.
 """
 
 from __future__ import annotations
@@ -108,8 +109,8 @@ class Trees:
         git_dir: the repository (SHA-1 objects, see `plain_sha1`).
         cache: where to keep the hashes of files between processes (a cache: lost, every
             file is hashed again); None keeps them in memory only.
-        hash_in_git: `git hash-object -w --no-filters --stdin-paths` run on a list of
-            paths, returning their hashes in order (for files over `HASH_IN_GIT` bytes).
+        hash_in_git: `git hash-object -w --no-filters` run on a list of paths, returning
+            their hashes in order (for files over `HASH_IN_GIT` bytes).
     """
 
     def __init__(
@@ -142,7 +143,7 @@ class Trees:
             key: list[Any] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, mode]
             settled = max(st.st_mtime_ns, st.st_ctime_ns) < now - RACY_NS
             old = known.get(rel)
-            if old is not None and old[:5] == key:
+            if old is not None and old[:5] == key and self._stored(old[5]):
                 blobs[rel] = (mode, old[5])
             elif st.st_size > HASH_IN_GIT:
                 big.append((rel, key, settled))
@@ -173,11 +174,19 @@ class Trees:
             if self.cache is not None:
                 try:
                     raw = json.loads(self.cache.read_text(encoding="utf-8"))
-                    if raw.get("v") == 1 and isinstance(raw.get("files"), dict):
-                        self._known = raw["files"]
+                    files = raw.get("files") if raw.get("v") == 1 else None
+                    self._known = {
+                        rel: entry
+                        for rel, entry in (files.items() if isinstance(files, dict) else ())
+                        if isinstance(entry, list) and len(entry) == 6 and _hex40(entry[5])
+                    }
                 except (OSError, ValueError, AttributeError):
                     pass  # no cache, or a damaged one: every file is hashed
         return self._known
+
+    def _stored(self, digest: str) -> bool:
+        """Whether the blob is still a loose object (a packed or pruned one is written again)."""
+        return (self.git_dir / "objects" / digest[:2] / digest[2:]).is_file()
 
     def _tree(self, blobs: dict[str, tuple[str, str]]) -> str:
         children: dict[str, dict[str, tuple[str, str]]] = {"": {}}  # folder: name -> entry
@@ -204,3 +213,9 @@ class Trees:
             )
             trees[folder] = write_object(self.git_dir, "tree", body)
         return trees[""]
+
+
+def _hex40(value: Any) -> bool:
+    return (
+        isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -261,3 +262,24 @@ def test_a_workspace_with_git_attributes_is_staged_by_git(tmp_path: Path):
     history = History(ws)
     snap = history.take("a", 1, "start", time.time())
     assert history.read(snap, "windows.txt") == b"one\ntwo\n"
+
+
+def test_a_cached_hash_whose_object_is_gone_is_written_again(tmp_path: Path, monkeypatch):
+    """A blob the cache names but the repository no longer holds loose (packed or pruned by a
+    `git gc` someone ran) is written again, and a cache entry of the wrong shape is dropped:
+    the snapshot stays whole."""
+    monkeypatch.setattr(git_objects, "RACY_NS", 0)
+    ws = odd_workspace(tmp_path)
+    history = History(ws)
+    history.take("a", 1, "start", time.time())
+    cache = ws.state_dir / "history.stat"
+    kept = json.loads(cache.read_text())
+    digest = kept["files"]["a/b.txt"][5]
+    (history.git_dir / "objects" / digest[:2] / digest[2:]).unlink()
+    kept["files"]["a.b"] = [1, 2, 3, 4, "100644", "not a hash"]
+    cache.write_text(json.dumps(kept))
+
+    snap = History(ws).take("a", 1, "finish", time.time())
+    assert history.read(snap, "a/b.txt") == b"beside\n"
+    assert history.read(snap, "a.b") == b"dot\n"
+    assert history.git("fsck", "--strict", "--no-dangling", check=False).strip() == ""

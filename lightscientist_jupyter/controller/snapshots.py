@@ -80,7 +80,9 @@ class History:
         self._indexed: set[str] | None = None
         """What the index holds, once known (this object's snapshots keep it up to date)."""
         self._trees = git_objects.Trees(
-            self.git_dir, workspace.state_dir / "history.stat", self._hash_in_git
+            self.git_dir,
+            workspace.state_dir / "history.stat",
+            lambda paths: self.git("hash-object", "-w", "--no-filters", "--", *paths).split(),
         )
 
     # ------------------------------------------------------------------ git
@@ -189,8 +191,7 @@ class History:
         return kept, skipped
 
     def _stage_files(self, kept: list[str]) -> None:
-        """Stage `kept` in the history's own index. The index is only a cache: a damaged
-        one is rebuilt from the files."""
+        """Stage `kept` in the history's own index (a cache: a damaged one is rebuilt)."""
         try:
             self._stage(kept)
         except ControllerError:  # a stale lock or a torn index from a killed snapshot
@@ -201,9 +202,8 @@ class History:
 
     def tree_now(self) -> str:
         """The tree of the workspace's files now, for a reader (`diff`, the gate card's and
-        the panel's diff): staged in a private copy of the index, so that a reader in
-        another process (the server extension, a terminal) never writes the index the run's
-        snapshots and rewinds are using at that moment."""
+        the panel's diff), in another process too: where git must stage it, in a private
+        copy of the index, never in the one the run's snapshots and rewinds use."""
         fd, name = tempfile.mkstemp(prefix=".history-index-", dir=self.workspace.state_dir)
         os.close(fd)
         scratch = Path(name)
@@ -220,9 +220,9 @@ class History:
             scratch.with_name(scratch.name + ".lock").unlink(missing_ok=True)
 
     def write_tree(self) -> tuple[str, list[str]]:
-        """The tree of the workspace's files now, and what was left out: written without
-        a git process (`git_objects.Trees`), or staged in the index and written by git
-        where only git can (another object format, a `.gitattributes`)."""
+        """The tree of the workspace's files now, and what was left out: written here
+        (`git_objects.Trees`), or by git where only git can (another object format, a
+        `.gitattributes`)."""
         self.ensure()
         kept, skipped = self.files()
         native = git_objects.plain_sha1(self.git_dir)
@@ -231,9 +231,6 @@ class History:
             self._stage_files(kept)
             tree = self.git("write-tree").strip()
         return tree, skipped
-
-    def _hash_in_git(self, paths: list[str]) -> list[str]:
-        return self.git("hash-object", "-w", "--no-filters", "--", *paths).split()
 
     def _stage(self, kept: list[str]) -> None:
         if self._indexed is None or not self.index.exists():
@@ -266,10 +263,9 @@ class History:
         return self._commit([(stage, visit, event)], at, note, parent)[0]
 
     def take_all(self, marks: Sequence[tuple[str, int, str]], at: float) -> list[str]:
-        """Record the workspace once for each of `marks` (stage, visit, event): snapshots
-        that one step of layer 1 made due, such as a stage's finish and the next stage's
-        start, hold the same files, so they are staged once and each is a commit of that
-        tree on the one before; the branch moves once, to the last. Returns their ids."""
+        """Record the workspace once for each of `marks` (stage, visit, event) one step of
+        layer 1 made due (a stage's finish and the next one's start): one tree, each mark a
+        commit on the one before; the branch moves once, to the last. Returns their ids."""
         return self._commit(marks, at, "", None)
 
     def _commit(

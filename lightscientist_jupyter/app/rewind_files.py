@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lightscientist_jupyter.controller.snapshots import KEPT, History
 from lightscientist_jupyter.runtime.worker_files import load_record, save_record
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord, new_thread_id
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
 
@@ -94,7 +94,7 @@ def _new_thread(folder: Path, record: WorkerRecord) -> None:
         status = WorkerStatus.BACKGROUND  # between two decisions
     renewed = dataclasses.replace(
         record,
-        thread_id=f"{record.id}-{int(now * 1000)}",
+        thread_id=new_thread_id(record.id, now),
         status=status,
         question=None,
         held=None,

@@ -154,7 +154,7 @@ class Trees:
                 except (FileNotFoundError, IsADirectoryError):
                     continue
                 blobs[rel] = (mode, write_object(self.git_dir, "blob", data))
-            if rel in blobs and settled:
+            if settled:  # (every branch that did not set blobs[rel] went on to the next)
                 seen[rel] = [*key, blobs[rel][1]]
         if big:
             for (rel, key, settled), h in zip(

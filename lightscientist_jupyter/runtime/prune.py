@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord, new_thread_id
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus
 
 _PRUNE_SQL = (
@@ -117,7 +117,7 @@ SUPERVISOR_EVERY = 8
 """The supervisor agent's thread is renewed before its 9th turn: each turn starts from one
 event and its model sees only that turn, yet every turn's checkpoint reads and writes the
 thread's whole message list (its graph has no `DeltaChannel`), which grew with the project
-(46 KB and 4 ms a read by the end of the default offline run)."""
+(46 KB by the end of the default offline run, read back at the start of every turn)."""
 
 
 def after_turn(graph: Any, record: WorkerRecord) -> bool:
@@ -138,8 +138,8 @@ def renewal(graph: Any, record: WorkerRecord, turns: int) -> dict[str, Any] | No
         return None
     values = graph.get_state({"configurable": {"thread_id": record.thread_id}}).values or {}
     answers = sum(isinstance(m, AIMessage) for m in values.get("messages") or [])
-    now_ms = int(time.time() * 1000)
-    return {"thread_id": f"{record.id}-{now_ms}", "answers_before": record.answers_before + answers}
+    thread_id = new_thread_id(record.id, time.time())
+    return {"thread_id": thread_id, "answers_before": record.answers_before + answers}
 
 
 def drop_thread(graph: Any, thread_id: str) -> None:

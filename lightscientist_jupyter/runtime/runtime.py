@@ -37,7 +37,7 @@ from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 from lightscientist_jupyter.runtime.usage import UsageMeter
 from lightscientist_jupyter.runtime.worker_files import id_order as _id_order
 from lightscientist_jupyter.runtime.worker_files import load_record
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.runtime.worker_record import WorkerRecord, new_thread_id
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
     RESUMABLE_WORKER_STATUSES,
@@ -119,7 +119,7 @@ class ExecutionRuntime:
             now = time.time()
             record = WorkerRecord(
                 id=worker_id,
-                thread_id=f"{worker_id}-{int(now * 1000)}",
+                thread_id=new_thread_id(worker_id, now),
                 role=spec.role,
                 stage=spec.stage,
                 task_id=spec.task_id,

@@ -57,6 +57,11 @@ class WorkerRecordDict(TypedDict):
     answers_before: int
 
 
+def new_thread_id(worker_id: str, at: float) -> str:
+    """A new LangGraph thread for the session `worker_id`, started at Unix time `at`."""
+    return f"{worker_id}-{int(at * 1000)}"
+
+
 @dataclasses.dataclass(frozen=True)
 class WorkerRecord:
     """One worker session: who it is, where it stands, what it delivered."""

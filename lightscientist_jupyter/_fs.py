@@ -1,4 +1,5 @@
-"""Small file helpers shared by every layer: atomic replace and safe appends."""
+"""Small file helpers shared by every layer: atomic replace and safe appends, all through
+the guarded path of `beneath` (no link followed, ever)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,21 @@ import errno
 import json
 import os
 import sqlite3
-import tempfile
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter.beneath import Beneath, PathRefused
+
 DISK_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EDQUOT)
+
+
+NO_LINKS = Beneath("/")
+"""Every absolute path the kernel builds under a workspace's (resolved) root, opened through
+no link at all: the guarded path of `beneath`, for the helpers below. A path that comes from
+a model or a person is checked against its workspace with `Beneath(root)` first."""
 
 
 def write_text_atomic(
@@ -20,32 +29,12 @@ def write_text_atomic(
 ) -> None:
     """Write `text` to `path` so that readers see the old file or the new one, never half.
 
-    The content goes to a temporary file in the same folder, is flushed to disk (unless
+    The content goes to a new temporary file in the same folder, is flushed to disk (unless
     `durable` is False: a file rebuilt from another at every write, which a power loss may
-    leave at its previous version), and replaces the target with `os.replace`.
+    leave at its previous version), and replaces the target (a link there is replaced, never
+    followed; a link on the way is refused: `beneath.PathRefused`).
     """
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except FileNotFoundError:  # the folder's first file
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-            os.fchmod(fh.fileno(), mode)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError) and exc.filename is None:  # name it for the message
-            exc.filename = str(path)
-        raise
+    NO_LINKS.write_text_atomic(path, text, mode=mode, durable=durable)
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any, **kwargs: Any) -> None:
@@ -55,40 +44,53 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any, **kwargs: Any) -> 
 
 def append_text(path: str | os.PathLike[str], text: str) -> None:
     """Append `text` with one write on a file opened for appending, then fsync. A write the
-    disk cuts short is taken back, so the file never ends in half an entry."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    data = text.encode("utf-8")
-    size = os.fstat(fd).st_size
-    try:
-        if os.write(fd, data) < len(data):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        os.fsync(fd)
-    except OSError as exc:
-        os.ftruncate(fd, size)
-        if exc.filename is None:
-            exc.filename = str(path)
-        raise
-    finally:
-        os.close(fd)
+    disk cuts short is taken back, so the file never ends in half an entry. A link at or on
+    the way to `path` is refused (`beneath.PathRefused`), never written through."""
+    NO_LINKS.append_text(path, text)
+
+
+def read_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
+    """The text of the regular file `path`, reached through no link."""
+    return NO_LINKS.read_text(path, errors=errors)
+
+
+def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file `path` (at most `limit`), reached through no link."""
+    return NO_LINKS.read_bytes(path, limit=limit)
+
+
+def mkdirs(path: str | os.PathLike[str]) -> None:
+    """Make the folder `path` and its parents, through no link."""
+    NO_LINKS.makedirs(path)
 
 
 def missing_files(paths: Iterable[str], root: Path, *, dirs_ok: bool = False) -> list[str]:
     """Of `paths` (workspace-relative; a leading `/` is the workspace root, as workers see
     it), those that are not a non-empty file (or, with `dirs_ok`, a folder holding
-    something), as `path (missing|empty)`."""
+    something) reached through no link, as `path (why)`."""
+    files = Beneath(root)
     problems = []
     for rel in dict.fromkeys(p for p in paths if p):
-        path = root / rel.lstrip("/")
         if ".." in Path(rel).parts:
             problems.append(f"{rel} (outside the workspace)")
-        elif dirs_ok and path.is_dir():
-            if not any(path.iterdir()):
-                problems.append(f"{rel} (empty)")
-        elif not path.is_file():
+            continue
+        try:
+            st = files.lstat(rel)
+        except PathRefused:
+            problems.append(f"{rel} (through a symbolic link)")
+            continue
+        if st is None:
             problems.append(f"{rel} (missing)")
-        elif path.stat().st_size == 0:
+        elif stat.S_ISLNK(st.st_mode):
+            problems.append(f"{rel} (a symbolic link, not a file)")
+        elif stat.S_ISDIR(st.st_mode):
+            if not dirs_ok:
+                problems.append(f"{rel} (a folder, not a file)")
+            elif not files.scandir(rel):
+                problems.append(f"{rel} (empty)")
+        elif not stat.S_ISREG(st.st_mode):
+            problems.append(f"{rel} (not a file)")
+        elif st.st_size == 0:
             problems.append(f"{rel} (empty)")
     return problems
 
@@ -99,10 +101,19 @@ def remove_stray_tmp(*folders: Path) -> list[Path]:
     writes there (under the run lock). Returns what was removed."""
     removed = []
     for folder in folders:
-        for path in folder.glob(".*.tmp"):
-            if path.is_file():
-                path.unlink(missing_ok=True)
-                removed.append(path)
+        try:
+            entries = NO_LINKS.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            name = entry.name
+            if (
+                name.startswith(".")
+                and name.endswith(".tmp")
+                and entry.is_file(follow_symlinks=False)
+            ):
+                NO_LINKS.unlink(folder / name)
+                removed.append(folder / name)
     return removed
 
 
@@ -160,17 +171,17 @@ def reserve_space(path: Path, size: int = RESERVE_BYTES) -> None:
     """Hold `size` bytes of the disk in `path` while a run goes on, so that when the disk
     fills up, removing it leaves room to record that the run stopped (best effort)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = NO_LINKS.open_fd(path, os.O_WRONLY | os.O_CREAT, 0o600)
     except OSError:
         return
     try:
         os.posix_fallocate(fd, 0, size)
     except OSError:
         os.close(fd)
-        path.unlink(missing_ok=True)
+        NO_LINKS.unlink(path)
         return
     os.close(fd)
 
 
 def release_space(path: Path) -> None:
-    path.unlink(missing_ok=True)
+    NO_LINKS.unlink(path)

@@ -42,6 +42,7 @@ LAYERS = {  # first segment under the package -> rank
     "events": LEAF,
     "errors": LEAF,
     "_fs": LEAF,
+    "beneath": LEAF,
     "workspace": LEAF,
     "vocab": LEAF,
 }

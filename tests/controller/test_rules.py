@@ -49,10 +49,21 @@ def test_missing_outputs_names_each_path_and_why(tmp_path):
     ]
 
 
-def test_a_folder_in_place_of_an_output_is_missing(tmp_path):
+def test_a_folder_in_place_of_an_output_is_named(tmp_path):
     (tmp_path / "notes" / "survey.md").mkdir(parents=True)
     (tmp_path / "notes" / "refs.bib").write_text("@book{x}\n", encoding="utf-8")
-    assert rules.missing_outputs(SURVEY, tmp_path) == ["notes/survey.md (missing)"]
+    assert rules.missing_outputs(SURVEY, tmp_path) == ["notes/survey.md (a folder, not a file)"]
+
+
+def test_an_output_that_is_a_link_is_refused_even_when_it_points_inside(tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "real.md").write_text("# survey\n", encoding="utf-8")
+    (tmp_path / "notes" / "survey.md").symlink_to(tmp_path / "real.md")
+    (tmp_path / "notes" / "refs.bib").symlink_to("/etc/hostname")
+    assert rules.missing_outputs(SURVEY, tmp_path) == [
+        "notes/survey.md (a symbolic link, not a file)",
+        "notes/refs.bib (a symbolic link, not a file)",
+    ]
 
 
 def test_written_outputs_are_not_missing(tmp_path):

@@ -160,6 +160,8 @@ class EventType(StrEnum):
     """`resume` of a failed project starts the failed stage again, with fresh workers."""
     USER_DECISION_REQUESTED = "user.decision_requested"
     USER_DECISION = "user.decision"
+    PATH_REFUSED = "path.refused"
+    """The kernel refused a workspace path (a link, a pipe) a command left, and went on."""
     # layer 2: the stage supervisor
     WORKER_CREATED = "worker.created"
     WORKER_STATUS = "worker.status"
@@ -194,7 +196,11 @@ class EventType(StrEnum):
 
 
 EVENT_LAYERS: dict[EventType, Layer] = {
-    **{t: Layer.CONTROLLER for t in EventType if t.value.split(".")[0] in ("stage", "user")},
+    **{
+        t: Layer.CONTROLLER
+        for t in EventType
+        if t.value.split(".")[0] in ("stage", "user") or t is EventType.PATH_REFUSED
+    },
     **{
         t: Layer.SUPERVISOR
         for t in (

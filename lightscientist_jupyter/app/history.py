@@ -240,7 +240,7 @@ def fork(ws: Workspace, ref: str, new_dir: str | os.PathLike[str]) -> Rewound:
     write_json_atomic(new.state_file, _restored_state(copy, target.id).to_dict())
     note = f"Forked from {ws.root} at the start of {target.ref} by {getpass.getuser()}"
     process_log.append_entry(
-        new.process_md,
+        new,
         ProcessEntry(f"fork:{time.time():.6f}", target.stage, time.time(), note, (), None),
     )
     snap = copy.take(target.stage, target.visit, "forked", time.time(), note=note)

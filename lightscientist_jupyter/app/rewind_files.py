@@ -4,12 +4,14 @@ aside (never deleted)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import time
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from lightscientist_jupyter._fs import NO_LINKS, mkdirs
+from lightscientist_jupyter.beneath import Beneath
+from lightscientist_jupyter.controller.process_log import own_copy
 from lightscientist_jupyter.controller.snapshots import KEPT, History
 from lightscientist_jupyter.runtime.worker_files import load_record, save_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord, new_thread_id
@@ -27,21 +29,22 @@ def restore_tree(history: History, commit: str, *, current: Sequence[str]) -> No
     """Make the workspace's files those of `commit`: the files of `current` (what a snapshot
     of now would hold) that it lacks are removed, the others written from it. The state file
     is left to the caller, who writes it atomically."""
-    root = history.workspace.root
+    ws = history.workspace
+    files = Beneath(ws.root)
     wanted = snapshot_files(history, commit)
     for rel in sorted(set(current) - set(wanted) - set(KEPT)):
-        path = root / rel
-        path.unlink(missing_ok=True)
-        _prune_empty(path.parent, root)
+        files.unlink(rel)
+        _prune_empty(files, PurePosixPath(rel).parent)
     history.git("read-tree", commit)
-    files = [p for p in wanted if p not in KEPT]
-    if files:
-        history.git("checkout-index", "-f", "-z", "--stdin", stdin="\0".join(files))
+    restored = [p for p in wanted if p not in KEPT]
+    if restored:  # git replaces a link in a file's way; it never writes through one
+        history.git("checkout-index", "-f", "-z", "--stdin", stdin="\0".join(restored))
+    NO_LINKS.unlink(own_copy(ws))  # made again from the restored PROCESS.md
 
 
-def _prune_empty(folder: Path, root: Path) -> None:
-    while folder != root and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
+def _prune_empty(files: Beneath, folder: PurePosixPath) -> None:
+    while folder.parts and files.is_dir(folder) and not files.scandir(folder):
+        files.rmdir(folder)
         folder = folder.parent
 
 
@@ -104,8 +107,8 @@ def _new_thread(folder: Path, record: WorkerRecord) -> None:
 
 
 def _move(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(source, target)
+    mkdirs(target.parent)
+    NO_LINKS.replace(source, target)
 
 
 CACHES = ("literature",)
@@ -116,4 +119,4 @@ cache the stage checks trace citations to), not a run's sessions."""
 def copy_caches(ws: Workspace, new: Workspace) -> None:
     for name in CACHES:
         if (ws.state_dir / name).is_dir():
-            shutil.copytree(ws.state_dir / name, new.state_dir / name)
+            shutil.copytree(ws.state_dir / name, new.state_dir / name, symlinks=True)

@@ -300,6 +300,12 @@ class Beneath:
             if not missing_ok:
                 raise
 
+    def rmdir(self, path: str | os.PathLike[str]) -> None:
+        """Remove the empty folder `path` (a link there is refused, not followed)."""
+        rel = self.rel(path)
+        with self.open_dir(rel.parent) as parent:
+            os.rmdir(rel.name, dir_fd=parent)
+
     def rmtree(self, path: str | os.PathLike[str]) -> None:
         """Remove folder `path` and what it holds; links inside are removed, not followed."""
         rel = self.rel(path)

@@ -31,7 +31,7 @@ from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.usage import LEDGER, read_ledger
 from lightscientist_jupyter.supervisor.task import StageTask
-from lightscientist_jupyter.vocab import DecisionKind, Mode, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -109,7 +109,7 @@ class ResearchController(HandoffTools, BudgetCalls):
         controller = cls(workspace, table, state, bus)
         workspace.state_dir.mkdir(parents=True, exist_ok=True)
         process_log.ensure_header(
-            workspace.process_md, goal, str(table.path), run_mode, state.created_at
+            workspace, goal, str(table.path), run_mode, state.created_at, controller._refused
         )
         with controller._lock:
             controller._run(actions.Start(time.time()))
@@ -370,7 +370,7 @@ class ResearchController(HandoffTools, BudgetCalls):
                         data=effect.data,
                     )
                 case actions.AppendProcess():
-                    process_log.append_entry(self.workspace.process_md, effect.entry)
+                    process_log.append_entry(self.workspace, effect.entry, self._refused)
                 case actions.NotifyAnswer():
                     for listener in self._answer_listeners:
                         listener(dict(effect.answer))
@@ -379,6 +379,10 @@ class ResearchController(HandoffTools, BudgetCalls):
         if due:  # after the saves and PROCESS.md entries they are to hold
             self.history.record([(snap.stage, snap.visit, snap.event) for snap in due])
         return respond
+
+    def _refused(self, line: str) -> None:
+        """Say that a workspace path a command left was refused and the run went on."""
+        self.bus.emit(EventType.PATH_REFUSED, line, stage=self._state.stage)
 
     def _save(self) -> None:
         save_state(self.workspace.state_file, self._state)

@@ -3,6 +3,13 @@
 Later stages read this file instead of any history, so no prompt grows with the project.
 Entries are appended, never rewritten. Each carries a hidden key (`<!-- entry: stage#visit -->`)
 so applying the same finish twice (a retry after a crash) never writes a second entry.
+
+Workers' commands can write the workspace, so they can also put a link (or a pipe) where
+`PROCESS.md` was. The controller keeps its own copy of the file in `.lightscientist/`
+(`process.md`, out of the sandbox's sight), appends each entry to both, and when the
+workspace's copy is refused (`beneath.PathRefused`) it puts a regular file back in its place
+from its own copy and says so. A rewind or a fork removes the copy; the next entry makes it
+again from the restored `PROCESS.md`.
 """
 
 from __future__ import annotations
@@ -10,9 +17,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from lightscientist_jupyter._fs import append_text
+from lightscientist_jupyter._fs import append_text, read_text, write_text_atomic
+from lightscientist_jupyter.beneath import PathRefused
+from lightscientist_jupyter.workspace import Workspace
 
 MAX_SUMMARY_LINES = 10
 _KEY = re.compile(r"<!-- entry: (\S+) -->")
@@ -64,21 +74,58 @@ def render(entry: ProcessEntry) -> str:
     return "".join(parts)
 
 
-def existing_keys(path: Path) -> set[str]:
+def own_copy(ws: Workspace) -> Path:
+    """The controller's copy of `PROCESS.md` (see the module docstring)."""
+    return ws.state_dir / "process.md"
+
+
+def _own_text(ws: Workspace) -> str:
+    """The controller's copy, made from the workspace's `PROCESS.md` when there is none."""
     try:
-        return set(_KEY.findall(path.read_text(encoding="utf-8")))
+        return read_text(own_copy(ws))
     except FileNotFoundError:
-        return set()
+        pass
+    try:
+        text = read_text(ws.process_md)
+    except (FileNotFoundError, PathRefused):
+        text = ""
+    write_text_atomic(own_copy(ws), text)
+    return text
 
 
-def ensure_header(path: Path, goal: str, stages_file: str, mode: str, created: float) -> None:
-    if not path.exists() or path.stat().st_size == 0:
-        append_text(path, header(goal, stages_file, mode, created))
+def existing_keys(ws: Workspace) -> set[str]:
+    return set(_KEY.findall(_own_text(ws)))
 
 
-def append_entry(path: Path, entry: ProcessEntry) -> bool:
+Notice = Callable[[str], None]
+"""Told, in one line, that `PROCESS.md` was refused and written again as a file."""
+
+
+def ensure_header(
+    ws: Workspace,
+    goal: str,
+    stages_file: str,
+    mode: str,
+    created: float,
+    notice: Notice | None = None,
+) -> None:
+    if not _own_text(ws):
+        _append(ws, header(goal, stages_file, mode, created), notice)
+
+
+def append_entry(ws: Workspace, entry: ProcessEntry, notice: Notice | None = None) -> bool:
     """Append `entry` unless one with its key is already there; returns whether it wrote."""
-    if entry.key in existing_keys(path):
+    if entry.key in existing_keys(ws):
         return False
-    append_text(path, render(entry))
+    _append(ws, render(entry), notice)
     return True
+
+
+def _append(ws: Workspace, text: str, notice: Notice | None) -> None:
+    append_text(own_copy(ws), text)
+    try:
+        append_text(ws.process_md, text)
+    except PathRefused as refused:
+        write_text_atomic(ws.process_md, read_text(own_copy(ws)))
+        if notice is not None:
+            notice(f"{refused}; PROCESS.md was written again as a file from the project's copy")

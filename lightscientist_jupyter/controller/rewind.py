@@ -22,8 +22,6 @@ def record_rewind(
 ) -> None:
     """Append the rewind's `PROCESS.md` entry (`note`) and emit `stage.rewound`."""
     now = time.time()
-    process_log.append_entry(
-        ws.process_md, ProcessEntry(f"rewind:{now:.6f}", stage, now, note, (), None)
-    )
+    process_log.append_entry(ws, ProcessEntry(f"rewind:{now:.6f}", stage, now, note, (), None))
     with EventLog(ws.events_file) as bus:
         bus.emit(EventType.STAGE_REWOUND, message, stage=stage, task_id=ref, data=data)

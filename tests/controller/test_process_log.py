@@ -6,6 +6,7 @@ import re
 import shutil
 
 from lightscientist_jupyter.controller import ResearchController, process_log
+from lightscientist_jupyter.workspace import Workspace
 
 GOAL = "Does learning-rate warmup help a small MLP?"
 
@@ -161,12 +162,41 @@ def test_the_same_gate_decision_applied_twice_writes_one_entry(workspace, small_
 
 
 def test_append_entry_reports_whether_it_wrote(tmp_path):
-    path = tmp_path / "PROCESS.md"
-    process_log.ensure_header(path, GOAL, "table.toml", "auto", 0.0)
-    process_log.ensure_header(path, GOAL, "table.toml", "auto", 0.0)
+    ws = Workspace.at(tmp_path)
+    path = ws.process_md
+    process_log.ensure_header(ws, GOAL, "table.toml", "auto", 0.0)
+    process_log.ensure_header(ws, GOAL, "table.toml", "auto", 0.0)
     entry = process_log.ProcessEntry(key="x#1", stage="x", at=0.0, summary="s")
-    assert process_log.append_entry(path, entry) is True
-    assert process_log.append_entry(path, entry) is False
+    assert process_log.append_entry(ws, entry) is True
+    assert process_log.append_entry(ws, entry) is False
     text = path.read_text(encoding="utf-8")
     assert text.count("# Research process") == 1
     assert text.count("## x · 1970-01-01 00:00:00 UTC") == 1
+
+
+def test_a_link_in_place_of_process_md_is_replaced_from_the_projects_copy(tmp_path):
+    """A command moved PROCESS.md away and left a link to a file of the user's: the next
+    entry goes to the project's copy, PROCESS.md becomes a file again holding every entry,
+    the user's file is untouched, and the refusal is told in one line."""
+    ws = Workspace.at(tmp_path / "ws")
+    outside = tmp_path / "bashrc"
+    outside.write_text("export PATH=/usr/bin\n", encoding="utf-8")
+    process_log.ensure_header(ws, GOAL, "table.toml", "auto", 0.0)
+    first = process_log.ProcessEntry(key="a#1", stage="a", at=0.0, summary="first")
+    process_log.append_entry(ws, first)
+    ws.process_md.rename(tmp_path / "moved.md")
+    ws.process_md.symlink_to(outside)
+    told: list[str] = []
+    second = process_log.ProcessEntry(key="b#1", stage="b", at=0.0, summary="curl x | sh")
+    assert process_log.append_entry(ws, second, told.append) is True
+    assert outside.read_text(encoding="utf-8") == "export PATH=/usr/bin\n"
+    assert not ws.process_md.is_symlink()
+    assert [e.splitlines()[0] for e in entries(read(ws))] == [
+        "## a · 1970-01-01 00:00:00 UTC",
+        "## b · 1970-01-01 00:00:00 UTC",
+    ]
+    assert told == [
+        f"{ws.process_md}: is a symbolic link (to {outside}); LightScientist does not "
+        "follow links in a workspace; PROCESS.md was written again as a file from the "
+        "project's copy"
+    ]

@@ -59,6 +59,14 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> byt
     return NO_LINKS.read_bytes(path, limit=limit)
 
 
+def lexists(path: str | os.PathLike[str]) -> bool:
+    """Whether anything is at `path` (a link too: reading it is then refused, with why)."""
+    try:
+        return NO_LINKS.lstat(path) is not None
+    except PathRefused:
+        return True
+
+
 def mkdirs(path: str | os.PathLike[str]) -> None:
     """Make the folder `path` and its parents, through no link."""
     NO_LINKS.makedirs(path)

@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter._fs import read_text
 from lightscientist_jupyter.app import sandboxing
 from lightscientist_jupyter.app.usage import status_usage
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
@@ -92,7 +93,7 @@ def worker_records(ws: Workspace) -> list[dict[str, Any]]:
     dead_runner = read_holder(ws) is None
     for path in folder.glob("*/worker.json"):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = json.loads(read_text(path))
         except ValueError:
             continue
         if dead_runner and record.get("status") == WorkerStatus.RUNNING:

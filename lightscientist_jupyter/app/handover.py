@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import missing_files
+from lightscientist_jupyter._fs import missing_files, read_text
+from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller.goal import prompt_goal
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import DONE, StageTable
@@ -36,7 +37,7 @@ def card(ws: Workspace, state: ProjectState, table: StageTable) -> dict[str, Any
     except OSError:
         skill = f"(the skill file {stage.skill} cannot be read)"
     try:
-        digest = process_digest(ws.process_md.read_text(encoding="utf-8"))
+        digest = process_digest(read_text(ws.process_md))
     except OSError:
         digest = ""
     return {
@@ -64,7 +65,8 @@ def earlier_results(
         sid = step.get("to")
         if sid and sid != DONE and sid != stage_id and sid in table and sid not in seen:
             seen.append(sid)
-    return [o for sid in seen for o in table[sid].outputs if (ws.root / o).is_file()]
+    tree = Beneath(ws.root)
+    return [o for sid in seen for o in table[sid].outputs if tree.is_file(o)]
 
 
 def skeleton(ws: Workspace, state: ProjectState, table: StageTable, stage_id: str) -> str:

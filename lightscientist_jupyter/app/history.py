@@ -22,11 +22,13 @@ from typing import Any
 from lightscientist_jupyter._fs import write_json_atomic
 from lightscientist_jupyter.app.commands import require_project
 from lightscientist_jupyter.app.rewind_files import archive_sessions, copy_caches, restore_tree
+from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import load_table, process_log
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.controller.process_log import ProcessEntry
 from lightscientist_jupyter.controller.rewind import record_rewind
-from lightscientist_jupyter.controller.snapshots import BRANCH, KEPT, History, Snapshot
+from lightscientist_jupyter.controller.snapshot_files import KEPT
+from lightscientist_jupyter.controller.snapshots import BRANCH, History, Snapshot
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
@@ -282,9 +284,9 @@ def gate_changes(ws: Workspace) -> list[FileChange]:
     base, tree = gate_bounds(ws, history)
     changed = history.git("diff", "--name-only", "-z", base, tree, *_exclusions(()))
     changes = []
+    files = Beneath(ws.root)
     for rel in dict.fromkeys([*pending.outputs, *filter(None, changed.split("\0"))]):
-        path = ws.root / rel
-        new = path.read_bytes() if path.is_file() else None
+        new = files.read_bytes(rel) if files.is_file(rel) else None
         old = history.read(base, rel)
         status = (
             "removed" if new is None and old is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import bwrap
 from lightscientist_jupyter.runtime.bwrap import PidsCgroup, SandboxChoice
@@ -65,7 +65,7 @@ def status_info(ws: Workspace, stored: dict[str, Any]) -> dict[str, Any]:
         "warning": None,
     }
     try:
-        last = json.loads((ws.state_dir / CHOICE_FILE).read_text(encoding="utf-8"))
+        last = json.loads(read_text(ws.state_dir / CHOICE_FILE))
     except (OSError, ValueError):
         return info
     if isinstance(last, dict):

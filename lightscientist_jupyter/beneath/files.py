@@ -151,13 +151,18 @@ class Beneath:
         with self.open_dir(path) as fd, os.scandir(fd) as entries:
             return sorted(entries, key=lambda e: e.name)
 
-    def walk_files(self, path: str | os.PathLike[str] = "") -> Iterator[PurePosixPath]:
+    def walk_files(
+        self, path: str | os.PathLike[str] = "", *, skip_hidden: bool = False
+    ) -> Iterator[PurePosixPath]:
         """The regular files under folder `path`, workspace-relative, depth first in name
-        order; links and special files are not followed and not listed."""
+        order; links and special files are not followed and not listed (`skip_hidden`:
+        nor names starting with a dot, nor what hidden folders hold)."""
         base = self.rel(path)
         for entry in self.scandir(base):
+            if skip_hidden and entry.name.startswith("."):
+                continue
             if entry.is_dir(follow_symlinks=False):
-                yield from self.walk_files(base / entry.name)
+                yield from self.walk_files(base / entry.name, skip_hidden=skip_hidden)
             elif entry.is_file(follow_symlinks=False):
                 yield base / entry.name
 

@@ -33,9 +33,10 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lightscientist_jupyter._fs import write_text_atomic
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 
 HASH_IN_GIT = 8 * 1024 * 1024
 """Files larger than this are hashed by `git hash-object` (which streams them)."""
@@ -109,15 +110,18 @@ class Trees:
         git_dir: the repository (SHA-1 objects, see `plain_sha1`).
         cache: where to keep the hashes of files between processes (a cache: lost, every
             file is hashed again); None keeps them in memory only.
-        hash_in_git: `git hash-object -w --no-filters` run on a list of paths, returning
-            their hashes in order (for files over `HASH_IN_GIT` bytes).
+        hash_in_git: `git hash-object -w --no-filters --stdin` given an open file, returning
+            its hash (for files over `HASH_IN_GIT` bytes, which git streams).
+
+    The workspace's files are read through the guarded path (`beneath`): a file a command
+    replaced by a link, or a folder on its way, is left out, never read through.
     """
 
     def __init__(
         self,
         git_dir: Path,
         cache: Path | None,
-        hash_in_git: Callable[[list[str]], list[str]],
+        hash_in_git: Callable[[BinaryIO], str],
     ):
         self.git_dir = git_dir
         self.cache = cache
@@ -130,14 +134,16 @@ class Trees:
         if any(rel.rsplit("/", 1)[-1] == ".gitattributes" for rel in files):
             return None
         known = self._load()
+        tree = Beneath(root)
         seen: dict[str, list[Any]] = {}
         blobs: dict[str, tuple[str, str]] = {}  # rel -> (mode, hash)
-        big: list[tuple[str, list[Any], bool]] = []
         now = time.time_ns()
         for rel in files:
             try:
-                st = os.stat(root / rel)
-            except (FileNotFoundError, NotADirectoryError):
+                st = tree.lstat(rel)
+            except PathRefused:
+                continue
+            if st is None or not stat.S_ISREG(st.st_mode):
                 continue
             mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
             key: list[Any] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, mode]
@@ -145,24 +151,18 @@ class Trees:
             old = known.get(rel)
             if old is not None and old[:5] == key and self._stored(old[5]):
                 blobs[rel] = (mode, old[5])
-            elif st.st_size > HASH_IN_GIT:
-                big.append((rel, key, settled))
-                continue
             else:
                 try:
-                    data = (root / rel).read_bytes()
-                except (FileNotFoundError, IsADirectoryError):
-                    continue
-                blobs[rel] = (mode, write_object(self.git_dir, "blob", data))
+                    if st.st_size > HASH_IN_GIT:
+                        with tree.open_read(rel) as fh:
+                            digest = self.hash_in_git(fh)
+                    else:
+                        digest = write_object(self.git_dir, "blob", tree.read_bytes(rel))
+                except (FileNotFoundError, IsADirectoryError, PathRefused):
+                    continue  # gone, or replaced by a link, since it was listed
+                blobs[rel] = (mode, digest)
             if settled:  # (every branch that did not set blobs[rel] went on to the next)
                 seen[rel] = [*key, blobs[rel][1]]
-        if big:
-            for (rel, key, settled), h in zip(
-                big, self.hash_in_git([rel for rel, _, _ in big]), strict=True
-            ):
-                blobs[rel] = (key[4], h)
-                if settled:
-                    seen[rel] = [*key, h]
         self._known = seen
         if self.cache is not None and seen != known:
             write_text_atomic(self.cache, json.dumps({"v": 1, "files": seen}), durable=False)

@@ -12,8 +12,9 @@ import dataclasses
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import PurePosixPath
 
+from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import actions
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import StageTable
@@ -90,18 +91,17 @@ class HandoffTools:
 def written_since(workspace: Workspace, since: float) -> tuple[str, ...]:
     """Workspace files (not hidden, not the project's own) changed since `since`, oldest
     first, at most `MAX_WRITTEN`."""
-    root = workspace.root
+    tree = Beneath(workspace.root)
     found: list[tuple[float, str]] = []
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts) or rel == Path("PROCESS.md"):
+    for rel in tree.walk_files(skip_hidden=True):
+        if rel == PurePosixPath("PROCESS.md"):
             continue
         try:
-            mtime = path.stat().st_mtime
+            st = tree.lstat(rel)
         except OSError:
             continue
-        if path.is_file() and mtime >= since - 1.0:
-            found.append((mtime, rel.as_posix()))
+        if st is not None and st.st_mtime >= since - 1.0:
+            found.append((st.st_mtime, rel.as_posix()))
     return tuple(name for _, name in sorted(found)[:MAX_WRITTEN])
 
 

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -59,7 +59,7 @@ def queued_replies(workspace: Workspace) -> list[tuple[Path, dict[str, Any] | No
         if path.name.startswith("."):
             continue
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json.loads(read_text(path))
             out.append((path, raw if isinstance(raw, dict) and "approve" in raw else None))
         except (OSError, ValueError):
             out.append((path, None))
@@ -93,7 +93,7 @@ def take_receipt(reply: Path) -> dict[str, Any] | None:
     """The run's receipt for `reply` (removed as it is read), or None when there is none."""
     path = receipt_path(reply)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text(path))
     except (OSError, ValueError):
         return None
     path.unlink(missing_ok=True)
@@ -116,7 +116,7 @@ def take_commands(workspace: Workspace) -> list[dict[str, Any]]:
     out = []
     for path in sorted(folder.glob("*.cmd")):
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json.loads(read_text(path))
         except (OSError, ValueError):
             raw = None
         path.unlink(missing_ok=True)

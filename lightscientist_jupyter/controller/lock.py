@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any
 
+from lightscientist_jupyter._fs import NO_LINKS, mkdirs
 from lightscientist_jupyter.errors import WorkspaceLocked
 from lightscientist_jupyter.workspace import Workspace
 
@@ -33,8 +34,8 @@ class WorkspaceLock:
         if self._fd is not None:
             return self
         path = self.workspace.lock_file
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        mkdirs(path.parent)
+        fd = NO_LINKS.open_fd(path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -78,10 +79,10 @@ class WorkspaceLock:
 
 def read_holder(workspace: Workspace) -> dict[str, Any] | None:
     """Who holds the lock now, or None when nobody does."""
-    path = workspace.lock_file
-    if not path.exists():
+    try:
+        fd = NO_LINKS.open_fd(workspace.lock_file, os.O_RDONLY)
+    except FileNotFoundError:
         return None
-    fd = os.open(path, os.O_RDONLY)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

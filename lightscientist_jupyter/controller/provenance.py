@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter._fs import lexists, read_text
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LiteratureError
 from lightscientist_jupyter.runtime.literature.bibtex import paper_of_fields, parse_bibtex
 from lightscientist_jupyter.runtime.literature.cache import Cache
@@ -56,9 +58,11 @@ class Item:
 
 def _read(doc: Path) -> str:
     try:
-        return doc.read_text(encoding="utf-8")
+        return read_text(doc)
     except FileNotFoundError:
         raise LiteratureError(f"{doc} does not exist") from None
+    except PathRefused as exc:
+        raise LiteratureError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise LiteratureError(f"{doc} cannot be read as UTF-8 text ({exc})") from None
 
@@ -106,7 +110,7 @@ def citations(doc: Path, root: Path) -> list[Item]:
     items = []
     text = _read(doc)
     entries: dict[str, dict[str, str]] = {}
-    if refs.exists():
+    if lexists(refs):
         entries = dict(parse_bibtex(_read(refs), str(refs)))
     shown = config.references
     for key, number in cited_keys(text):
@@ -175,15 +179,18 @@ def _cell_numbers(cell: Any) -> list[float]:
 def result_values(root: Path, folders: list[str]) -> _Values:
     """Every number in the CSV, TSV and JSON files under `folders` with where it is."""
     values = _Values()
+    tree = Beneath(root)
     for name in folders:
-        base = root / name
-        files = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
-        for path in files:
-            if path.suffix.lower() not in RESULT_SUFFIXES or not path.is_file():
+        try:
+            found = [tree.rel(name)] if tree.is_file(name) else list(tree.walk_files(name))
+        except (OSError, PathRefused):  # no such folder, or a link in its place
+            continue
+        for path in found:
+            if path.suffix.lower() not in RESULT_SUFFIXES:
                 continue
-            rel = path.relative_to(root).as_posix()
+            rel = path.as_posix()
             try:
-                text = path.read_text(encoding="utf-8")
+                text = tree.read_text(path)
             except (OSError, UnicodeDecodeError):
                 continue
             if path.suffix.lower() == ".json":

@@ -18,27 +18,22 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import fnmatch
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, BinaryIO
 
-from lightscientist_jupyter.controller import git_objects
+from lightscientist_jupyter.controller import git_objects, snapshot_files
+from lightscientist_jupyter.controller.snapshot_files import MAX_BYTES
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.workspace import STATE_DIR, Workspace
+from lightscientist_jupyter.workspace import Workspace
 
-MAX_BYTES = 50 * 1024 * 1024
-"""Files larger than this are left out of a snapshot (and named in its message)."""
-IGNORE_FILE = ".lightscientistignore"
-BUILT_IN_IGNORES = ("__pycache__/", "*.pyc", ".ipynb_checkpoints/")
-"""Left out of every snapshot, unlisted: Python's byte code and JupyterLab's autosave copies."""
 BRANCH = "refs/heads/main"
-KEPT = (f"{STATE_DIR}/state.json",)
 """The only files of `.lightscientist/` a snapshot holds."""
 IDENTITY = ("LightScientist", "lightscientist@localhost")
 _FIELD, _RECORD = "\x1f", "\x1e"
@@ -82,7 +77,7 @@ class History:
         self._trees = git_objects.Trees(
             self.git_dir,
             workspace.state_dir / "history.stat",
-            lambda paths: self.git("hash-object", "-w", "--no-filters", "--", *paths).split(),
+            self._hash_stream,
         )
 
     # ------------------------------------------------------------------ git
@@ -106,11 +101,17 @@ class History:
             "GIT_TERMINAL_PROMPT": "0",
         }
 
-    def git(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
-        """Run one git command on the history; its standard output."""
+    def _hash_stream(self, fh: BinaryIO) -> str:
+        """Store the bytes of `fh` as a blob (git streams them); its hash."""
+        return self.git("hash-object", "-w", "--no-filters", "--stdin", stdin=fh).strip()
+
+    def git(self, *args: str, stdin: str | BinaryIO | None = None, check: bool = True) -> str:
+        """Run one git command on the history (`stdin`: a text, or an open file git reads
+        itself); its standard output."""
+        feed: dict[str, Any] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=off", "-c", "gc.auto=0", "-c", "core.bare=false", *args],
-            input=stdin,
+            **feed,
             capture_output=True,
             text=True,
             env=self._env(),
@@ -161,34 +162,7 @@ class History:
 
     def files(self) -> tuple[list[str], list[str]]:
         """The workspace's files a snapshot holds, and those left out (with why)."""
-        root = self.workspace.root
-        patterns = _ignore_patterns(root / IGNORE_FILE)
-        kept: list[str] = [p for p in KEPT if (root / p).is_file()]
-        skipped: list[str] = []
-        for folder, dirs, names in os.walk(root):
-            rel_dir = os.path.relpath(folder, root)
-            rel_dir = "" if rel_dir == "." else rel_dir + "/"
-            dirs[:] = sorted(
-                d
-                for d in dirs
-                if d != ".git"
-                and not (rel_dir == "" and d == STATE_DIR)
-                and not _ignored(rel_dir + d + "/", (*BUILT_IN_IGNORES, *patterns))
-            )
-            for name in sorted(names):
-                rel = rel_dir + name
-                path = Path(folder, name)
-                if _ignored(rel, BUILT_IN_IGNORES):
-                    continue  # not worth a line in the commit's message
-                if _ignored(rel, patterns):
-                    skipped.append(f"{rel} ({IGNORE_FILE})")
-                elif path.is_symlink() or not path.is_file():
-                    continue
-                elif path.stat().st_size > self.max_bytes:
-                    skipped.append(f"{rel} (over {_size(self.max_bytes)})")
-                else:
-                    kept.append(rel)
-        return kept, skipped
+        return snapshot_files.listing(self.workspace.root, self.max_bytes)
 
     def _stage_files(self, kept: list[str]) -> None:
         """Stage `kept` in the history's own index (a cache: a damaged one is rebuilt)."""
@@ -369,32 +343,3 @@ def _parse(chunk: str) -> Snapshot | None:
         skipped=tuple(trailers.get("Skipped", ())),
         note=note,
     )
-
-
-def _size(n: int) -> str:
-    return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"
-
-
-def _ignore_patterns(path: Path) -> list[str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
-        return []
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
-
-
-def _ignored(rel: str, patterns: Iterable[str]) -> bool:
-    """A `.lightscientistignore` match: a pattern with a slash matches the path from the
-    workspace's root, one without matches any name; `dir/` matches a folder."""
-    is_dir = rel.endswith("/")
-    rel = rel.rstrip("/")
-    name = rel.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        if pattern.endswith("/"):
-            if not is_dir:
-                continue
-            pattern = pattern.rstrip("/")
-        pattern = pattern.lstrip("/")
-        if ("/" in pattern and fnmatch.fnmatch(rel, pattern)) or fnmatch.fnmatch(name, pattern):
-            return True
-    return False

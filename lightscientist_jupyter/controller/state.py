@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.vocab import DecisionKind, Mode, ProjectStatus
 
@@ -141,7 +141,7 @@ def save_state(path: Path, state: ProjectState) -> None:
 def load_state(path: Path) -> ProjectState:
     """Read a state file; a missing or damaged one is a `ControllerError` naming the file."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text(path))
     except FileNotFoundError:
         raise ControllerError(
             f"no LightScientist project in {path.parent.parent} "

@@ -20,6 +20,7 @@ from json import encoder as _json_encoder
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter._fs import NO_LINKS, mkdirs
 from lightscientist_jupyter.errors import EventLogError
 from lightscientist_jupyter.events.event import SCHEMA_VERSION, Event
 
@@ -132,10 +133,10 @@ class JsonlWriter:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            mkdirs(self.path.parent)
+            self._fd = NO_LINKS.open_fd(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         except OSError as exc:
             raise EventLogError(f"cannot open event log {self.path}: {exc.strerror}") from exc
         self.next_seq = self._repair() + 1
@@ -219,11 +220,13 @@ def read_tail(
     With `after`, only events whose seq is greater; reading stops at the first older record,
     so polling for new events costs only the new lines.
     """
-    path = Path(path)
-    if n <= 0 or not path.exists():
+    if n <= 0:
+        return []
+    try:
+        fd = NO_LINKS.open_fd(path, os.O_RDONLY)
+    except FileNotFoundError:
         return []
     out: list[dict[str, Any]] = []
-    fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
         for _, line in _reverse_lines(fd, size):
@@ -244,10 +247,11 @@ def read_tail(
 
 def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Every good record of the log, oldest first (torn or foreign lines are skipped)."""
-    path = Path(path)
-    if not path.exists():
+    try:
+        fh = NO_LINKS.open_read(path)
+    except FileNotFoundError:
         return
-    with path.open("rb") as fh:
+    with fh:
         for line in fh:
             raw = _parse(line)
             if raw is not None:

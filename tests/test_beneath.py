@@ -126,3 +126,18 @@ def test_paths_that_leave_the_root_are_refused(ws):
             files.read_text(bad)
     # an absolute path elsewhere is the workspace's own (workers see `/` as its root)
     assert files.path("/etc/passwd") == files.root / "etc" / "passwd"
+    assert files.path("//etc/passwd") == files.root / "etc" / "passwd"  # POSIX's other root
+
+
+def test_entry_names_a_link_at_the_path_itself(ws):
+    files, outside = ws
+    files.write_text_atomic("idea/brief.md", "# brief\n")
+    (files.root / "PROCESS.md").symlink_to(outside / "bashrc")
+    assert files.entry("idea/brief.md").st_size == len("# brief\n")
+    assert files.entry("idea/none.md") is None and files.entry("none/x.md") is None
+    with pytest.raises(PathRefused) as refused:
+        files.entry("PROCESS.md")
+    assert str(refused.value) == (
+        f"{files.root}/PROCESS.md: is a symbolic link (to {outside}/bashrc); "
+        "LightScientist does not follow links in a workspace"
+    )

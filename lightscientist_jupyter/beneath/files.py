@@ -44,8 +44,8 @@ class Beneath:
             root = PurePosixPath(self.root)
             if pure == root or root in pure.parents:
                 pure = pure.relative_to(root)
-            else:
-                pure = pure.relative_to("/")
+            else:  # "/x" and "//x" (POSIX's other root) alike: the workspace's x
+                pure = PurePosixPath(*pure.parts[1:])
         if ".." in pure.parts:
             raise PathRefused(f"{text} leaves the workspace {self.root} ('..')")
         return pure
@@ -144,6 +144,17 @@ class Beneath:
         except PathRefused:
             return False
         return st is not None and stat.S_ISDIR(st.st_mode)
+
+    def entry(self, path: str | os.PathLike[str]) -> os.stat_result | None:
+        """`lstat` of a path that must be reached through no link: a link at `path` is
+        refused as one on its way is (PathRefused naming it and where it points)."""
+        st = self.lstat(path)
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            rel = self.rel(path)
+            with self.open_dir() as root_fd:
+                found = what_is_there(root_fd, rel) or "is a symbolic link"
+            raise PathRefused(f"{self.path(rel)}: {found}")
+        return st
 
     def scandir(self, path: str | os.PathLike[str] = "") -> list[os.DirEntry[str]]:
         """The entries of folder `path`, sorted by name (an entry's `path` is its name; ask

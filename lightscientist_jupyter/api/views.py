@@ -13,9 +13,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lightscientist_jupyter._fs import NO_LINKS
 from lightscientist_jupyter.api.frames import events_frame, workers_frame
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route, Sent
+from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import (
     ProjectState,
     ResearchController,
@@ -49,10 +51,8 @@ class ProjectView:
 
     def state(self) -> ProjectState:
         """The project's state (re-read only when `state.json` changed)."""
-        try:
-            mtime = os.stat(self.workspace.state_file).st_mtime_ns
-        except FileNotFoundError:
-            mtime = -1
+        found = NO_LINKS.lstat(self.workspace.state_file)
+        mtime = -1 if found is None else found.st_mtime_ns
         cached = self._cached
         if cached is None or cached[0] != mtime:
             cached = self._cached = (mtime, load_state(self.workspace.state_file))
@@ -97,9 +97,16 @@ class ProjectView:
     def workers(self) -> pd.DataFrame:
         return workers_frame(commands.worker_records(self.workspace))
 
+    @property
+    def files(self) -> Beneath:
+        """The workspace's files, read and written beneath its root through no link (a
+        path a person or a model gives is checked here, see `beneath`)."""
+        return Beneath(self.workspace.root)
+
     def path(self, rel: str | os.PathLike[str]) -> Path:
-        """A path of the workspace (`rel` is relative to its root)."""
-        return self.workspace.root / rel
+        """A path of the workspace (`rel` is relative to its root, `/x` is its `x`; a path
+        that leaves it is refused: `beneath.PathRefused`)."""
+        return self.files.path(rel)
 
     # ---------------------------------------------------------------- replying
 

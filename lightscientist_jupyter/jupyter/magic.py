@@ -176,12 +176,12 @@ def _show(m: LightScientistMagics, args: argparse.Namespace) -> Any:
         for rel in table[target].outputs:
             display(Markdown(f"**`{rel}`**"))
             try:
-                display(*show_files.load(view.path(rel)))
+                display(*show_files.load(view.files, rel))
             except show_files.ShowError as exc:
                 display(Markdown(f"*{exc}*"))
         return None
     rel = _paper_path(view) if target == "paper" else target
-    objects = show_files.load(view.path(rel))
+    objects = show_files.load(view.files, rel)
     if len(objects) == 1:
         return objects[0]
     display(*objects)

@@ -7,19 +7,28 @@ workspace), PNG/JPEG/GIF as `Image`, SVG as `SVG`, CSV/TSV as a pandas `DataFram
 `JSON`, anything else as text. `bundle` turns a loaded object into a MIME bundle by calling
 its `_repr_*_` methods directly, so the flusher thread can fill an `Output` widget without
 going through the shell's display machinery.
+
+The path comes from a person or a model, and a worker's command may have planted a link
+anywhere in the workspace, so every file is read through `beneath.Beneath` of the workspace:
+`/x` is the workspace's `x`, `..` out and any link on the way are refused, and the refusal is
+the one line shown in place of the file (never what the link points to).
 """
 
 from __future__ import annotations
 
 import html
+import io
 import json
+import posixpath
 import re
+import stat
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from IPython.display import JSON, SVG, Image, Markdown, Pretty
 
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LightScientistError
 
 TEXT_MAX = 400_000
@@ -29,38 +38,75 @@ _IMAGE_LINK = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
 class ShowError(LightScientistError):
-    """A file that cannot be shown (missing, unreadable)."""
+    """A file that cannot be shown (missing, unreadable, refused by the guarded path)."""
+
+    def __init__(self, message: str, *, missing: bool = False):
+        super().__init__(message)
+        self.missing = missing
 
 
-def _read_text(path: Path, limit: int) -> str:
+def _why(files: Beneath, rel: str | PurePosixPath, exc: OSError) -> ShowError:
+    """The one line a reader sees for `exc`: a refusal names the file and what is there."""
+    if isinstance(exc, PathRefused):
+        return ShowError(str(exc))
+    path = files.root / rel
+    if isinstance(exc, FileNotFoundError):
+        return ShowError(f"{path} does not exist", missing=True)
+    return ShowError(f"cannot read {path}: {exc.strerror or exc}")
+
+
+def _read_bytes(files: Beneath, rel: str | PurePosixPath) -> bytes:
     try:
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
+        return files.read_bytes(rel)
+    except OSError as exc:
+        raise _why(files, rel, exc) from None
+
+
+def _read_text(files: Beneath, rel: str | PurePosixPath, limit: int) -> str:
+    try:
+        with io.TextIOWrapper(files.open_read(rel), encoding="utf-8", errors="replace") as fh:
             text = fh.read(limit + 1)
     except OSError as exc:
-        raise ShowError(f"cannot read {path}: {exc.strerror}") from None
+        raise _why(files, rel, exc) from None
     if len(text) > limit:
-        text = text[:limit] + f"\n\n… (cut at {limit:,} characters; the file is {path})"
+        text = text[:limit] + f"\n\n… (cut at {limit:,} characters; the file is {files.path(rel)})"
     return text
 
 
-def load_markdown(path: Path, limit: int = TEXT_MAX) -> list[Any]:
+def _image_beside(files: Beneath, rel: str, target: str) -> PurePosixPath | None:
+    """The workspace path of the image `target` a Markdown file `rel` links to (a leading
+    `/` is the workspace root, as workers write it); None for a URL, a path out of the
+    workspace or a file that is not an image."""
+    if re.match(r"^[a-z]+:", target):
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+    if joined.startswith("../") or joined == "..":
+        return None
+    try:
+        image = files.rel(joined)
+    except PathRefused:
+        return None
+    return image if image.suffix.lower() in IMAGE_SUFFIXES else None
+
+
+def load_markdown(files: Beneath, rel: str, limit: int = TEXT_MAX) -> list[Any]:
     """Markdown split around its image links, each image loaded from beside the file."""
-    text = _read_text(path, limit)
+    text = _read_text(files, rel, limit)
     parts: list[Any] = []
     at = 0
     for match in _IMAGE_LINK.finditer(text):
-        target = match.group(2)
-        image = (path.parent / target).resolve()
-        if (
-            re.match(r"^[a-z]+:", target)
-            or image.suffix.lower() not in IMAGE_SUFFIXES
-            or not image.is_file()
-        ):
+        image = _image_beside(files, rel, match.group(2))
+        shown: Image | Markdown | None
+        try:
+            shown = None if image is None else load_image(files, image)
+        except ShowError as exc:  # a link where the image should be: say so in its place
+            shown = None if exc.missing else Markdown(f"*{exc}*")
+        if shown is None:
             continue
         before = text[at : match.start()]
         if before.strip():
             parts.append(Markdown(before))
-        parts.append(Image(filename=str(image)))
+        parts.append(shown)
         if match.group(1).strip():
             parts.append(Markdown(f"*{match.group(1).strip()}*"))
         at = match.end()
@@ -70,48 +116,82 @@ def load_markdown(path: Path, limit: int = TEXT_MAX) -> list[Any]:
     return parts
 
 
-def load_csv(path: Path, *, sep: str = ",", nrows: int | None = None) -> Any:
+def load_image(files: Beneath, rel: str | PurePosixPath) -> Image:
+    suffix = PurePosixPath(rel).suffix.lower()
+    return Image(data=_read_bytes(files, rel), format=IMAGE_SUFFIXES[suffix])
+
+
+def load_svg(files: Beneath, rel: str) -> SVG:
+    return SVG(data=_read_bytes(files, rel).decode("utf-8", errors="replace"))
+
+
+def load_csv(files: Beneath, rel: str, *, sep: str = ",", nrows: int | None = None) -> Any:
     import pandas as pd
 
     try:
-        return pd.read_csv(path, sep=sep, nrows=nrows)
+        with files.open_read(rel) as fh:
+            return pd.read_csv(fh, sep=sep, nrows=nrows)
+    except PathRefused as exc:
+        raise _why(files, rel, exc) from None
     except (ValueError, OSError) as exc:  # pandas' parser errors are ValueErrors
-        raise ShowError(f"cannot read {path} as a table: {exc}") from None
+        raise ShowError(f"cannot read {files.path(rel)} as a table: {exc}") from None
 
 
-def load_json(path: Path) -> Any:
+def load_json(files: Beneath, rel: str) -> Any:
+    text = _read_text(files, rel, TEXT_MAX)
     try:
-        return JSON(json.loads(_read_text(path, TEXT_MAX)))
+        return JSON(json.loads(text))
     except ValueError:
-        return Pretty(_read_text(path, TEXT_MAX))
+        return Pretty(text)
 
 
-LOADERS: dict[str, Callable[[Path], Any]] = {
+LOADERS: dict[str, Callable[[Beneath, str], Any]] = {
     ".md": load_markdown,
     ".markdown": load_markdown,
-    **{suffix: (lambda p: Image(filename=str(p))) for suffix in IMAGE_SUFFIXES},
-    ".svg": lambda p: SVG(filename=str(p)),
+    **{suffix: load_image for suffix in IMAGE_SUFFIXES},
+    ".svg": load_svg,
     ".csv": load_csv,
-    ".tsv": lambda p: load_csv(p, sep="\t"),
+    ".tsv": lambda files, rel: load_csv(files, rel, sep="\t"),
     ".json": load_json,
 }
 
 
-def load(path: Path) -> list[Any]:
-    """The display objects for one file (a Markdown file may give several)."""
-    if not path.exists():
-        raise ShowError(f"{path} does not exist")
-    if path.is_dir():
-        names = sorted(
-            p.name + ("/" if p.is_dir() else "")
-            for p in path.iterdir()
-            if not p.name.startswith(".")
+def _listing(files: Beneath, rel: str) -> Pretty:
+    """A folder's entries; a link is named as one, never followed."""
+    try:
+        entries = files.scandir(rel)
+    except OSError as exc:
+        raise _why(files, rel, exc) from None
+    names = [
+        e.name
+        + (
+            "/"
+            if e.is_dir(follow_symlinks=False)
+            else " (a symbolic link)"
+            if e.is_symlink()
+            else ""
         )
-        return [Pretty(f"{path}/\n" + "\n".join(f"  {n}" for n in names))]
-    loader = LOADERS.get(path.suffix.lower())
+        for e in entries
+        if not e.name.startswith(".")
+    ]
+    return Pretty(f"{files.path(rel)}/\n" + "\n".join(f"  {n}" for n in names))
+
+
+def load(files: Beneath, rel: str) -> list[Any]:
+    """The display objects for the workspace file `rel` (a Markdown file may give several),
+    read beneath the workspace through no link."""
+    try:
+        found = files.lstat(rel)
+    except OSError as exc:  # '..' out of the workspace, a link on the way
+        raise _why(files, rel, exc) from None
+    if found is None:
+        raise ShowError(f"{files.path(rel)} does not exist", missing=True)
+    if stat.S_ISDIR(found.st_mode):
+        return [_listing(files, rel)]
+    loader = LOADERS.get(PurePosixPath(rel).suffix.lower())
     if loader is None:
-        return [Pretty(_read_text(path, TEXT_MAX))]
-    result = loader(path)
+        return [Pretty(_read_text(files, rel, TEXT_MAX))]
+    result = loader(files, rel)
     return result if isinstance(result, list) else [result]
 
 
@@ -150,21 +230,20 @@ def bundle(obj: Any) -> dict[str, Any]:
 
 
 def preview(root: Path, rel: str) -> list[dict[str, Any]]:
-    """Short MIME bundles previewing the workspace file `rel`: a heading, then its start."""
-    path = root / rel
+    """Short MIME bundles previewing the workspace file `rel`: a heading, then its start
+    (or the one line saying why it cannot be shown: missing, a link, …)."""
+    files = Beneath(root)
     head = {"text/markdown": f"**`{rel}`**", "text/plain": rel}
-    if not path.is_file():
-        return [head, {"text/plain": "(missing)", "text/html": "<i>(missing)</i>"}]
-    suffix = path.suffix.lower()
+    suffix = PurePosixPath(rel).suffix.lower()
     try:
         if suffix in (".md", ".markdown"):
-            lines = _read_text(path, 20_000).splitlines()
+            lines = _read_text(files, rel, 20_000).splitlines()
             text = "\n".join(lines[:PREVIEW_LINES])
             if len(lines) > PREVIEW_LINES:
                 text += f"\n\n*… {len(lines) - PREVIEW_LINES} more lines*"
             return [head, {"text/markdown": text, "text/plain": text}]
         if suffix in (".csv", ".tsv"):
-            frame = load_csv(path, sep="\t" if suffix == ".tsv" else ",", nrows=PREVIEW_ROWS)
+            frame = load_csv(files, rel, sep="\t" if suffix == ".tsv" else ",", nrows=PREVIEW_ROWS)
             return [
                 head,
                 {
@@ -173,8 +252,8 @@ def preview(root: Path, rel: str) -> list[dict[str, Any]]:
                 },
             ]
         if suffix in IMAGE_SUFFIXES or suffix == ".svg":
-            return [head] + [bundle(obj) for obj in load(path)]
-        text = "\n".join(_read_text(path, 20_000).splitlines()[:PREVIEW_LINES])
+            return [head] + [bundle(obj) for obj in load(files, rel)]
+        text = "\n".join(_read_text(files, rel, 20_000).splitlines()[:PREVIEW_LINES])
         return [
             head,
             {
@@ -183,4 +262,6 @@ def preview(root: Path, rel: str) -> list[dict[str, Any]]:
             },
         ]
     except ShowError as exc:
+        if exc.missing:
+            return [head, {"text/plain": "(missing)", "text/html": "<i>(missing)</i>"}]
         return [head, {"text/plain": str(exc)}]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import ipywidgets
 import pytest
+from support.planting import SECRET, sandboxed
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
@@ -294,6 +295,25 @@ def test_a_gate_click_replies_exactly_once(project, make_board, produce):
     board.tick()  # the panel shows how the decision went
     assert "d1" in gate.result.value and "via widget" in gate.result.value
     assert controller.stage == "b"
+
+
+def test_the_gate_preview_of_a_planted_link_shows_the_refusal(
+    project, make_board, produce, tmp_path
+):
+    controller, _, buffer = project
+    key = tmp_path / "id_rsa"
+    key.write_text(SECRET)
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    _to_gate(controller, produce)
+    root = controller.workspace.root
+    sandboxed(root, f"rm out/brief.md && ln -s {key} out/brief.md")
+    board.tick()
+    [head, body] = [o["data"] for o in board.gate.preview.outputs]
+    assert head["text/plain"] == "out/brief.md"
+    assert body == {
+        "text/plain": f"{root}/out/brief.md: is a symbolic link (to {key}); "
+        "LightScientist does not follow links in a workspace"
+    }
 
 
 def test_a_reject_sends_the_chosen_target_and_comment(project, make_board, produce):

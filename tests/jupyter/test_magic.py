@@ -7,6 +7,7 @@ and the tests wait on the API's run handle. Display output is captured with
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -20,6 +21,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import Image, Markdown
 from IPython.utils.capture import capture_output
+from support.planting import SECRET, sandboxed
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
@@ -130,6 +132,70 @@ def test_show_renders_markdown_images_tables_and_stage_outputs(ip, done):
     shown = "".join(o.data.get("text/markdown", "") for o in cap.outputs)
     assert "experiment/analysis.md" in shown and "experiment/summary.csv" in shown
     assert any("text/html" in o.data for o in cap.outputs)  # the CSV, as a DataFrame
+
+
+@pytest.fixture
+def planted(done, tmp_path):
+    """The done project with links a sandboxed command planted to a key outside it (the
+    paper, a stage output, a folder, a figure); taken away again after the test."""
+    ws = done[0]
+    key = tmp_path / "id_rsa"
+    key.write_text(SECRET)
+    figure = tmp_path / "id_rsa.png"
+    figure.write_text(SECRET)
+    sandboxed(
+        ws,
+        f"mv paper/paper.md paper/paper.real.md && ln -s {key} paper/paper.md"
+        f" && mv experiment/summary.csv experiment/summary.real.csv"
+        f" && ln -s {key} experiment/summary.csv"
+        f" && ln -s {tmp_path} keys && ln -s {figure} paper/figures/stolen.png"
+        " && printf '# Figures\\n\\n![the loss](figures/stolen.png)\\n' > paper/figures.md",
+    )
+    yield Workspace.at(ws).root, key
+    for name in ("paper/paper.md", "experiment/summary.csv", "keys", "paper/figures/stolen.png"):
+        (ws / name).unlink()
+    (ws / "paper" / "figures.md").unlink()
+    (ws / "paper" / "paper.real.md").rename(ws / "paper" / "paper.md")
+    (ws / "experiment" / "summary.real.csv").rename(ws / "experiment" / "summary.csv")
+
+
+def _refused(ip, line: str) -> str:
+    with pytest.raises(UsageError) as info:
+        ls(ip, line)
+    return str(info.value)
+
+
+def test_show_never_follows_a_link_planted_in_the_workspace(ip, planted):
+    root, key = planted
+    never = "does not follow links in a workspace"
+    assert _refused(ip, f'show paper -w "{root}"') == (
+        f"%lightscientist show: {root}/paper/paper.md: is a symbolic link (to {key}); "
+        f"LightScientist {never}"
+    )
+    assert _refused(ip, f'show keys/id_rsa -w "{root}"') == (
+        f"%lightscientist show: {root}/keys: is a symbolic link (to {key.parent}); "
+        f"LightScientist {never}"
+    )
+    # a path is the workspace's: `/x` is its x, and '..' does not leave it
+    assert _refused(ip, f'show {key} -w "{root}"') == (
+        f"%lightscientist show: {root}{key} does not exist"
+    )
+    assert _refused(ip, f'show ../../../../../../..{key} -w "{root}"').endswith(
+        f"leaves the workspace {root} ('..')"
+    )
+    with capture_output() as cap:  # a stage's outputs: each refusal in its place
+        assert ls(ip, f'show experiment.analyze -w "{root}"') is None
+        assert ls(ip, f'show paper/figures.md -w "{root}"') is None
+    shown = [o.data for o in cap.outputs]
+    markdown = "\n".join(d.get("text/markdown", "") for d in shown)
+    assert f"*{root}/experiment/summary.csv: is a symbolic link (to {key});" in markdown
+    assert (
+        f"*{root}/paper/figures/stolen.png: is a symbolic link (to {key.parent}/id_rsa.png);"
+        in markdown
+    )
+    everything = json.dumps(shown)
+    assert "PRIVATE KEY" not in everything
+    assert base64.b64encode(SECRET.encode()).decode()[:40] not in everything
 
 
 def test_events_and_workers_return_dataframes(ip, done):

@@ -19,7 +19,7 @@ import traitlets
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.server_control import apply
-from lightscientist_jupyter.jupyter.server_data import Refused
+from lightscientist_jupyter.jupyter.server_paths import Refused
 from lightscientist_jupyter.jupyter.widgets import THEME_CSS, esm
 from lightscientist_jupyter.workspace import Workspace
 

@@ -30,13 +30,13 @@ from tornado.ioloop import IOLoop
 
 from lightscientist_jupyter.jupyter.server_control import control
 from lightscientist_jupyter.jupyter.server_data import (
-    Refused,
     list_projects,
     project_detail,
     project_events,
     project_file,
     project_reply,
 )
+from lightscientist_jupyter.jupyter.server_paths import Refused
 
 AUTH_RESOURCE = "lightscientist"
 

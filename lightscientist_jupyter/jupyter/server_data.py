@@ -5,17 +5,16 @@ a JSON-ready dict or raises `Refused` with the HTTP status and a message for the
 know nothing of Jupyter or tornado (`server` runs them off the event loop), so they are
 tested directly as well as through the server.
 
-Every path comes relative to the server root and is resolved, symlinks included, before it
-is used: one that lands outside is refused with 403, an absolute one with 400. A reply goes
-into the project's inbox through `write_reply`, exactly as `lightscientist reply` writes it;
-when no process runs the project, it is applied here under the workspace lock, again as the
-command line does.
+Every path is checked by `server_paths` (below the server root, through no link) and every
+file below it is read through `beneath.Beneath`, so a link a worker's command planted is
+refused with its one line, never followed. A reply goes into the project's inbox through
+`write_reply`, exactly as `lightscientist reply` writes it; when no process runs the project,
+it is applied here under the workspace lock, again as the command line does.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 from lightscientist_jupyter.app import commands, handover
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import StageTable, load_table
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
@@ -31,7 +31,18 @@ from lightscientist_jupyter.events import read_tail
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.diff_card import panel_changes
 from lightscientist_jupyter.jupyter.layout import graph_layout
-from lightscientist_jupyter.workspace import STATE_DIR, Workspace
+from lightscientist_jupyter.jupyter.server_paths import (
+    EVENTS_FILE,
+    STATE_FILE,
+    Refused,
+    join,
+    open_project,
+    refusal,
+    relative,
+    resolve_inside,
+    shown,
+)
+from lightscientist_jupyter.workspace import Workspace
 
 SCAN_DEPTH = 4
 """How many folder levels below the server root are searched for projects."""
@@ -45,64 +56,6 @@ FILE_LIMIT = 2 * 1024 * 1024
 EVENTS_DEFAULT, EVENTS_MAX = 200, 2000
 COMMENT_MAX = 20_000
 HISTORY_MAX = 100
-
-
-class Refused(Exception):
-    """A request that cannot be served: answered as JSON `{"message", "status"}`."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-# ------------------------------------------------------------------------- paths
-
-_DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-def resolve_inside(base: Path, rel: str, *, scope: str = "the server root") -> Path:
-    """The real path of `rel` below `base` (a real path itself).
-
-    Raises `Refused` 400 for an absolute path, 403 for one that leaves `base` (through '..'
-    or a symbolic link).
-    """
-    if "\x00" in rel:
-        raise Refused(400, "the path contains a NUL character")
-    rel = rel.strip()
-    if rel.startswith(("/", "\\", "~")) or _DRIVE.match(rel):
-        raise Refused(400, f"'{rel}' must be a path relative to {scope}")
-    if rel in ("", "."):
-        return base
-    target = Path(os.path.realpath(base / rel))
-    if target != base and base not in target.parents:
-        raise Refused(403, f"'{rel}' is outside {scope}; refused")
-    return target
-
-
-def relative(root: Path, path: Path) -> str:
-    """`path` relative to `root` in '/' form; '' for the root itself."""
-    rel = path.relative_to(root).as_posix()
-    return "" if rel == "." else rel
-
-
-def join(rel: str, name: str) -> str:
-    return f"{rel}/{name}" if rel else name
-
-
-def _shown(rel: str) -> str:
-    return rel or "the server root"
-
-
-def open_project(root: Path, rel: str) -> tuple[Workspace, str]:
-    """The workspace at `rel` below `root`, and its normalised relative path."""
-    folder = resolve_inside(root, rel)
-    if not (folder / STATE_DIR / "state.json").is_file():
-        raise Refused(
-            404, f"no LightScientist project at '{_shown(rel)}' (no {STATE_DIR}/state.json there)"
-        )
-    resolve_inside(folder, f"{STATE_DIR}/state.json", scope="the project folder")
-    return Workspace(folder), relative(root, folder)
 
 
 def _state(ws: Workspace) -> ProjectState:
@@ -138,29 +91,29 @@ def find_projects(
     Hidden folders, symbolic links and dependency folders are not entered, nor is a project
     (projects do not nest). At most `folders` folders are looked into, nearest levels first.
     """
+    files = Beneath(root)
     found: list[Path] = []
-    queue = deque([(root, 0)])
+    queue = deque([("", 0)])
     seen = 0
     while queue and len(found) < limit and seen < folders:
         folder, level = queue.popleft()
         seen += 1
-        if (folder / STATE_DIR / "state.json").is_file():
-            found.append(folder)
+        if files.is_file(join(folder, STATE_FILE)):
+            found.append(root / folder)
             continue
         if level >= depth:
             continue
         try:
-            with os.scandir(folder) as entries:
-                children = sorted(
-                    e.path
-                    for e in entries
-                    if not e.name.startswith(".")
-                    and e.name not in SKIP_DIRS
-                    and e.is_dir(follow_symlinks=False)
-                )
+            entries = files.scandir(folder)
         except OSError:
             continue
-        queue.extend((Path(p), level + 1) for p in children)
+        queue.extend(
+            (join(folder, e.name), level + 1)
+            for e in entries
+            if not e.name.startswith(".")
+            and e.name not in SKIP_DIRS
+            and e.is_dir(follow_symlinks=False)
+        )
     return sorted(found)
 
 
@@ -170,7 +123,7 @@ def summary(root: Path, folder: Path, state: ProjectState | None = None) -> dict
     base = {"path": rel, "name": folder.name}
     if state is None:
         try:
-            state = load_state(folder / STATE_DIR / "state.json")
+            state = load_state(folder / STATE_FILE)
         except LightScientistError as exc:
             return {**base, "error": str(exc)}
     return {**base, **commands.summary(state), "updated_at": state.updated_at}
@@ -197,6 +150,7 @@ a side panel of the usual 250 px neither scrolls the graph nor shrinks its text.
 def project_detail(root: Path, rel: str) -> dict[str, Any]:
     """Status, history, the stage table and its graph layout, outputs and the last event's seq."""
     ws, rel = open_project(root, rel)
+    files = Beneath(ws.root)
     state = _state(ws)
     detail = summary(root, ws.root, state)
     detail.update(
@@ -213,7 +167,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         layouts_narrow=[],
         table_error=None,
         outputs=[],
-        process_md={"path": join(rel, "PROCESS.md"), "exists": ws.process_md.is_file()},
+        process_md={"path": join(rel, "PROCESS.md"), "exists": files.is_file("PROCESS.md")},
         handoff=None,
         handoffs=state.handoffs,
         usage=panel_usage(state),
@@ -234,12 +188,12 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
                 "stage": s.id,
                 "name": out,
                 "path": join(rel, out),
-                "exists": (ws.root / out).is_file(),
+                "exists": files.is_file(out),
             }
             for s in table
             for out in s.outputs
         ]
-    last = read_tail(ws.events_file, 1)
+    last = read_tail(resolve_inside(ws.root, EVENTS_FILE, scope="the project folder"), 1)
     detail["last_seq"] = last[-1]["seq"] if last else 0
     return detail
 
@@ -267,7 +221,7 @@ def project_events(
     ws, rel = open_project(root, rel)
     after_seq = _int(after, "after", None, 0, 2**62)
     count = _int(limit, "limit", EVENTS_DEFAULT, 1, EVENTS_MAX) or EVENTS_DEFAULT
-    path = resolve_inside(ws.root, f"{STATE_DIR}/events.jsonl", scope="the project folder")
+    path = resolve_inside(ws.root, EVENTS_FILE, scope="the project folder")
     reset = False
     if after_seq is None:
         events = read_tail(path, count)
@@ -297,17 +251,26 @@ def project_file(root: Path, rel: str, name: str | None) -> dict[str, Any]:
     if not name:
         raise Refused(400, "name is required (a file inside the project, e.g. PROCESS.md)")
     target = resolve_inside(ws.root, name, scope="the project folder")
-    if not target.is_file():
-        raise Refused(404, f"'{name}' does not exist in project '{_shown(rel)}'")
-    with target.open("rb") as fh:
-        data = fh.read(FILE_LIMIT + 1)
+    files = Beneath(ws.root)
+    if not files.is_file(target):  # missing, or a folder
+        raise Refused(404, f"'{name}' does not exist in project '{shown(rel)}'")
+    try:
+        with files.open_read(target) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(FILE_LIMIT + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        raise Refused(404, f"'{name}' does not exist in project '{shown(rel)}'") from None
+    except PathRefused as exc:  # a folder, a pipe, a link planted since the check above
+        raise refusal(exc, ws.root) from None
+    except OSError as exc:
+        raise Refused(403, f"'{name}' cannot be read: {exc.strerror}") from None
     truncated = len(data) > FILE_LIMIT
     data = data[:FILE_LIMIT]
     binary = b"\x00" in data[:8192]
     return {
         "path": relative(root, target),
         "name": name,
-        "size": target.stat().st_size,
+        "size": size,
         "truncated": truncated,
         "binary": binary,
         "content": "" if binary else data.decode("utf-8", errors="replace"),

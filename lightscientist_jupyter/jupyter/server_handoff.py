@@ -17,7 +17,8 @@ from typing import Any
 from lightscientist_jupyter.app import handoff
 from lightscientist_jupyter.app.commands import require_project
 from lightscientist_jupyter.errors import BadInput, LightScientistError
-from lightscientist_jupyter.jupyter.server_data import COMMENT_MAX, Refused, open_project
+from lightscientist_jupyter.jupyter.server_data import COMMENT_MAX
+from lightscientist_jupyter.jupyter.server_paths import Refused, open_project
 
 STEPS = tuple(str(s) for s in handoff.Step)
 

@@ -21,7 +21,7 @@ from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.jupyter import progress, server_control, server_data
 from lightscientist_jupyter.jupyter.run_controls import run_view
-from lightscientist_jupyter.jupyter.server_data import Refused
+from lightscientist_jupyter.jupyter.server_paths import Refused
 from lightscientist_jupyter.workspace import Workspace
 from tests.test_research import cli
 

@@ -8,15 +8,19 @@ the fetches on the fixtures' event loop.
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import json
 import os
+import shlex
+import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from pytest_jupyter import jupyter_server as _pytest_jupyter
 from support import waiting_project
+from support.planting import SECRET, need_bwrap, sandboxed
 from tornado.httpclient import HTTPClientError
 
 from lightscientist_jupyter import _jupyter_server_extension_points
@@ -24,7 +28,7 @@ from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.inbox import queued_replies
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.jupyter import graph, server, server_data
+from lightscientist_jupyter.jupyter import graph, server, server_data, server_paths
 from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.workspace import Workspace
 
@@ -248,7 +252,7 @@ def test_escapes_through_names_and_links_are_refused(root, fetch, tmp_path):
     (root / "link").symlink_to(outside, target_is_directory=True)
     (root / "alpha" / "leak.md").symlink_to(outside / "PROCESS.md")
     code, body = refused(fetch, "project", path="link")
-    assert code == 403 and "outside the server root" in body["message"]
+    assert code == 403 and body["message"].startswith(f"link: is a symbolic link (to {outside})")
     assert [p["path"] for p in get(fetch, "projects")["projects"]] == [
         "alpha",
         "broken",
@@ -264,6 +268,76 @@ def test_escapes_through_names_and_links_are_refused(root, fetch, tmp_path):
     code, _ = refused(fetch, "reply", method="POST", body={"path": "link", "approve": True})
     assert code == 403
     assert queued_replies(Workspace.at(outside)) == []
+
+
+def test_links_a_sandboxed_command_planted_are_never_served(root, fetch):
+    """The server root is often the user's home: a key below it, reached through links a
+    worker's command planted in a project, must not reach the panel (nor any file through a
+    link, wherever it points)."""
+    key = root / "dot-ssh" / "id_rsa"
+    key.parent.mkdir()
+    key.write_text(SECRET)
+    sandboxed(
+        root / "alpha",
+        f"mv PROCESS.md PROCESS.real.md && ln -s {key} PROCESS.md"
+        f" && mv idea/brief.md idea/brief.real.md && ln -s {key} idea/brief.md"
+        f" && ln -s {key.parent} keys && ln -s ../nested paper",
+    )
+    never = "LightScientist does not follow links in a workspace"
+    for name, message in (
+        ("PROCESS.md", f"PROCESS.md: is a symbolic link (to {key}); {never}"),
+        ("idea/brief.md", f"idea/brief.md: is a symbolic link (to {key}); {never}"),
+        ("keys/id_rsa", f"keys: is a symbolic link (to {key.parent}); {never}"),
+        (
+            "paper/beta/PROCESS.md",
+            f"paper/beta: goes through paper, which is a symbolic link (to ../nested); {never}",
+        ),
+    ):
+        code, body = refused(fetch, "file", path="alpha", name=name)
+        assert (code, body["message"]) == (403, message), name
+        assert "PRIVATE KEY" not in json.dumps(body)
+    detail = get(fetch, "project", path="alpha")
+    assert detail["process_md"] == {"path": "alpha/PROCESS.md", "exists": False}
+    assert {o["name"]: o["exists"] for o in detail["outputs"]}["idea/brief.md"] is False
+    code, body = refused(fetch, "project", path="alpha/keys")
+    assert code == 403 and body["message"].startswith("alpha/keys: is a symbolic link")
+
+
+FLIP = """
+import os, sys, time
+key, end = sys.argv[1], time.monotonic() + 2
+while time.monotonic() < end:
+    os.symlink(key, "idea/.link")
+    os.rename("idea/.link", "idea/brief.md")
+    with open("idea/.file", "w") as fh:
+        fh.write("# the brief\\n")
+    os.rename("idea/.file", "idea/brief.md")
+"""
+
+
+@pytest.mark.slow
+def test_a_file_swapped_for_a_link_mid_request_is_never_served(root):
+    """A sandboxed command swaps an output between a file and a link to a key below the
+    server root as fast as it can, while the panel asks for it: never the key."""
+    key = root / "dot-ssh" / "id_rsa"
+    key.parent.mkdir()
+    key.write_text(SECRET)
+    need_bwrap()
+    flipping = threading.Thread(
+        target=sandboxed, args=(root / "alpha", f"python3 -c {shlex.quote(FLIP)} {key}")
+    )
+    flipping.start()
+    answers: collections.Counter[str] = collections.Counter()
+    while flipping.is_alive():
+        try:
+            answers[server_data.project_file(root, "alpha", "idea/brief.md")["content"]] += 1
+        except server_paths.Refused as exc:
+            answers[f"{exc.status}: {exc.message.split(';')[0]}"] += 1
+    flipping.join()
+    assert SECRET not in answers
+    assert (
+        answers["# the brief\n"] and answers[f"403: idea/brief.md: is a symbolic link (to {key})"]
+    )
 
 
 # ------------------------------------------------------------------------- authentication
@@ -400,8 +474,8 @@ def test_server_config_enables_the_extension():
 def test_resolve_inside_unit(tmp_path):
     base = Path(os.path.realpath(tmp_path))
     (base / "a").mkdir()
-    assert server_data.resolve_inside(base, "") == base
-    assert server_data.resolve_inside(base, "a/") == base / "a"
+    assert server_paths.resolve_inside(base, "") == base
+    assert server_paths.resolve_inside(base, "a/") == base / "a"
     for rel, status in (
         ("../x", 403),
         ("a/../../x", 403),
@@ -409,8 +483,8 @@ def test_resolve_inside_unit(tmp_path):
         ("C:x", 400),
         ("a\x00", 400),
     ):
-        with pytest.raises(server_data.Refused) as info:
-            server_data.resolve_inside(base, rel)
+        with pytest.raises(server_paths.Refused) as info:
+            server_paths.resolve_inside(base, rel)
         assert info.value.status == status, rel
 
 

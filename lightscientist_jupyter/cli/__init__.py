@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lightscientist_jupyter import __version__, options
+from lightscientist_jupyter import __version__, _fs, options
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.text import table_text
@@ -130,10 +130,10 @@ def _await_runner(ws: Workspace, path: Path) -> int:
     """Another process runs the project: wait for it to take the reply, then report."""
     holder = read_holder(ws) or {}
     deadline = time.monotonic() + REPLY_WAIT_S
-    while path.exists() and time.monotonic() < deadline:
+    while _fs.NO_LINKS.lstat(path) is not None and time.monotonic() < deadline:
         time.sleep(0.1)
     pid = holder.get("pid", "?")
-    if path.exists():
+    if _fs.NO_LINKS.lstat(path) is not None:
         print(f"reply queued in {path}; the run held by pid {pid} will apply it")
         return _finish_line(load_state(ws.state_file).status)
     receipt = take_receipt(path)

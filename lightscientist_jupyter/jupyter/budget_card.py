@@ -20,6 +20,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from lightscientist_jupyter._fs import NO_LINKS
 from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.controller import budget as budgets
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
@@ -140,7 +141,7 @@ class WorkerSpend:
     def words(self) -> dict[str, str]:
         """worker id → `1,234 tok · $0.0012` (or `cost unknown`)."""
         try:
-            with self.ledger.open("rb") as f:
+            with NO_LINKS.open_read(self.ledger) as f:
                 f.seek(self._at)
                 chunk = f.read()
         except OSError:

@@ -70,6 +70,20 @@ def test_the_card_the_graph_and_the_workers_show_the_spend(at_budget):
     assert budget_card.card_of(None) == {}
 
 
+def test_the_worker_spend_reads_no_ledger_through_a_link(tmp_path: Path):
+    """The ledger is the kernel's file: a link in its place (made here with os.symlink, the
+    reading side only) is not read, so another project's spend is never shown as this one's."""
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"worker": "w9", "input_tokens": 700, "cost_usd": 1.5}\n')
+    ws = Workspace.at(tmp_path / "ws")
+    ws.state_dir.mkdir(parents=True)
+    (ws.state_dir / "usage.jsonl").symlink_to(other)
+    assert budget_card.WorkerSpend(ws.state_dir).words() == {}
+    (ws.state_dir / "usage.jsonl").unlink()
+    (ws.state_dir / "usage.jsonl").write_text(other.read_text())
+    assert budget_card.WorkerSpend(ws.state_dir).words() == {"w9": "700 tok · $1.5000"}
+
+
 @pytest.mark.slow
 def test_the_server_reply_takes_a_budget_field(at_budget):
     root = at_budget.parent

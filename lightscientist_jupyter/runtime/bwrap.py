@@ -1,10 +1,12 @@
 """The bubblewrap sandbox of a worker's shell command.
 
 Each command runs in a new `bwrap` sandbox: the system (`/usr`, `/etc` without its secrets,
-the Python environment) read-only; the workspace read-write but `.lightscientist/`
-read-only, except the worker's own home folder and the project's tool cache; a private
-`/tmp`; new user, PID and IPC namespaces (and network, unless allowed), no capabilities,
-`--die-with-parent` (a kernel that dies takes the sandbox with it) and `--new-session`.
+the Python environment) read-only; the workspace read-write, but of `.lightscientist/` only
+the worker's own home folder and the project's tool cache (the checkpoints, the other
+workers' homes, the recordings, the usage, the state and the command logs are not there); a
+private `/tmp`; new user, PID and IPC namespaces (and network, unless allowed), no
+capabilities, `--die-with-parent` (a kernel that dies takes the sandbox with it) and
+`--new-session`.
 `resolve` picks the mode a run uses: `auto` takes bubblewrap when it works here, else none
 (and says why).
 """
@@ -139,14 +141,18 @@ def argv(root: Path, home: Path, *, network: bool) -> list[str]:
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     for path in _python_roots():
         args += ["--ro-bind", str(path), str(path)]
-    state = root / ".lightscientist"
     args += ["--bind", str(root), str(root)]
+    state = root / ".lightscientist"
     if state.is_dir():
-        args += ["--ro-bind", str(state), str(state)]
-        cache = state / "cache"  # the project's tool cache (`shell.tool_cache`), writable
+        # an empty folder over the state folder, with the two folders a command uses bound
+        # into it, then made read-only (not recursively: the two stay writable)
+        cache = state / "cache"  # the project's tool cache (`shell.tool_cache`)
         cache.mkdir(exist_ok=True)
-        args += ["--bind", str(cache), str(cache)]
-    args += ["--bind", str(home), str(home), "--chdir", str(root)]
+        args += ["--tmpfs", str(state), "--bind", str(cache), str(cache)]
+        args += ["--bind", str(home), str(home), "--remount-ro", str(state)]
+    else:
+        args += ["--bind", str(home), str(home)]
+    args += ["--chdir", str(root)]
     args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not network:
         args.append("--unshare-net")

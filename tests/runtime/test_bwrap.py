@@ -1,7 +1,8 @@
 """The bubblewrap sandbox of workers' commands, with real bwrap and real processes: what a
-command inside cannot do (leave the workspace, read planted secrets, write the state folder,
-reach a loopback server, see the test's processes), the resource limits that stop it with a
-tool result naming the limit, and the background job that does not outlive its deadline.
+command inside cannot do (leave the workspace, read planted secrets, see or write the state
+folder beyond its own home and the tool cache, reach a loopback server, see the test's
+processes), the resource limits that stop it with a tool result naming the limit, and the
+background job that does not outlive its deadline.
 
 Without a working bubblewrap these tests are skipped, except under CI (`CI=true`), where
 they fail: CI installs it (scripts/setup).
@@ -184,6 +185,49 @@ def test_a_command_cannot_read_a_secret_planted_in_home_or_root(root, groups, sh
     finally:
         for path in planted:
             path.unlink()
+
+
+def test_of_the_state_folder_a_command_sees_only_its_home_and_the_tool_cache(root, shell):
+    state = root / ".lightscientist"
+    secret = f"SECRET-{uuid.uuid4().hex}"
+    planted = [
+        "checkpoints.sqlite",
+        "checkpoints.sqlite-wal",
+        "events.jsonl",
+        "usage.jsonl",
+        "supervisor.json",
+        "recordings/run-0001.jsonl",
+        "inbox/reply-1.json",
+        "jobs/j1.json",
+        "workers/w2/home/notes.txt",  # another worker's home
+        "workers/w2/worker.json",
+        "workers/w1/commands/3.log",  # its own command logs too
+        "workers/w1/worker.json",
+    ]
+    for name in planted:
+        (state / name).parent.mkdir(parents=True, exist_ok=True)
+        (state / name).write_text(f"{secret}\n")
+    sh = shell(worker_id="w1")
+    reads = "; ".join(f"cat .lightscientist/{name}" for name in [*planted, "state.json"])
+    result = sh.execute(f"{reads}; grep -rs SECRET .lightscientist; ls -A .lightscientist")
+    assert secret not in result.output and '"status"' not in result.output
+    assert result.output.count("No such file or directory") == len(planted) + 1, result.output
+    assert result.output.strip().splitlines()[-2:] == ["cache", "workers"], result.output
+    assert sh.execute("ls -A .lightscientist/workers").output.strip() == "w1"
+    # its own home and the tool cache are there and writable; nothing else is
+    wrote = sh.execute(
+        "echo mine > $HOME/kept.txt && echo shared > $XDG_CACHE_HOME/kept.txt && echo ok; "
+        "echo x > .lightscientist/new.txt; echo x > .lightscientist/workers/w2.txt; "
+        "mkdir .lightscientist/workers/w2"
+    )
+    assert wrote.output.startswith("ok\n"), wrote.output
+    assert wrote.output.count("Read-only file system") == 3, wrote.output
+    assert (state / "workers" / "w1" / "home" / "kept.txt").read_text() == "mine\n"
+    assert (state / "cache" / "kept.txt").read_text() == "shared\n"
+    assert not (state / "new.txt").exists() and not (state / "workers" / "w2.txt").exists()
+    assert (state / "state.json").read_text() == '{"status": "running"}\n'  # untouched
+    for name in planted:
+        assert (state / name).read_text() == f"{secret}\n"
 
 
 def test_the_venv_python_runs_with_the_clean_environment(root, groups, shell, monkeypatch):

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from lightscientist_jupyter.runtime import bwrap  # noqa: E402
+from lightscientist_jupyter.runtime.cgroups import CommandCgroups  # noqa: E402
 from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend  # noqa: E402
 from lightscientist_jupyter.runtime.shell import ProcessGroups  # noqa: E402
 from lightscientist_jupyter.runtime.spawn import ShellPolicy  # noqa: E402
@@ -46,7 +47,7 @@ def per_command(reps: int) -> dict[str, dict[str, float]]:
         root = folder / "ws"
         (root / ".lightscientist").mkdir(parents=True)
         for mode in MODES:
-            policy = ShellPolicy(sandbox=mode == "bwrap", cgroups=bwrap.PidsCgroup())
+            policy = ShellPolicy(sandbox=mode == "bwrap", cgroups=CommandCgroups())
             sh = WorkspaceBackend(
                 root, worker_id=f"w-{mode}", cancel=threading.Event(), groups=groups, policy=policy
             )

@@ -14,7 +14,8 @@ from typing import Any
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import bwrap
-from lightscientist_jupyter.runtime.bwrap import PidsCgroup, SandboxChoice
+from lightscientist_jupyter.runtime.bwrap import SandboxChoice
+from lightscientist_jupyter.runtime.cgroups import CommandCgroups
 from lightscientist_jupyter.runtime.limits import parse_spec
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.workspace import Workspace
@@ -47,7 +48,7 @@ def open_policy(
         sandbox=choice.active == "bwrap",
         network=network,
         overrides=overrides,
-        cgroups=PidsCgroup() if "procs" not in overrides or overrides["procs"] else None,
+        cgroups=CommandCgroups(),
     )
     write_json_atomic(ws.state_dir / CHOICE_FILE, {**choice.to_dict(), "network": network})
     bwrap.announce(bus, choice)

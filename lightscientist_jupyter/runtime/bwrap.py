@@ -19,7 +19,6 @@ import os
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 from lightscientist_jupyter.errors import LightScientistError
@@ -29,7 +28,6 @@ from lightscientist_jupyter.vocab import EventType
 SANDBOX_MODES = ("auto", "bwrap", "none")
 _MASKED_ETC = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "security/opasswd")
 _MASKED_ETC_DIRS = ("ssh", "sudoers.d", "ssl/private")
-CGROUP_PIDS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
 
 class SandboxUnavailable(LightScientistError):
@@ -158,85 +156,3 @@ def argv(root: Path, home: Path, *, network: bool) -> list[str]:
         args.append("--unshare-net")
     args += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
     return args
-
-
-class PidsCgroup:
-    """A pids cgroup per command, for a process limit that binds root too (best effort)."""
-
-    def __init__(self) -> None:
-        self.parent: Path | None = None
-        for base in CGROUP_PIDS:
-            if (base / "pids.max").exists() or (base / "cgroup.procs").exists():
-                _sweep_stale(base)
-                candidate = base / f"lightscientist-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-                try:
-                    candidate.mkdir(exist_ok=True)
-                    if (candidate / "pids.max").exists():
-                        self.parent = candidate
-                        break
-                    candidate.rmdir()
-                except OSError:
-                    continue
-
-    def make(self, procs: int) -> Path | None:
-        """A new cgroup limited to `procs` processes, or None when none can be made."""
-        if self.parent is None:
-            return None
-        self.sweep()
-        path = self.parent / uuid.uuid4().hex[:10]
-        try:
-            path.mkdir()
-            (path / "pids.max").write_text(str(procs))
-        except OSError:
-            return None
-        return path
-
-    def sweep(self) -> None:
-        """Remove the cgroups whose commands have ended (a busy one refuses rmdir)."""
-        if self.parent is None:
-            return
-        for child in self.parent.iterdir():
-            if child.is_dir():
-                try:
-                    child.rmdir()
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.sweep()
-        if self.parent is not None:
-            try:
-                self.parent.rmdir()
-            except OSError:
-                pass
-
-
-def _sweep_stale(base: Path) -> None:
-    """Remove the cgroups a killed process left behind (its pid is in the folder's name)."""
-    try:
-        parents = [p for p in base.glob("lightscientist-*") if p.is_dir()]
-    except OSError:
-        return
-    for parent in parents:
-        pid = parent.name.split("-")[1]
-        if pid.isdigit() and Path("/proc", pid).exists():
-            continue
-        for child in [c for c in parent.iterdir() if c.is_dir()] + [parent]:
-            try:
-                child.rmdir()
-            except OSError:
-                pass
-
-
-def limit_was_hit(cgroup: Path | None) -> bool:
-    """Whether a fork in `cgroup` was refused by its pids.max."""
-    if cgroup is None:
-        return False
-    try:
-        for line in (cgroup / "pids.events").read_text().splitlines():
-            key, _, count = line.partition(" ")
-            if key == "max" and int(count or 0) > 0:
-                return True
-    except (OSError, ValueError):
-        pass
-    return False

@@ -1,11 +1,12 @@
-"""Resource limits of one worker command: address space, CPU seconds, processes, file size.
+"""Resource limits of one worker command: memory, CPU seconds, processes, file size.
 
 They are written `mem=2G,cpu=600,procs=256,fsize=1G` (any subset; sizes take K, M, G or T,
 `none` lifts one) on the command line (`--limits`) and as a stage table's `limits` table.
-The shell applies them with `ulimit` in the command's own shell, before the command runs;
-the process count also with a pids cgroup when one can be made (`RLIMIT_NPROC` does not bind
-root). `explain` turns what a stopped command left behind into a line naming the limit, so the
-model can adapt.
+The shell applies them with `ulimit` in the command's own shell, before the command runs
+(`mem` as each process's address space); `mem` and the process count also bind the command's
+processes together, with a memory and a pids cgroup when they can be made (`cgroups`;
+`RLIMIT_NPROC` does not bind root either). `explain` turns what a stopped command left behind
+into a line naming the limit, so the model can adapt.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class Limits:
     """Per-command limits; None lifts one."""
 
     mem: int | None = 4 << 30
-    """Address space, bytes."""
+    """Memory, bytes: each process's address space, and all of the command's memory."""
     cpu: int | None = 600
     """CPU seconds."""
     procs: int | None = 256
@@ -61,9 +62,17 @@ class Limits:
             parts.append(f"ulimit -u {self.procs}")
         return "; ".join(f"{{ {part}; }} 2>/dev/null" for part in parts)
 
-    def explain(self, exit_code: int | None, output: str, *, procs_hit: bool = False) -> str | None:
-        """The limit that most likely stopped a command, as a line for the model, or None."""
+    def explain(
+        self, exit_code: int | None, output: str, *, procs_hit: bool = False, oom_kills: int = 0
+    ) -> str | None:
+        """The limit that most likely stopped a command, as a line for the model, or None.
+
+        `procs_hit`: the command's pids cgroup refused a fork; `oom_kills`: how many of its
+        processes its memory cgroup ended."""
         tail = output[-4000:]
+        if oom_kills and self.mem is not None:
+            ended = "one of its processes" if oom_kills == 1 else f"{oom_kills} of its processes"
+            return self._line("mem", f"memory limit of the whole command, which ended {ended}")
         if exit_code == 128 + _SIGXCPU and self.cpu is not None:
             return self._line("cpu", "CPU-time limit")
         too_large = ("File too large", "File size limit exceeded")

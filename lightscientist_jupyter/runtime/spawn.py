@@ -6,7 +6,8 @@ Sandboxed, the group's leader is `bwrap`, and a small wrapper inside the sandbox
 command, writes its exit status to a pipe (that is when the command has returned) and then
 stays until no other process is left in the sandbox's PID namespace, so a job started with `&`
 lives on until the command's deadline, as it does unsandboxed; ending the group ends `bwrap`,
-and with it (`--die-with-parent`, a PID namespace) everything inside.
+and with it (`--die-with-parent`, a PID namespace) everything inside. Either way the command's
+shell first joins its cgroups (`cgroups`), when they can be made.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from lightscientist_jupyter.runtime import bwrap
-from lightscientist_jupyter.runtime.bwrap import PidsCgroup, limit_was_hit
+from lightscientist_jupyter.runtime.cgroups import CommandCgroup, CommandCgroups
 from lightscientist_jupyter.runtime.limits import Limits
 
 # $1 the command, $2 the status pipe's fd. The wait loop forks nothing (a full process table
@@ -39,7 +40,11 @@ while :; do
   read -t 0.1 -u 9
 done
 """
-_JOIN_CGROUP = 'echo $$ > "$0/cgroup.procs" 2>/dev/null; exec "$@"'
+# $1 how many cgroups follow, then the cgroups' folders, then the command
+_JOIN_CGROUPS = """n=$1; shift
+while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" 2>/dev/null; shift; n=$((n - 1)); done
+exec "$@"
+"""
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ls-spawner")
 """Starts every sandbox: `--die-with-parent` watches the *thread* that forked `bwrap`, so
 they are forked from one thread that lives as long as the process, not from a worker's turn
@@ -52,7 +57,7 @@ class Confinement:
 
     prefix: tuple[str, ...] = ()
     limits: Limits | None = None
-    cgroups: PidsCgroup | None = None
+    cgroups: CommandCgroups | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +70,7 @@ class ShellPolicy:
     """The run's `--limits`: they win over the stage's."""
     stage_limits: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
     """The stage's `limits`: they win over the defaults."""
-    cgroups: PidsCgroup | None = None
+    cgroups: CommandCgroups | None = None
 
     @property
     def limits(self) -> Limits:
@@ -84,7 +89,11 @@ class Started:
     """A running command: `returned` says when the command itself has ended."""
 
     def __init__(
-        self, proc: subprocess.Popen, status_fd: int | None, cgroup: Path | None, conf: Confinement
+        self,
+        proc: subprocess.Popen,
+        status_fd: int | None,
+        cgroup: CommandCgroup | None,
+        conf: Confinement,
     ):
         self.proc = proc
         self._status_fd = status_fd
@@ -133,7 +142,13 @@ class Started:
         limits = self._conf.limits
         if limits is None:
             return None
-        return limits.explain(self.exit_code, output, procs_hit=limit_was_hit(self._cgroup))
+        group = self._cgroup
+        return limits.explain(
+            self.exit_code,
+            output,
+            procs_hit=group is not None and group.procs_hit(),
+            oom_kills=group.oom_kills() if group is not None else 0,
+        )
 
 
 def start(
@@ -155,10 +170,11 @@ def start(
     else:
         args = ["/bin/bash", "-c", command]
     cgroup = None
-    if limits is not None and limits.procs is not None and conf.cgroups is not None:
-        cgroup = conf.cgroups.make(limits.procs)
+    if limits is not None and conf.cgroups is not None:
+        cgroup = conf.cgroups.make(limits)
         if cgroup is not None:
-            args = ["/bin/sh", "-c", _JOIN_CGROUP, str(cgroup), *args]
+            paths = [str(p) for p in cgroup.paths]
+            args = ["/bin/sh", "-c", _JOIN_CGROUPS, "ls-cgroups", str(len(paths)), *paths, *args]
 
     def launch() -> subprocess.Popen:
         return subprocess.Popen(

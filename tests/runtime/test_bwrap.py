@@ -1,8 +1,9 @@
 """The bubblewrap sandbox of workers' commands, with real bwrap and real processes: what a
 command inside cannot do (leave the workspace, read planted secrets, see or write the state
 folder beyond its own home and the tool cache, reach a loopback server, see the test's
-processes), the resource limits that stop it with a tool result naming the limit, and the
-background job that does not outlive its deadline.
+processes), the resource limits that stop it with a tool result naming the limit (memory for
+the whole command, with a real memory cgroup), and the background job that does not outlive
+its deadline.
 
 Without a working bubblewrap these tests are skipped, except under CI (`CI=true`), where
 they fail: CI installs it (scripts/setup).
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from lightscientist_jupyter.runtime import bwrap
+from lightscientist_jupyter.runtime.cgroups import CommandCgroups
 from lightscientist_jupyter.runtime.limits import parse_spec
 from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.shell import ProcessGroups, group_alive
@@ -55,7 +57,7 @@ def groups():
 @pytest.fixture
 def shell(root: Path, groups: ProcessGroups):
     """Makes a sandboxed worker's backend (its `execute` is the model's tool)."""
-    cgroups = bwrap.PidsCgroup()
+    cgroups = CommandCgroups()
 
     def make(*, limits: str = "", network: bool = False, **kw) -> WorkspaceBackend:
         policy = ShellPolicy(sandbox=True, overrides=parse_spec(limits), cgroups=cgroups)
@@ -321,6 +323,33 @@ def test_a_memory_hog_is_stopped_by_the_memory_limit(root, groups, shell):
     assert result.exit_code == 1
     assert "MemoryError" in result.output
     assert "[stopped by the memory limit (address space): mem=1G;" in result.output
+
+
+HOLD_300M = "python -c \"import time; x = b'x' * (300 << 20); time.sleep(2); print('held')\""
+
+
+@pytest.fixture
+def memory_cgroup() -> None:
+    cgroups = CommandCgroups()
+    try:
+        if "memory" not in cgroups.controllers:
+            pytest.skip("no memory cgroup can be made here (cgroup v1 or v2 memory controller)")
+    finally:
+        cgroups.close()
+
+
+def test_the_memory_limit_binds_the_command_s_processes_together(root, shell, memory_cgroup):
+    sh = shell(limits="mem=400M", timeout=30)
+    four = sh.execute(f"for i in 1 2 3 4; do {HOLD_300M} & done; wait; echo after")
+    held = [line for line in four.output.splitlines() if line == "held"]
+    assert len(held) <= 1, four.output  # all four held their 300 MB before
+    assert "after" in four.output  # the command's shell itself is not what was ended
+    assert (
+        "[stopped by the memory limit of the whole command, which ended 3 of its processes: "
+        "mem=400M;" in four.output
+    ) or "which ended 4 of its processes: mem=400M;" in four.output, four.output
+    one = sh.execute(HOLD_300M)
+    assert one.exit_code == 0 and one.output.strip() == "held", one.output
 
 
 def test_cpu_and_file_size_limits_name_themselves(root, groups, shell):

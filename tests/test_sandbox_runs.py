@@ -1,6 +1,8 @@
 """Runs and the sandbox, from the command line: the default table end to end in bubblewrap;
 `auto` on a PATH without bubblewrap runs unsandboxed and says so (an event, `status`);
-`--sandbox bwrap` there refuses before any work; a bad `--limits` is one line.
+`--sandbox bwrap` there refuses before any work; so it does with `--allow-network` on a PATH
+without pasta (no network of their own for commands), where `auto` gives commands the host's
+network and says so; a bad `--limits` is one line.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from lightscientist_jupyter.runtime import bwrap
 
 GOAL = "Does warmup help a small MLP?"
 NO_BWRAP = "bubblewrap (bwrap) is not on PATH; install the 'bubblewrap' package"
+NO_PASTA = "pasta is not installed; install the 'passt' package"
 
 
 def cli(ws: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240):
@@ -29,22 +32,32 @@ def cli(ws: Path, *args: str, env: dict[str, str] | None = None, timeout: float 
     )
 
 
-@pytest.fixture
-def path_without_bwrap(tmp_path: Path) -> str:
-    """The PATH of this process with every `bwrap` left out (the other tools linked)."""
-    bin_dir = tmp_path / "bin"
+def path_without(bin_dir: Path, name: str) -> str:
+    """The PATH of this process with every `name` left out (the other tools linked)."""
     bin_dir.mkdir()
     folders = []
     for folder in os.environ.get("PATH", "").split(os.pathsep):
         if not folder or not Path(folder).is_dir():
             continue
-        if not (Path(folder) / "bwrap").exists():
+        if not (Path(folder) / name).exists():
             folders.append(folder)
             continue
         for tool in Path(folder).iterdir():
-            if tool.name != "bwrap" and not (bin_dir / tool.name).exists():
+            if tool.name != name and not (bin_dir / tool.name).exists():
                 (bin_dir / tool.name).symlink_to(tool)
     return os.pathsep.join([str(bin_dir), *folders])
+
+
+@pytest.fixture
+def path_without_bwrap(tmp_path: Path) -> str:
+    return path_without(tmp_path / "bin", "bwrap")
+
+
+@pytest.fixture
+def path_without_pasta(tmp_path: Path) -> str:
+    if bwrap.problem() is not None and os.environ.get("CI") != "true":
+        pytest.skip(str(bwrap.problem()))
+    return path_without(tmp_path / "bin-without-pasta", "pasta")
 
 
 def events_of(ws: Path, type_: str) -> list[dict]:
@@ -103,6 +116,44 @@ def test_sandbox_bwrap_without_bwrap_refuses_before_any_work(tmp_path, path_with
         "(or use --sandbox auto or none)\n"
     )
     assert not (ws / ".lightscientist" / "state.json").exists()
+
+
+def test_sandbox_bwrap_with_network_but_no_pasta_refuses_before_any_work(
+    tmp_path, path_without_pasta
+):
+    ws = tmp_path / "project"
+    env = {"PATH": path_without_pasta}
+    proc = cli(ws, "research", GOAL, "--sandbox", "bwrap", "--allow-network", env=env)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == (
+        "lightscientist research: error: --sandbox bwrap: a command with network needs a "
+        f"network of its own, and {NO_PASTA} (or use --sandbox auto, which then shares the "
+        "host's network)\n"
+    )
+    assert not (ws / ".lightscientist" / "state.json").exists()
+
+
+@pytest.mark.slow
+def test_auto_with_network_but_no_pasta_shares_the_host_network_and_says_so(
+    tmp_path, path_without_pasta
+):
+    ws = tmp_path / "project"
+    env = {"PATH": path_without_pasta}
+    proc = cli(ws, "research", GOAL, "--mode", "manual", "--allow-network", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "waiting_user"
+    warning = (
+        "worker commands with network share the host's network (its loopback services and "
+        f"link-local addresses): {NO_PASTA}"
+    )
+    [event] = events_of(ws, "sandbox.unavailable")
+    assert event["message"] == warning
+    assert event["data"] == {"mode": "auto", "reason": NO_PASTA}
+    assert f"warning: {warning}" in cli(ws, "status", env=env).stdout.splitlines()
+    status = json.loads(cli(ws, "status", "--json", env=env).stdout)
+    assert status["sandbox"]["active"] == "bwrap"
+    assert status["sandbox"]["warning"] == warning
 
 
 def test_a_bad_limits_option_is_one_line(tmp_path):

@@ -104,7 +104,7 @@ class Project:
         self.recorded_replies = recorded_replies(self.model) if replies else []
         """`--replies recorded`: the recording's replies, given again at the gates."""
         policy, self.sandbox = sandboxing.open_policy(
-            workspace, bus, settings, sandbox=sandbox, allow_network=allow_network, limits=limits
+            workspace, bus, controller, sandbox=sandbox, allow_network=allow_network, limits=limits
         )
         keep_given(  # `resume --checkpoints/--ray/--job-time-limit`: kept
             controller, checkpoints=checkpoints, ray=ray, job_time_limit=job_time_limit
@@ -170,7 +170,7 @@ class Project:
         if not skip_model_check:  # one short call: can this model call tools at all?
             commands.require_tool_calling(model, base_url)
         run_settings = sandboxing.settings(
-            options.get("sandbox"), options.get("allow_network"), options.get("limits")
+            table, options.get("sandbox"), options.get("allow_network"), options.get("limits")
         ) | checkpoint_url.settings(options.get("checkpoints"))
         run_settings |= ray_jobs.settings(options.get("ray"))
         run_settings |= job_limit.settings(options.get("job_time_limit"))

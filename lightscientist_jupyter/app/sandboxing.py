@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
+from lightscientist_jupyter.controller import ResearchController, StageTable
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import bwrap
 from lightscientist_jupyter.runtime.bwrap import SandboxChoice
@@ -23,10 +24,13 @@ from lightscientist_jupyter.workspace import Workspace
 CHOICE_FILE = "sandbox.json"
 
 
-def settings(sandbox: str | None, allow_network: bool | None, limits: str | None) -> dict[str, Any]:
+def settings(
+    table: StageTable, sandbox: str | None, allow_network: bool | None, limits: str | None
+) -> dict[str, Any]:
     """The settings a new project keeps; raises (one line naming the option) when one is
-    wrong or `--sandbox bwrap` cannot be had here."""
-    bwrap.resolve(sandbox)
+    wrong or `--sandbox bwrap` cannot be had here (for the network too, when a stage of
+    `table` or `allow_network` allows it)."""
+    bwrap.resolve(sandbox, network=bool(allow_network) or _stage_network(table))
     parse_spec(limits or "")
     return {"sandbox": sandbox or "auto", "allow_network": bool(allow_network), "limits": limits}
 
@@ -34,25 +38,33 @@ def settings(sandbox: str | None, allow_network: bool | None, limits: str | None
 def open_policy(
     ws: Workspace,
     bus: EventBus,
-    stored: dict[str, Any],
+    controller: ResearchController,
     *,
     sandbox: str | None = None,
     allow_network: bool | None = None,
     limits: str | None = None,
 ) -> tuple[ShellPolicy, SandboxChoice]:
-    """The workers' shell policy of this run (the options given now win over the stored)."""
-    choice = bwrap.resolve(sandbox or stored.get("sandbox"))
+    """The workers' shell policy of this run (the options given now win over those the
+    project keeps)."""
+    stored = controller.state.settings
     network = bool(stored.get("allow_network")) if allow_network is None else allow_network
+    uses_network = network or _stage_network(controller.table)
+    choice = bwrap.resolve(sandbox or stored.get("sandbox"), network=uses_network)
     overrides = parse_spec(limits if limits is not None else stored.get("limits") or "")
     policy = ShellPolicy(
         sandbox=choice.active == "bwrap",
         network=network,
+        host_network=choice.net == "host",
         overrides=overrides,
         cgroups=CommandCgroups(),
     )
     write_json_atomic(ws.state_dir / CHOICE_FILE, {**choice.to_dict(), "network": network})
     bwrap.announce(bus, choice)
     return policy, choice
+
+
+def _stage_network(table: StageTable) -> bool:
+    return any(stage.network for stage in table)
 
 
 def status_info(ws: Workspace, stored: dict[str, Any]) -> dict[str, Any]:

@@ -4,11 +4,11 @@ Each command runs in a new `bwrap` sandbox: the system (`/usr`, `/etc` without i
 the Python environment) read-only; the workspace read-write, but of `.lightscientist/` only
 the worker's own home folder and the project's tool cache (the checkpoints, the other
 workers' homes, the recordings, the usage, the state and the command logs are not there); a
-private `/tmp`; new user, PID and IPC namespaces (and network, unless allowed), no
-capabilities, `--die-with-parent` (a kernel that dies takes the sandbox with it) and
-`--new-session`.
-`resolve` picks the mode a run uses: `auto` takes bubblewrap when it works here, else none
-(and says why).
+private `/tmp`; new user, PID, IPC and network namespaces, no capabilities,
+`--die-with-parent` (a kernel that dies takes the sandbox with it) and `--new-session`. A
+command that may use the network gets a network of its own (`netstack`), or the host's where
+that cannot be had and `auto` allows it. `resolve` picks the mode a run uses: `auto` takes
+bubblewrap when it works here, else none (and says why).
 """
 
 from __future__ import annotations
@@ -20,14 +20,19 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime import netstack
 from lightscientist_jupyter.vocab import EventType
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 _MASKED_ETC = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "security/opasswd")
 _MASKED_ETC_DIRS = ("ssh", "sudoers.d", "ssl/private")
+Network = Literal["none", "own", "host"]
+"""A command's network: none, one of its own (`netstack`), or the host's (`auto`'s fallback
+where no network of its own can be made)."""
 
 
 class SandboxUnavailable(LightScientistError):
@@ -41,12 +46,21 @@ class SandboxChoice:
     mode: str
     active: str
     reason: str = ""
+    net: Network = "own"
+    """The network a command allowed one gets."""
+    net_reason: str = ""
+    """Why that is the host's."""
 
     @property
     def warning(self) -> str | None:
-        """The line `status` and the dashboard show when `auto` fell back to none."""
+        """The line `status` and the dashboard show when `auto` fell back to less."""
         if self.mode == "auto" and self.active == "none":
             return f"worker commands run unsandboxed: {self.reason}"
+        if self.active == "bwrap" and self.net == "host":
+            return (
+                "worker commands with network share the host's network (its loopback "
+                f"services and link-local addresses): {self.net_reason}"
+            )
         return None
 
     def to_dict(self) -> dict[str, str | None]:
@@ -83,28 +97,39 @@ def problem() -> str | None:
     return _probe(path)
 
 
-def resolve(mode: str | None) -> SandboxChoice:
-    """The sandbox a run uses; raises SandboxUnavailable for 'bwrap' without bubblewrap."""
+def resolve(mode: str | None, *, network: bool = False) -> SandboxChoice:
+    """The sandbox a run uses (`network`: whether any of its commands may use the network);
+    raises SandboxUnavailable for 'bwrap' without bubblewrap, or without the network
+    stack when `network`."""
     mode = mode or "auto"
     if mode not in SANDBOX_MODES:
         raise SandboxUnavailable(f"--sandbox {mode}: expected one of {', '.join(SANDBOX_MODES)}")
     if mode == "none":
-        return SandboxChoice("none", "none", "--sandbox none")
+        return SandboxChoice("none", "none", "--sandbox none", net="host")
     why = problem()
+    if why is not None:
+        if mode == "bwrap":
+            raise SandboxUnavailable(f"--sandbox bwrap: {why} (or use --sandbox auto or none)")
+        return SandboxChoice(mode, "none", why, net="host")
+    why = netstack.problem(_bwrap_path() or "bwrap") if network else None
     if why is None:
         return SandboxChoice(mode, "bwrap")
     if mode == "bwrap":
-        raise SandboxUnavailable(f"--sandbox bwrap: {why} (or use --sandbox auto or none)")
-    return SandboxChoice(mode, "none", why)
+        raise SandboxUnavailable(
+            f"--sandbox bwrap: a command with network needs a network of its own, and {why} "
+            "(or use --sandbox auto, which then shares the host's network)"
+        )
+    return SandboxChoice(mode, "bwrap", net="host", net_reason=why)
 
 
 def announce(bus: EventBus, choice: SandboxChoice) -> None:
-    """Emit `sandbox.unavailable` when `auto` fell back to running commands unsandboxed."""
+    """Emit `sandbox.unavailable` when `auto` fell back to running commands unsandboxed, or
+    to giving commands with network the host's."""
     if choice.warning:
         bus.emit(
             EventType.SANDBOX_UNAVAILABLE,
             choice.warning,
-            data={"mode": choice.mode, "reason": choice.reason},
+            data={"mode": choice.mode, "reason": choice.reason or choice.net_reason},
         )
 
 
@@ -118,8 +143,9 @@ def _python_roots() -> list[Path]:
     return sorted(roots)
 
 
-def argv(root: Path, home: Path, *, network: bool) -> list[str]:
-    """The `bwrap` arguments (up to the command) for a command of the worker owning `home`."""
+def argv(root: Path, home: Path, *, network: Network) -> list[str]:
+    """The `bwrap` arguments (up to the command) for a command of the worker owning `home`;
+    with `network="own"`, `netstack.Handshake.bwrap_options` go before the final `--`."""
     args = [_bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         top = Path("/", name)
@@ -152,7 +178,7 @@ def argv(root: Path, home: Path, *, network: bool) -> list[str]:
         args += ["--bind", str(home), str(home)]
     args += ["--chdir", str(root)]
     args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    if not network:
+    if network != "host":
         args.append("--unshare-net")
     args += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
     return args

@@ -6,7 +6,8 @@ Sandboxed, the group's leader is `bwrap`, and a small wrapper inside the sandbox
 command, writes its exit status to a pipe (that is when the command has returned) and then
 stays until no other process is left in the sandbox's PID namespace, so a job started with `&`
 lives on until the command's deadline, as it does unsandboxed; ending the group ends `bwrap`,
-and with it (`--die-with-parent`, a PID namespace) everything inside. Either way the command's
+and with it (`--die-with-parent`, a PID namespace) everything inside. A sandbox with a network
+of its own waits for `netstack.attach` before its command starts. Either way the command's
 shell first joins its cgroups (`cgroups`), when they can be made.
 """
 
@@ -22,13 +23,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
-from lightscientist_jupyter.runtime import bwrap
+from lightscientist_jupyter.runtime import bwrap, netstack
 from lightscientist_jupyter.runtime.cgroups import CommandCgroup, CommandCgroups
 from lightscientist_jupyter.runtime.limits import Limits
 
-# $1 the command, $2 the status pipe's fd. The wait loop forks nothing (a full process table
-# must not stop it): `read -t` on a pipe that never gets data is its sleep.
+# $1 the command, $2 the status pipe's fd; {wait}: with a network of its own, the wait for it
+# (`netstack.Handshake`). The wait loop forks nothing (a full process table must not stop it):
+# `read -t` on a pipe that never gets data is its sleep.
 _WRAPPER = """{ulimits}
+{wait}
 exec 9<> <(:)
 /bin/bash -c "$1" </dev/null
 c=$?
@@ -58,6 +61,8 @@ class Confinement:
     prefix: tuple[str, ...] = ()
     limits: Limits | None = None
     cgroups: CommandCgroups | None = None
+    network: bwrap.Network = "none"
+    """With `"own"`, the sandbox waits for `netstack.attach` before its command starts."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +71,8 @@ class ShellPolicy:
 
     sandbox: bool = False
     network: bool = False
+    host_network: bool = False
+    """A command with network shares the host's (`auto` where none of its own can be had)."""
     overrides: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
     """The run's `--limits`: they win over the stage's."""
     stage_limits: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
@@ -81,8 +88,13 @@ class ShellPolicy:
         return dataclasses.replace(self, network=self.network or network, stage_limits=limits)
 
     def confinement(self, root: Path, home: Path) -> Confinement:
-        prefix = tuple(bwrap.argv(root, home, network=self.network)) if self.sandbox else ()
-        return Confinement(prefix, self.limits, self.cgroups)
+        if not self.sandbox:
+            return Confinement((), self.limits, self.cgroups)
+        net: bwrap.Network = "none"
+        if self.network:
+            net = "host" if self.host_network else "own"
+        prefix = tuple(bwrap.argv(root, home, network=net))
+        return Confinement(prefix, self.limits, self.cgroups, net)
 
 
 class Started:
@@ -161,10 +173,16 @@ def start(
     # outside a sandbox RLIMIT_NPROC counts every process of the user, so it is left alone
     ulimits = limits.ulimit_script(procs=sandboxed) if limits else ""
     status_r = status_w = None
+    handshake = None
     if sandboxed:
         status_r, status_w = os.pipe()
-        script = _WRAPPER.format(ulimits=ulimits)
-        args = [*conf.prefix, "/bin/bash", "-c", script, "ls-command", command, str(status_w)]
+        prefix = list(conf.prefix)
+        if conf.network == "own":  # the sandbox waits for its network (see `netstack`)
+            handshake = netstack.Handshake.open()
+            prefix[-1:] = [*handshake.bwrap_options(), "--"]
+        wait = handshake.wait_script() if handshake else ""
+        script = _WRAPPER.format(ulimits=ulimits, wait=wait)
+        args = [*prefix, "/bin/bash", "-c", script, "ls-command", command, str(status_w)]
     elif ulimits:
         args = ["/bin/bash", "-c", f'{ulimits}\nexec /bin/bash -c "$1"', "ls-command", command]
     else:
@@ -176,6 +194,9 @@ def start(
             paths = [str(p) for p in cgroup.paths]
             args = ["/bin/sh", "-c", _JOIN_CGROUPS, "ls-cgroups", str(len(paths)), *paths, *args]
 
+    given: tuple[int, ...] = (status_w,) if status_w is not None else ()
+    given += handshake.sandbox_fds if handshake else ()
+
     def launch() -> subprocess.Popen:
         return subprocess.Popen(
             args,
@@ -185,7 +206,7 @@ def start(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            pass_fds=(status_w,) if status_w is not None else (),
+            pass_fds=given,
         )
 
     try:
@@ -194,7 +215,14 @@ def start(
         for fd in (status_r, status_w):
             if fd is not None:
                 os.close(fd)
+        if handshake is not None:
+            handshake.close(dataclasses.astuple(handshake))
         raise
-    if status_w is not None:
-        os.close(status_w)
+    for fd in given:
+        os.close(fd)
+    if handshake is not None:
+        note = netstack.attach(proc, handshake)
+        if note:  # the sandbox was ended before its command ran: this is all its output
+            out.write(f"{note}\n".encode())
+            out.flush()
     return Started(proc, status_r, cgroup, conf)

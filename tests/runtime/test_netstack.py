@@ -1,0 +1,204 @@
+"""A command's own network (`network = true`): the internet, not the host. Real bubblewrap,
+real pasta and nftables, real listeners: on the host (TCP on its loopback and its other
+addresses, a unix socket in its abstract namespace) and on "another machine" (a network
+namespace on a veth pair: a server standing for the internet, and 169.254.169.254 standing
+for a cloud's metadata service). A command, or a job, reaches the other machine's server and
+nothing of the host's, and not the metadata address even with its socket bound to the device;
+its pasta ends with its sandbox; a network that cannot be set up runs nothing.
+
+Without bubblewrap, pasta or nftables these tests are skipped, except under CI (`CI=true`),
+where they fail: CI installs them (scripts/setup). Without root (to make the veth pair) the
+tests that need the other machine are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from support import outside_net
+from support.outside_net import HOST_END, METADATA, WORLD, HostListener, Outside
+from support.waiting import wait_for
+
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime import bwrap, netstack
+from lightscientist_jupyter.runtime.jobs import JobManager
+from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
+from lightscientist_jupyter.runtime.shell import ProcessGroups
+from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.workspace import Workspace
+
+PROBE = Path(__file__).resolve().parents[1] / "support" / "net_probe.py"
+
+
+@pytest.fixture(autouse=True)
+def needs_the_stack() -> None:
+    why = bwrap.problem() or netstack.problem(shutil.which("bwrap") or "bwrap")
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"bubblewrap, pasta and nftables are needed under CI: {why}")
+        pytest.skip(why)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = (tmp_path / "ws").resolve()
+    (root / ".lightscientist").mkdir(parents=True)
+    shutil.copy(PROBE, root / "net_probe.py")
+    return root
+
+
+@pytest.fixture
+def shell(root: Path):
+    groups = ProcessGroups()
+
+    def make(*, network: bool) -> WorkspaceBackend:
+        policy = ShellPolicy(sandbox=True, network=network)
+        return WorkspaceBackend(
+            root, worker_id="w1", cancel=threading.Event(), groups=groups, policy=policy
+        )
+
+    yield make
+    groups.kill_all()
+
+
+@pytest.fixture
+def host():
+    listener = HostListener()
+    yield listener
+    listener.close()
+
+
+@pytest.fixture
+def outside(tmp_path: Path):
+    why = outside_net.can_make_outside()
+    if why is not None:
+        pytest.skip(why)
+    machine = Outside(tmp_path)
+    yield machine
+    machine.close()
+
+
+def probe(sh: WorkspaceBackend, *targets: str) -> dict[str, str]:
+    result = sh.execute("python net_probe.py " + " ".join(targets))
+    lines = dict(line.split(" ", 1) for line in result.output.strip().splitlines())
+    assert list(lines) == list(targets), result.output
+    return lines
+
+
+def stacks_alive() -> list[str]:
+    """The pasta processes and watchers this module's sandboxes started that still run."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "ls-netstack" in line:
+            found.append(line)
+    return found
+
+
+def test_with_network_a_command_reaches_the_outside_but_nothing_of_the_host(shell, host, outside):
+    port, there = host.port, outside.port
+    # the host's listeners and the other machine's, reachable from here (the test's side)
+    assert outside_net.host_address() != WORLD
+    seen = probe_here(f"tcp:{WORLD}:{there}", f"tcp:{METADATA}:{there}")
+    assert seen == [f"ok hello-from-{WORLD}", f"ok hello-from-{METADATA}"]
+    outside.log.write_text("")
+
+    result = probe(
+        shell(network=True),
+        f"tcp:127.0.0.1:{port}",  # the host's loopback
+        f"tcp:{outside_net.host_address()}:{port}",  # the host's address on its main device
+        f"tcp:{HOST_END}:{port}",  # a host address the sandbox's namespace does not have
+        f"abstract:{host.abstract}",  # the host's abstract unix sockets
+        f"tcp:{METADATA}:{there}",  # the link-local metadata address
+        f"bound:{METADATA}:{there}",  # the same from a socket bound to the device
+        f"bound:{HOST_END}:{port}",
+        f"tcp:{WORLD}:{there}",  # a server on another machine: "the internet"
+        "route",
+        "dns",
+    )
+    assert result[f"tcp:{WORLD}:{there}"] == f"ok hello-from-{WORLD}"
+    assert host.accepted == [] and outside.accepted() == [WORLD]
+    assert result[f"abstract:{host.abstract}"] == "ECONNREFUSED"
+    assert result[f"tcp:127.0.0.1:{port}"] == "ECONNREFUSED"  # its own loopback
+    for target in (f"{HOST_END}:{port}", f"{METADATA}:{there}"):
+        assert result[f"tcp:{target}"] == "EHOSTUNREACH", result  # the table's rejection
+        assert result[f"bound:{target}"] == "EHOSTUNREACH", result
+    # a network of its own: a default route through pasta, and the host's name servers
+    assert result["route"] != "none"
+    assert result["dns"] == (" ".join(nameservers()) or "none")
+
+
+def test_without_network_there_is_none(shell, host):
+    result = probe(shell(network=False), f"tcp:127.0.0.1:{host.port}", "route")
+    assert result == {f"tcp:127.0.0.1:{host.port}": "ECONNREFUSED", "route": "none"}
+    assert host.accepted == []
+
+
+def test_the_network_stack_ends_with_the_sandbox(shell):
+    sh = shell(network=True)
+    started = sh.execute("sleep 1.5 & echo started")
+    assert started.output.strip() == "started"
+    assert any("pasta" in line for line in stacks_alive())  # the job in the background
+    deadline = time.monotonic() + 8
+    while stacks_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert stacks_alive() == []
+
+
+def test_a_job_with_network_gets_its_own_too_and_its_stack_ends_with_it(root, host):
+    jobs = JobManager(Workspace.at(root), EventBus(), ProcessGroups())
+    home = root / ".lightscientist" / "workers" / "w1" / "home"
+    home.mkdir(parents=True)
+    confinement = ShellPolicy(sandbox=True, network=True).confinement(root, home)
+    job = jobs.submit(
+        "w1",
+        f"python net_probe.py tcp:127.0.0.1:{host.port} route",
+        "probe",
+        confinement=confinement,
+    )
+    wait_for(lambda: not jobs.get(job.id).running, "the job's end", within=30)
+    assert jobs.get(job.id).status == "succeeded"
+    lines = (root / "jobs" / "probe.log").read_text().splitlines()
+    assert lines[0] == f"tcp:127.0.0.1:{host.port} ECONNREFUSED"
+    assert lines[1] != "route none"
+    assert host.accepted == []
+    wait_for(lambda: stacks_alive() == [], "the end of the job's pasta", within=8)
+
+
+def test_a_network_that_cannot_be_set_up_runs_nothing_and_says_why(shell, root, monkeypatch):
+    sh = shell(network=True)  # the sandbox's argv is made with bwrap on PATH
+    tools = root.parent / "bin-without-pasta"
+    tools.mkdir()
+    for name in ("nsenter", "setsid", "nft"):
+        (tools / name).symlink_to(shutil.which(name, path="/usr/bin:/usr/sbin:/bin:/sbin"))
+    monkeypatch.setenv("PATH", str(tools))
+    result = sh.execute("echo ran > ran.txt")
+    assert result.output.strip() == (
+        "[the sandbox's network could not be set up: pasta is not installed; install the "
+        "'passt' package]"
+    )
+    assert result.exit_code != 0
+    assert not (root / "ran.txt").exists()
+
+
+def probe_here(*targets: str) -> list[str]:
+    """The probe's results from the test's own process (the host's network)."""
+    out = subprocess.run(
+        [sys.executable, str(PROBE), *targets], capture_output=True, text=True, timeout=30
+    ).stdout
+    return [line.split(" ", 1)[1] for line in out.strip().splitlines()]
+
+
+def nameservers() -> list[str]:
+    text = Path("/etc/resolv.conf").read_text()
+    return [line.split()[1] for line in text.splitlines() if line.startswith("nameserver")]

@@ -245,6 +245,7 @@ class JobManager:
                 job, status=status, exit_code=code, ended_at=time.time(), note=note or job.note
             )
             self._save(job)
+        shell.redact_log(self.workspace.root / job.log)  # nothing writes to it any more
         self.bus.emit(
             EventType.JOB_FINISHED,
             f"{job.id} {job.name}: {status}"

@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from lightscientist_jupyter.controller.ignore import IGNORE_FILE, IgnoreRules
 from lightscientist_jupyter.controller.snapshots import KEPT, History
 from lightscientist_jupyter.runtime.worker_files import load_record, save_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord, new_thread_id
@@ -23,12 +24,20 @@ def snapshot_files(history: History, commit: str) -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
+def snapshot_rules(history: History, commit: str) -> IgnoreRules:
+    """What snapshots leave out, by the defaults and the snapshot's `.lightscientistignore`."""
+    own = history.read(commit, IGNORE_FILE)
+    return IgnoreRules.of_text(own.decode("utf-8", "replace") if own is not None else None)
+
+
 def restore_tree(history: History, commit: str, *, current: Sequence[str]) -> None:
     """Make the workspace's files those of `commit`: the files of `current` (what a snapshot
-    of now would hold) that it lacks are removed, the others written from it. The state file
-    is left to the caller, who writes it atomically."""
+    of now would hold) that it lacks are removed, the others written from it, except what
+    snapshots leave out (`.env`, `*.pem`…: an older version's snapshot may hold them). The
+    state file is left to the caller, who writes it atomically."""
     root = history.workspace.root
-    wanted = snapshot_files(history, commit)
+    rules = snapshot_rules(history, commit)
+    wanted = [rel for rel in snapshot_files(history, commit) if not rules.excludes(rel)]
     for rel in sorted(set(current) - set(wanted) - set(KEPT)):
         path = root / rel
         path.unlink(missing_ok=True)

@@ -6,8 +6,9 @@ configuration, with a fixed author — so a `.git` of the user's in the workspac
 user's git settings, are never touched or used. A snapshot holds the workspace's files
 (stage outputs, scripts, data, `PROCESS.md`) and `.lightscientist/state.json`; the rest of
 `.lightscientist/` (checkpoints, events, inbox, workers) stays out, and so do files over the
-size bound and those matching `.lightscientistignore` — those are listed in the commit
-message, with the stage, the visit and the event (trailers that `log` reads back).
+size bound, files that hold secrets by default (`.env`, `*.pem`…) and those matching
+`.lightscientistignore` (see `ignore`) — those are listed in the commit message, with the
+stage, the visit and the event (trailers that `log` reads back).
 
 A kill in the middle of a snapshot leaves at worst a stale index or an unreferenced object:
 the next snapshot rebuilds the index from the files and moves the branch only once its
@@ -18,25 +19,22 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import fnmatch
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from lightscientist_jupyter.controller import git_objects
+from lightscientist_jupyter.controller.ignore import IgnoreRules, built_in
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.workspace import STATE_DIR, Workspace
 
 MAX_BYTES = 50 * 1024 * 1024
 """Files larger than this are left out of a snapshot (and named in its message)."""
-IGNORE_FILE = ".lightscientistignore"
-BUILT_IN_IGNORES = ("__pycache__/", "*.pyc", ".ipynb_checkpoints/")
-"""Left out of every snapshot, unlisted: Python's byte code and JupyterLab's autosave copies."""
 BRANCH = "refs/heads/main"
 KEPT = (f"{STATE_DIR}/state.json",)
 """The only files of `.lightscientist/` a snapshot holds."""
@@ -162,26 +160,31 @@ class History:
     def files(self) -> tuple[list[str], list[str]]:
         """The workspace's files a snapshot holds, and those left out (with why)."""
         root = self.workspace.root
-        patterns = _ignore_patterns(root / IGNORE_FILE)
+        rules = IgnoreRules.at(root)
         kept: list[str] = [p for p in KEPT if (root / p).is_file()]
         skipped: list[str] = []
         for folder, dirs, names in os.walk(root):
             rel_dir = os.path.relpath(folder, root)
             rel_dir = "" if rel_dir == "." else rel_dir + "/"
-            dirs[:] = sorted(
-                d
-                for d in dirs
-                if d != ".git"
-                and not (rel_dir == "" and d == STATE_DIR)
-                and not _ignored(rel_dir + d + "/", (*BUILT_IN_IGNORES, *patterns))
-            )
+            entered = []
+            for d in sorted(dirs):
+                rel = rel_dir + d + "/"
+                if d == ".git" or (rel == STATE_DIR + "/") or built_in(rel):
+                    continue
+                why = rules.why(rel)
+                if why:
+                    skipped.append(f"{rel} ({why})")
+                else:
+                    entered.append(d)
+            dirs[:] = entered
             for name in sorted(names):
                 rel = rel_dir + name
                 path = Path(folder, name)
-                if _ignored(rel, BUILT_IN_IGNORES):
+                if built_in(rel):
                     continue  # not worth a line in the commit's message
-                if _ignored(rel, patterns):
-                    skipped.append(f"{rel} ({IGNORE_FILE})")
+                why = rules.why(rel)
+                if why:
+                    skipped.append(f"{rel} ({why})")
                 elif path.is_symlink() or not path.is_file():
                     continue
                 elif path.stat().st_size > self.max_bytes:
@@ -373,28 +376,3 @@ def _parse(chunk: str) -> Snapshot | None:
 
 def _size(n: int) -> str:
     return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"
-
-
-def _ignore_patterns(path: Path) -> list[str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
-        return []
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
-
-
-def _ignored(rel: str, patterns: Iterable[str]) -> bool:
-    """A `.lightscientistignore` match: a pattern with a slash matches the path from the
-    workspace's root, one without matches any name; `dir/` matches a folder."""
-    is_dir = rel.endswith("/")
-    rel = rel.rstrip("/")
-    name = rel.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        if pattern.endswith("/"):
-            if not is_dir:
-                continue
-            pattern = pattern.rstrip("/")
-        pattern = pattern.lstrip("/")
-        if ("/" in pattern and fnmatch.fnmatch(rel, pattern)) or fnmatch.fnmatch(name, pattern):
-            return True
-    return False

@@ -43,19 +43,33 @@ _LITERALS = [
     ("sk-", "pk-", "rk-"),
     ("ghp_", "gho_", "ghs_", "github_pat_"),
     ("xox",),
-    ("akia",),
-    ("eyj",),
+    ("AKIA",),
+    ("eyJ",),
     ("bearer",),
     ("api", "token", "secret", "passw"),
-    ("key", "token", "secret", "passw", "credential", "auth"),
+    ("KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH"),
 ]
-"""For each pattern, the (lower-case) texts one of which any match contains: a pattern whose
-texts are all absent is not run, which keeps redaction of long texts cheap."""
+"""For each pattern, the texts one of which any match contains: a pattern whose texts are all
+absent is not run, which keeps redaction of long texts cheap. A text in lower case is looked
+for in the text lowered (its pattern ignores case), any other as it is."""
+_ALL_LITERALS = frozenset(literal for texts in _LITERALS for literal in texts)
 SECRET_ENV = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)")
 
 
+_SECRET_NAMES: dict[str, bool] = {}
+"""Whether each environment variable's name looks secret (names seldom change; their values
+are read each time)."""
+
+
 def _env_secrets() -> list[str]:
-    return [v for k, v in os.environ.items() if SECRET_ENV.search(k) and len(v) >= 8]
+    found = []
+    for name, value in os.environ.items():
+        secret = _SECRET_NAMES.get(name)
+        if secret is None:
+            secret = _SECRET_NAMES[name] = SECRET_ENV.search(name) is not None
+        if secret and len(value) >= 8:
+            found.append(value)
+    return found
 
 
 def redact(text: str, secrets: list[str] | None = None) -> str:
@@ -64,8 +78,11 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
     for value in _env_secrets() if secrets is None else secrets:
         text = text.replace(value, "[REDACTED]")
     low = text.lower()
+    present = {lit for lit in _ALL_LITERALS if lit in (low if lit.islower() else text)}
+    if not present:
+        return text
     for pattern, literals in zip(_PATTERNS, _LITERALS, strict=True):
-        if not any(literal in low for literal in literals):
+        if present.isdisjoint(literals):
             continue
         if pattern.groups and pattern.pattern.endswith("{6,}"):  # a name, then its value
             text = pattern.sub(lambda m: m.group(1) + "[REDACTED]", text)

@@ -11,8 +11,8 @@ whose text is redacted. What the model sees is the redacted result, as the event
 always showed it.
 
 A failure whose text holds nothing to redact is raised as it was, so its kind still decides
-what follows (a retry, a budget hold, a disk fault), and LangGraph's own control exceptions
-(an interrupt) pass untouched.
+what follows (a retry, a disk fault); LangGraph's control flow (an interrupt) and a budget's
+hold pass untouched whatever their text says.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from langgraph.types import Command
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.runtime.redact import redact, safe
+from lightscientist_jupyter.runtime.usage import BudgetHold
 
 
 class RedactedFailure(RuntimeLayerError):
@@ -43,7 +44,7 @@ class RedactedFailure(RuntimeLayerError):
 def redacted_failure(exc: Exception) -> Exception:
     """`exc` itself when nothing in it is secret (or it is LangGraph's control flow), else a
     `RedactedFailure` of the same kind and the redacted text."""
-    if isinstance(exc, GraphBubbleUp):
+    if isinstance(exc, (GraphBubbleUp, BudgetHold)):
         return exc
     text = repr(exc)  # what LangGraph stores of it
     if redact(text) == text:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphInterrupt
 from support.runtime import answer, checkpoint_messages, finish, http_error, plain_spec, tool_call
 from support.waiting import wait_for
 
@@ -19,6 +20,12 @@ from lightscientist_jupyter.runtime import shell
 from lightscientist_jupyter.runtime.jobs import JobManager, ended_message
 from lightscientist_jupyter.runtime.models import resolve_model
 from lightscientist_jupyter.runtime.redact import PIECE_BYTES, redact_file
+from lightscientist_jupyter.runtime.redacting import (
+    RedactedFailure,
+    RedactionMiddleware,
+    failure_text,
+)
+from lightscientist_jupyter.runtime.usage import BudgetHold
 from lightscientist_jupyter.workspace import Workspace
 
 PROXY_KEY = "lsproxy-7f3a9c2e41d84b0b9e6f"
@@ -202,3 +209,42 @@ def test_redact_file_follows_no_link(tmp_path):
             redact_file(link)
         assert caught.value.errno in (errno.ELOOP, errno.ENOTDIR)
     assert DOT_ENV["OPENAI_API_KEY"] in outside.read_text()
+
+
+# ----------------------------------------------------------------------------- the middleware
+
+
+def raising(exc: Exception):
+    def handler(request):
+        raise exc
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ValueError("Error code: 400 - bad request"),
+        BudgetHold("the project's budget is spent: token: 2000000 of 2000000"),
+        GraphInterrupt(({"question": "use password: hunter2hunter2?"},)),
+    ],
+    ids=["no secret", "budget hold", "interrupt"],
+)
+def test_a_failure_without_a_secret_and_control_flow_pass_as_they_are(exc):
+    middleware = RedactionMiddleware()
+    for wrap in (middleware.wrap_model_call, middleware.wrap_tool_call):
+        with pytest.raises(type(exc)) as caught:
+            wrap(None, raising(exc))
+        assert caught.value is exc
+
+
+def test_a_failure_with_a_secret_keeps_its_kind_and_loses_the_secret():
+    exc = ConnectionError(f"proxy refused https://api.example/v1?api_key={PROXY_KEY}")
+    with pytest.raises(RedactedFailure) as caught:
+        RedactionMiddleware().wrap_tool_call(None, raising(exc))
+    assert (
+        str(caught.value)
+        == "ConnectionError: proxy refused https://api.example/v1?api_key=[REDACTED]"
+    )
+    assert PROXY_KEY not in repr(caught.value)  # what LangGraph would store
+    assert failure_text(caught.value, 600) == str(caught.value)

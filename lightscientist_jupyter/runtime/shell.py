@@ -299,14 +299,14 @@ class ProcessGroups:
                 now = time.monotonic()
                 due = [g for g, (_, d) in self._groups.items() if d <= now]
                 gone = [g for g in self._groups if g not in due and not group_alive(g)]
-                for g in due + gone:
-                    self._groups.pop(g, None)
-                wait = min((d for _, d in self._groups.values()), default=now + 1) - now
-            for pgid in gone:
+                later = [d for g, (_, d) in self._groups.items() if g not in due + gone]
+                wait = min(later, default=now + 1) - now
+            for pgid in due + gone:  # a group is watched until its log is settled
+                if pgid in due:
+                    self._end(pgid)
                 self._forget(pgid)
-            for pgid in due:
-                self._end(pgid)
-                self._forget(pgid)
+                with self._lock:
+                    self._groups.pop(pgid, None)
             self._wake.wait(max(0.05, min(wait, 1.0)))
             self._wake.clear()
 

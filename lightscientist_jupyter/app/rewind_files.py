@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from lightscientist_jupyter._fs import NO_LINKS, mkdirs
 from lightscientist_jupyter.beneath import Beneath
+from lightscientist_jupyter.controller.ignore import IGNORE_FILE, IgnoreRules
 from lightscientist_jupyter.controller.process_log import own_copy
 from lightscientist_jupyter.controller.snapshot_files import KEPT
 from lightscientist_jupyter.controller.snapshots import History
@@ -26,13 +27,21 @@ def snapshot_files(history: History, commit: str) -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
+def snapshot_rules(history: History, commit: str) -> IgnoreRules:
+    """What snapshots leave out, by the defaults and the snapshot's `.lightscientistignore`."""
+    own = history.read(commit, IGNORE_FILE)
+    return IgnoreRules.of_text(own.decode("utf-8", "replace") if own is not None else None)
+
+
 def restore_tree(history: History, commit: str, *, current: Sequence[str]) -> None:
     """Make the workspace's files those of `commit`: the files of `current` (what a snapshot
-    of now would hold) that it lacks are removed, the others written from it. The state file
-    is left to the caller, who writes it atomically."""
+    of now would hold) that it lacks are removed, the others written from it, except what
+    snapshots leave out (`.env`, `*.pem`…: an older version's snapshot may hold them). The
+    state file is left to the caller, who writes it atomically."""
     ws = history.workspace
     files = Beneath(ws.root)
-    wanted = snapshot_files(history, commit)
+    rules = snapshot_rules(history, commit)
+    wanted = [rel for rel in snapshot_files(history, commit) if not rules.excludes(rel)]
     for rel in sorted(set(current) - set(wanted) - set(KEPT)):
         files.unlink(rel)
         _prune_empty(files, PurePosixPath(rel).parent)

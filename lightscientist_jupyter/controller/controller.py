@@ -29,6 +29,7 @@ from lightscientist_jupyter.controller.state import ProjectState, load_state, sa
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.runtime.usage import LEDGER, read_ledger
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus
@@ -275,9 +276,12 @@ class ResearchController(HandoffTools, BudgetCalls):
     ) -> ReplyOutcome:
         """Answer the pending decision: exactly one transition per decision.
 
-        Raises `ControllerError` when nothing is pending or `to_stage` is not a stage; a reply
-        to a decision already answered changes nothing and says so.
+        The comment is redacted here, once, as every event is: whatever it reaches (events,
+        `state.json`, PROCESS.md, the snapshots, the next workers' task) holds no key typed
+        into it. Raises `ControllerError` when nothing is pending or `to_stage` is not a
+        stage; a reply to a decision already answered changes nothing and says so.
         """
+        comment = redact(comment)
         with self._lock:
             respond = self._run(
                 actions.Reply(approve, comment, to_stage, decision_id, source, time.time(), budget)

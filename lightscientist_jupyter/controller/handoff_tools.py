@@ -19,6 +19,7 @@ from lightscientist_jupyter.controller import actions
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
@@ -71,11 +72,12 @@ class HandoffTools:
         source: str = "api",
     ) -> Handed:
         """Deliver the stage the researcher took: checked as a worker's finish (required
-        outputs, allowed next stage); refused with the same reasons, the stage still theirs."""
+        outputs, allowed next stage); refused with the same reasons, the stage still theirs.
+        The summary is redacted first, as a reply's comment is."""
         with self._lock:
             pending = self._state.pending
             handed = pending is not None and pending.kind == DecisionKind.HANDOFF
-            finish = self._finish_action(summary, outputs, next_stage, handed)
+            finish = self._finish_action(redact(summary), outputs, next_stage, handed)
             return self._handed(self._run(actions.Deliver(finish, source)))
 
     def give_back(self, *, source: str = "api") -> Handed:

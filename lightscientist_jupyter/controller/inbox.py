@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
+from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -29,15 +30,16 @@ def write_reply(
     receipt: bool = False,
     budget: dict[str, float] | None = None,
 ) -> Path:
-    """Queue a reply; returns the file written. With `receipt` the run that applies it
-    leaves a receipt beside it (`write_receipt`), for the sender to read."""
+    """Queue a reply (its comment redacted: the file waits on disk); returns the file
+    written. With `receipt` the run that applies it leaves a receipt beside it
+    (`write_receipt`), for the sender to read."""
     name = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
     path = workspace.inbox_dir / name
     write_json_atomic(
         path,
         {
             "approve": bool(approve),
-            "comment": comment or "",
+            "comment": redact(comment or ""),
             "to_stage": to_stage or None,
             "decision_id": decision_id,
             "source": source,

@@ -6,8 +6,9 @@ configuration, with a fixed author — so a `.git` of the user's in the workspac
 user's git settings, are never touched or used. A snapshot holds the workspace's files
 (stage outputs, scripts, data, `PROCESS.md`) and `.lightscientist/state.json`; the rest of
 `.lightscientist/` (checkpoints, events, inbox, workers) stays out, and so do files over the
-size bound and those matching `.lightscientistignore` — those are listed in the commit
-message, with the stage, the visit and the event (trailers that `log` reads back).
+size bound, files that hold secrets by default (`.env`, `*.pem`…) and those matching
+`.lightscientistignore` (see `ignore`) — those are listed in the commit message, with the
+stage, the visit and the event (trailers that `log` reads back).
 
 A kill in the middle of a snapshot leaves at worst a stale index or an unreferenced object:
 the next snapshot rebuilds the index from the files and moves the branch only once its

@@ -27,6 +27,7 @@ from lightscientist_jupyter.runtime.lifecycle import (
 from lightscientist_jupyter.runtime.literature.service import Literature
 from lightscientist_jupyter.runtime.literature.tools import bound_literature_tools, worker_hub
 from lightscientist_jupyter.runtime.models import retry_middleware
+from lightscientist_jupyter.runtime.redacting import RedactionMiddleware
 from lightscientist_jupyter.runtime.sandbox import WorkerShell, WorkspaceBackend
 from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
@@ -91,7 +92,12 @@ def session_graph(
 
 
 def _middleware(runtime: ExecutionRuntime, flags: Any, current_turn_only: bool) -> list[Any]:
-    middleware: list[Any] = [LifecycleMiddleware(flags=flags, current_turn_only=current_turn_only)]
+    """A session's own middleware, outermost first: redaction (outside the retries, which
+    must see a failure's own kind), the lifecycle, the retries."""
+    middleware: list[Any] = [
+        RedactionMiddleware(),
+        LifecycleMiddleware(flags=flags, current_turn_only=current_turn_only),
+    ]
     if runtime.retries:
         middleware.append(retry_middleware(runtime.retries, runtime.retry_initial_delay))
     return middleware
@@ -133,10 +139,19 @@ def _worker_agent(runtime: ExecutionRuntime, prompt: str, extra: builtins.list[A
         ],
         system_prompt=prompt,
         middleware=[TodoListMiddleware(), *_middleware(runtime, lambda: bound().flags, False)],
+        subagents=[_general_purpose()],
         backend=backend,
         checkpointer=runtime.saver,
         name="worker",
     )
+
+
+def _general_purpose() -> Any:
+    """deepagents' general-purpose subagent (the `task` tool's), as it would add it, with
+    redaction: its steps are checkpointed too, in the worker's thread."""
+    from deepagents.middleware.subagents import GENERAL_PURPOSE_SUBAGENT
+
+    return {**GENERAL_PURPOSE_SUBAGENT, "middleware": [RedactionMiddleware()]}
 
 
 def _agent(

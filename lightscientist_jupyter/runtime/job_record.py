@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.runtime.limits import parse_value
+from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.vocab import JobStatus
 
 DEFAULT_WALL_S = 6 * 3600.0
@@ -112,7 +113,7 @@ def parse_resources(raw: Mapping[str, Any] | None) -> dict[str, float]:
 
 
 def log_tail(path: Path, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
-    """The last lines of a log (at most `chars` characters), '' when there is none."""
+    """The last lines of a log (at most `chars` characters), redacted; '' when there is none."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -121,7 +122,7 @@ def log_tail(path: Path, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> st
             text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])[-chars:]
+    return redact("\n".join(text.splitlines()[-lines:]))[-chars:]
 
 
 def ended_message(jobs: list[Job], root: Path) -> str:

@@ -237,12 +237,17 @@ class JobManager:
         return int(text) if text.isdigit() else None
 
     def _finish(self, job_id: str, status: JobStatus, code: int | None, note: str = "") -> None:
+        job, ended = self.get(job_id), time.time()
+        if job is None or not job.running:
+            return
+        # nothing writes to its log any more: redacted before the job is said to have ended
+        shell.redact_log(self.workspace.root / job.log)
         with self._lock:
             job = self.get(job_id)
             if job is None or not job.running:
                 return
             job = dataclasses.replace(
-                job, status=status, exit_code=code, ended_at=time.time(), note=note or job.note
+                job, status=status, exit_code=code, ended_at=ended, note=note or job.note
             )
             self._save(job)
         self.bus.emit(

@@ -23,6 +23,7 @@ from lightscientist_jupyter.runtime import graphs, prune
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, settled_reply, stop_call
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
+from lightscientist_jupyter.runtime.redacting import failure_text
 from lightscientist_jupyter.runtime.tape import session_key, tape_metadata
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
 from lightscientist_jupyter.runtime.usage import BudgetHold, Usage, UsageMeter
@@ -215,7 +216,7 @@ class WorkerSession:
         except Exception as exc:  # a worker failure never escapes its thread
             report_disk_fault(exc)  # a full disk stops the run before the failure counts
             try:
-                self._fail(f"{type(exc).__name__}: {safe(str(exc), 600)}")
+                self._fail(failure_text(exc, 600))
             except Exception as again:  # the record cannot be written either
                 if not report_disk_fault(again):
                     raise

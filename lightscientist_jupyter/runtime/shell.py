@@ -7,6 +7,10 @@ a file (kept whole under `.lightscientist/`) and the model sees a head and a tai
 process group lives at most `timeout` seconds: members left behind when the shell exits (a job
 started with `&`) keep running until that deadline or until the worker is cancelled, then the
 whole group gets SIGTERM, a grace period, and SIGKILL.
+
+Secrets a command prints (a `cat .env`) are redacted in what the model sees, and in the log
+once nothing writes to it any more: when the command's group is gone, at its return or later
+(`redact_log`). While it runs the log is raw, where no other command's sandbox can read it.
 """
 
 from __future__ import annotations
@@ -20,12 +24,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lightscientist_jupyter._fs import write_text_atomic
+from lightscientist_jupyter._fs import report_disk_fault, write_text_atomic
 from lightscientist_jupyter.runtime import spawn
+from lightscientist_jupyter.runtime.redact import redact, redact_file
 
 DEFAULT_TIMEOUT_S = 120.0
 GRACE_S = 1.0
 HEAD_CHARS, TAIL_CHARS = 6000, 4000
+MARGIN_CHARS = 512
+"""Redacted beyond the head and the tail the model sees: a secret shorter than this that
+overlaps what is shown is redacted whole, never cut in two first."""
 
 _SAFE_ENV_KEYS = (
     "LANG",
@@ -166,9 +174,22 @@ def mark_group(marker: Path, pgid: int) -> Path:
     return marker
 
 
+def redact_log(log: Path) -> None:
+    """Redact a command's log at rest (see `redact.redact_file`), once nothing writes to it.
+    A log gone is no error; one that cannot be rewritten stays as it was (a full disk is
+    reported as the run's fault)."""
+    try:
+        redact_file(log)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        report_disk_fault(exc)
+
+
 def end_recorded(folder: Path) -> list[int]:
     """End the process groups recorded by markers under `folder` (`*/commands/*.pgid`) whose
-    members still run, and remove the markers; returns the groups ended.
+    members still run, remove the markers and redact the commands' logs (`<n>.log` beside
+    `<n>.pgid`, raw when the run died during the command); returns the groups ended.
 
     Called before a run starts in a workspace whose last runner died (it holds the run lock,
     so no marker belongs to a live run). A group is ours while its leader is the process that
@@ -187,6 +208,7 @@ def end_recorded(folder: Path) -> list[int]:
             kill_group(pgid)
             ended.append(pgid)
         marker.unlink(missing_ok=True)
+        redact_log(marker.with_suffix(".log"))
     return ended
 
 
@@ -194,15 +216,17 @@ class ProcessGroups:
     """Process groups still alive after their command returned, each with a deadline.
 
     A reaper thread kills a group when its deadline passes; `kill_owner` kills every group a
-    worker started (cancellation); `kill_all` at shutdown.
+    worker started (cancellation); `kill_all` at shutdown. A group's command log, if given, is
+    redacted once the group is gone (see `redact_log`).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._groups: dict[int, tuple[str, float]] = {}
         self._markers: dict[int, Path] = {}
-        self._enders: dict[int, Callable[[int], None]] = {}
         """Each group's marker file (see `end_recorded`), removed when the group is gone."""
+        self._enders: dict[int, Callable[[int], None]] = {}
+        self._logs: dict[int, Path] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -213,14 +237,18 @@ class ProcessGroups:
         deadline: float,
         marker: Path | None = None,
         end: Callable[[int], None] | None = None,
+        log: Path | None = None,
     ) -> None:
         """Watch `pgid` until `deadline`; `end` ends it (default `kill_group`; a job's
-        sandbox needs its whole tree ended: `proctree.end_tree`)."""
+        sandbox needs its whole tree ended: `proctree.end_tree`); `log`: the output its
+        members still write, redacted when they are gone."""
         with self._lock:
             self._groups[pgid] = (owner, deadline)
             self._enders[pgid] = end or kill_group
             if marker is not None:
                 self._markers[pgid] = marker
+            if log is not None:
+                self._logs[pgid] = log
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._reap, name="ls-reaper", daemon=True)
                 self._thread.start()
@@ -235,7 +263,7 @@ class ProcessGroups:
             self._end(pgid)
             with self._lock:
                 self._groups.pop(pgid, None)
-                self._forget(pgid)
+            self._forget(pgid)
 
     def kill_all(self) -> None:
         with self._lock:
@@ -243,8 +271,7 @@ class ProcessGroups:
             self._groups.clear()
         for pgid in groups:
             self._end(pgid)
-            with self._lock:
-                self._forget(pgid)
+            self._forget(pgid)
 
     def _end(self, pgid: int) -> None:
         with self._lock:
@@ -252,10 +279,16 @@ class ProcessGroups:
         end(pgid)
 
     def _forget(self, pgid: int) -> None:
-        self._enders.pop(pgid, None)
-        marker = self._markers.pop(pgid, None)
+        """Drop what is kept of a group that is gone (called without the lock: a log may be
+        long to redact)."""
+        with self._lock:
+            self._enders.pop(pgid, None)
+            marker = self._markers.pop(pgid, None)
+            log = self._logs.pop(pgid, None)
         if marker is not None:
             marker.unlink(missing_ok=True)
+        if log is not None:
+            redact_log(log)
 
     def _reap(self) -> None:
         while True:
@@ -266,15 +299,14 @@ class ProcessGroups:
                 now = time.monotonic()
                 due = [g for g, (_, d) in self._groups.items() if d <= now]
                 gone = [g for g in self._groups if g not in due and not group_alive(g)]
-                for g in due + gone:
-                    self._groups.pop(g, None)
-                for g in gone:
-                    self._forget(g)
-                wait = min((d for _, d in self._groups.values()), default=now + 1) - now
-            for pgid in due:
-                self._end(pgid)
+                later = [d for g, (_, d) in self._groups.items() if g not in due + gone]
+                wait = min(later, default=now + 1) - now
+            for pgid in due + gone:  # a group is watched until its log is settled
+                if pgid in due:
+                    self._end(pgid)
+                self._forget(pgid)
                 with self._lock:
-                    self._forget(pgid)
+                    self._groups.pop(pgid, None)
             self._wake.wait(max(0.05, min(wait, 1.0)))
             self._wake.clear()
 
@@ -314,13 +346,14 @@ def run_command(
             break
     started.settle()
     if not (timed_out or cancelled) and group_alive(pgid):
-        if groups is not None:
-            groups.add(pgid, owner, deadline, marker)
+        if groups is not None:  # its log is redacted when the group is gone
+            groups.add(pgid, owner, deadline, marker, log=log_path)
             marker = None
         else:
             kill_group(pgid)
-    if marker is not None:
+    if marker is not None:  # nothing of the command runs: its log is final
         marker.unlink(missing_ok=True)
+        redact_log(log_path)
     text = log_path.read_bytes().decode("utf-8", errors="replace")
     truncated = len(text) > HEAD_CHARS + TAIL_CHARS
     if truncated:
@@ -329,10 +362,11 @@ def run_command(
             shown = log_path.relative_to(cwd)
         except ValueError:
             shown = log_path
-        text = (
-            f"{text[:HEAD_CHARS]}\n… [{cut} characters not shown; full output in "
-            f"{shown}] …\n{text[-TAIL_CHARS:]}"
-        )
+        head = redact(text[: HEAD_CHARS + MARGIN_CHARS])[:HEAD_CHARS]
+        tail = redact(text[-TAIL_CHARS - MARGIN_CHARS :])[-TAIL_CHARS:]
+        text = f"{head}\n… [{cut} characters not shown; full output in {shown}] …\n{tail}"
+    else:
+        text = redact(text)
     if timed_out:
         text += f"\n[command timed out after {timeout:g} s; its processes were stopped]"
     if cancelled:

@@ -20,6 +20,13 @@ def auto(workspace, table, recorder, **kw) -> ResearchController:
     )
 
 
+def loop_handed(workspace, table, recorder) -> ResearchController:
+    """An auto project at `experiment.loop`, which the researcher marked as theirs."""
+    return auto(
+        workspace, table, recorder, start_stage="experiment.loop", handoffs=["experiment.loop"]
+    )
+
+
 def test_a_stage_marked_up_front_waits_for_the_researcher_when_entered(
     workspace, default_table, recorder, advance
 ):
@@ -46,13 +53,7 @@ def test_a_stage_marked_up_front_waits_for_the_researcher_when_entered(
 def test_deliver_is_checked_like_a_finish_and_names_every_problem(
     workspace, default_table, recorder
 ):
-    c = auto(
-        workspace,
-        default_table,
-        recorder,
-        start_stage="experiment.loop",
-        handoffs=["experiment.loop"],
-    )
+    c = loop_handed(workspace, default_table, recorder)
     (workspace.root / "experiment").mkdir()
     (workspace.root / "experiment" / "log.md").write_text("", encoding="utf-8")
     out = c.deliver("I ran it on my cluster.", next_stage="paper.write", source="cli")
@@ -69,13 +70,7 @@ def test_deliver_is_checked_like_a_finish_and_names_every_problem(
 
 
 def test_deliver_moves_on_and_names_the_researcher(workspace, default_table, recorder, produce):
-    c = auto(
-        workspace,
-        default_table,
-        recorder,
-        start_stage="experiment.loop",
-        handoffs=["experiment.loop"],
-    )
+    c = loop_handed(workspace, default_table, recorder)
     produce(c)
     out = c.deliver("Ran 12 runs by hand.", source="magic")
     assert out.accepted, out.message
@@ -169,3 +164,14 @@ def test_step_enters_a_marked_stage_as_a_handoff_and_a_refused_deliver_changes_n
     assert not told.ok
     assert told.message.startswith("'b' is not an allowed next stage of 'a'")
     assert "out/a.md (missing)" in told.message
+
+
+def test_a_key_in_the_researchers_summary_is_redacted(workspace, default_table, recorder, produce):
+    c = loop_handed(workspace, default_table, recorder)
+    produce(c)
+    key = "sk-cluster-9Gf3Kd8Lm2Np7Qr4"
+    assert c.deliver(f"Ran 12 runs with token {key} on my cluster.").accepted
+    process = workspace.process_md.read_text(encoding="utf-8")
+    assert key not in process and "Ran 12 runs with token [REDACTED] on my cluster." in process
+    assert key not in workspace.state_file.read_text(encoding="utf-8")
+    assert all(key not in json.dumps(e.data) + e.message for e in recorder.events)

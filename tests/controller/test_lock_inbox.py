@@ -146,6 +146,17 @@ def test_reply_written_by_another_process_is_applied_by_poll(workspace, small_ta
     assert c.poll_inbox() == []
 
 
+def test_a_queued_reply_waits_on_disk_with_its_comment_redacted(workspace, small_table, advance):
+    c = waiting_controller(workspace, small_table, advance)
+    key = "ghp_abcdefghijklmnopqrstuvwxyz012345"
+    path = write_reply(
+        workspace, approve=True, comment=f"use {key}", decision_id=c.state.pending.id
+    )
+    assert json.loads(path.read_text(encoding="utf-8"))["comment"] == "use [REDACTED]"
+    assert [o.applied for o in c.poll_inbox()] == [True]
+    assert c.state.decisions[-1]["comment"] == "use [REDACTED]"
+
+
 def test_two_replies_to_one_decision_apply_once(workspace, small_table, advance):
     c = waiting_controller(workspace, small_table, advance)
     decision = c.state.pending.id

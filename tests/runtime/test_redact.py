@@ -61,6 +61,39 @@ def test_ordinary_text_is_left_alone():
     assert redact(text) == text
 
 
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        (
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "AWS_SECRET_ACCESS_KEY=[REDACTED]",
+        ),
+        ("DATABASE_PASSWORD=correct-horse-battery", "DATABASE_PASSWORD=[REDACTED]"),
+        ("SECRET_KEY_BASE: 0123456789abcdef", "SECRET_KEY_BASE: [REDACTED]"),
+    ],
+)
+def test_settings_named_like_secret_environment_variables_are_redacted(text, shown):
+    """What a `.env` file holds, whatever its values look like."""
+    assert redact(text) == shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token = tokenizer(text)",
+        'secret = os.environ["SECRET"]',
+        "token = args.token",
+        "password: getpass.getpass()",
+        "MONKEY=bananas-and-more",
+        "GIT_AUTHOR_NAME=somebody-else",
+        "sort_key = lambda row: row[0]",
+    ],
+)
+def test_code_that_names_a_secret_is_left_readable(text):
+    """Tool results are redacted before the model reads them: code it reads stays code."""
+    assert redact(text) == text
+
+
 def test_clip_keeps_head_and_tail():
     text = "H" * 5000 + "T" * 5000
     # two thirds of the limit from the head, the rest less room for the note from the tail

@@ -24,9 +24,12 @@ def answer(text: str) -> dict[str, Any]:
     return {"text": text}
 
 
-def http_error(status: int, message: str = "scripted failure") -> dict[str, Any]:
-    """A scripted reply: an HTTP error status."""
-    return {"status": status, "message": message}
+def http_error(
+    status: int, message: str = "scripted failure", *, echo: str | None = None
+) -> dict[str, Any]:
+    """A scripted reply: an HTTP error status; with `echo` (a header's name) the message
+    repeats that header of the request, as a careless provider or proxy does."""
+    return {"status": status, "message": message, "echo": echo}
 
 
 class ChatServer:
@@ -89,10 +92,11 @@ class ChatServer:
         if handler.path.rstrip("/") != "/v1/chat/completions":
             self._send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
         elif "status" in reply:
+            message = reply["message"]
+            if reply.get("echo"):
+                message += f" ({reply['echo']}: {handler.headers.get(reply['echo'])})"
             self._send(
-                handler,
-                reply["status"],
-                {"error": {"message": reply["message"], "type": "server_error"}},
+                handler, reply["status"], {"error": {"message": message, "type": "server_error"}}
             )
         elif body.get("stream"):
             self._stream(handler, reply, n)

@@ -204,6 +204,7 @@ def test_gate_replies_are_recorded_and_replayed_with_replies_recorded(recorded):
         for line in files[1].read_text(encoding="utf-8").splitlines()
         if '"kind": "reply"' in line
     ]
+    assert all(len(reply.pop("prev")) == 32 for reply in replies)  # the seal (runtime.seal)
     assert replies == [
         {
             "kind": "reply",
@@ -287,3 +288,121 @@ def test_an_answered_question_is_recorded_and_replayed_with_replies_recorded(tmp
     assert process_entries(again) == process_entries(asked)
     assert outputs(again) == outputs(asked)
     assert [e for e in events(again) if e["type"] == "replay.divergence"] == []
+
+
+def sealed_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
+
+
+def edited_copy(recorded: dict[str, Any], name: str, edit) -> tuple[Path, int]:
+    """A copy of the recorded run's file in which `edit(line)` changed the first call line it
+    returns True for; (the copy, that line's number)."""
+    source = recorded["first"] / ".lightscientist" / "recordings" / "run-0001.jsonl"
+    lines = source.read_text(encoding="utf-8").split("\n")
+    for n, text in enumerate(lines, 1):
+        line = json.loads(text) if text else {}
+        if line.get("kind") == "call" and edit(line):
+            lines[n - 1] = json.dumps(line, ensure_ascii=False)
+            break
+    else:
+        raise AssertionError("no line to edit")
+    copy = recorded["base"] / name / "run-0001.jsonl"
+    copy.parent.mkdir()
+    copy.write_text("\n".join(lines), encoding="utf-8")
+    return copy, n
+
+
+def tamper(tool: str, arg: str, value: str):
+    """An edit that sets the `arg` of the first `tool` call a response makes to `value`."""
+
+    def edit(line: dict[str, Any]) -> bool:
+        call = next((c for c in line["response"]["tool_calls"] if c["name"] == tool), None)
+        if call is not None:
+            call["args"][arg] = value
+        return call is not None
+
+    edit.__name__ = f"{tool}-{arg}"
+    return edit
+
+
+_tamper_write = tamper("write_file", "content", "TAMPERED\n")
+_tamper_command = tamper("execute", "command", "echo TAMPERED > out/tampered.txt")
+
+
+def _tamper_and_rehash(line: dict[str, Any]) -> bool:
+    """The write_file content changed and the line's own answer hash recomputed to match."""
+    from lightscientist_jupyter.runtime.seal import answer_hash
+
+    if not _tamper_write(line):
+        return False
+    line["answer"] = answer_hash(line["response"])
+    return True
+
+
+@pytest.mark.parametrize(
+    "edit, why",
+    [
+        (_tamper_write, "the response was changed after it was recorded (it does not match the "
+                        "hash kept with its request)"),
+        (_tamper_command, "the response was changed after it was recorded (it does not match "
+                          "the hash kept with its request)"),
+        (_tamper_and_rehash, "changed after it was recorded, or a line after it removed (line "
+                             "{next} holds another hash of it)"),
+    ],
+    ids=["write_file content", "execute command", "answer hash recomputed too"],
+)  # fmt: skip
+def test_an_edited_response_stops_a_strict_replay_naming_its_line_before_anything_runs(
+    recorded, edit, why
+):
+    name = f"edited-{edit.__name__.strip('_').replace('_', '-')}"
+    copy, n = edited_copy(recorded, name, edit)
+    ws, proc = replay(recorded, name + "-ws", f"replay:{copy}")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"lightscientist research: error: replay: {copy}:{n}: {why.format(next=n + 1)}; record "
+        "the run again with --record, or replay it with replay:PATH,lenient"
+    ]
+    written = [p for p in ws.rglob("*") if p.is_file()] if ws.exists() else []
+    assert written == []  # not the edited content, not the command's file: nothing ran
+
+
+def test_a_lenient_replay_gives_an_edited_response_and_reports_it(recorded):
+    copy, _ = edited_copy(recorded, "edited-lenient", _tamper_write)
+    ws, proc = replay(recorded, "edited-lenient-ws", f"replay:{copy},lenient")
+    assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
+    found = [e for e in events(ws) if e["type"] == "replay.divergence"]
+    assert (found[0]["stage"], found[0]["data"]["kind"]) == ("a", "edited response")
+    assert found[0]["message"] == (
+        "call 2: the response differs from the recording (edited response; 1 so far)"
+    )
+    assert (ws / "out" / "a.md").read_text(encoding="utf-8") == "TAMPERED\n"
+
+
+def test_a_response_that_is_text_names_its_file_and_line(recorded):
+    def as_text(line: dict[str, Any]) -> bool:
+        line["response"] = "Write the notes."
+        return True
+
+    copy, n = edited_copy(recorded, "text-response", as_text)
+    for spec in (f"replay:{copy}", f"replay:{copy},lenient"):
+        ws, proc = replay(recorded, "text-response-ws", spec)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stderr.strip().splitlines() == [
+            f"lightscientist research: error: replay: {copy}:{n}: the response is text, not an "
+            "object"
+        ]
+
+
+@pytest.mark.slow
+def test_an_offline_recording_replays_strictly_to_done(tmp_path):
+    first, again = tmp_path / "first", tmp_path / "again"
+    args = ("research", GOAL, "--mode", "auto")
+    proc = cli(first, *args, "--model", "offline", "--record")
+    assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
+    proc = cli(again, *args, "--model", f"replay:{first}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "done"
+    assert stages_of(again) == stages_of(first)
+    assert process_entries(again) == process_entries(first)
+    kinds = {e["data"]["kind"] for e in events(again) if e["type"] == "replay.divergence"}
+    assert kinds <= {"command output"}  # timings and logs of commands and jobs, nothing else

@@ -5,6 +5,10 @@ history alone — the task or event header that opens the conversation and the r
 own earlier tool calls — so a session resumed in another process continues identically. It
 acts only through real tool calls (real files, real commands, real results), naming each call
 after the bound tool whose parameters fit it (`offline.tools`).
+
+Tools are bound the way LangChain's chat models bind them (`bind(tools=[…])`, as `ChatOpenAI`
+does): they travel with each request, so a recording of an offline run holds the tools each
+call was offered, as one of a real model's does, and its replay can compare them.
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from lightscientist_jupyter.offline.history import (
     History,
@@ -41,8 +46,6 @@ class OfflineScientistModel(BaseChatModel):
     """The offline model. `loops` is how many experiment batches (loop visits) it plans."""
 
     loops: int = 2
-    toolbox: Toolbox = Field(default_factory=Toolbox)
-    """The tools bound with `bind_tools`; the model can call nothing else."""
 
     @property
     def _llm_type(self) -> str:
@@ -52,29 +55,31 @@ class OfflineScientistModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"loops": self.loops}
 
-    @property
-    def tool_names(self) -> tuple[str, ...]:
-        return self.toolbox.names
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OfflineScientistModel:
-        return self.model_copy(update={"toolbox": Toolbox.of(tools)})
+    def bind_tools(
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """The model with `tools` (their OpenAI schemas) passed with every request; the model
+        can call nothing else."""
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     def _generate(
         self,
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: Any = None,
+        tools: Sequence[dict[str, Any]] = (),
         **kwargs: Any,
     ) -> ChatResult:
+        toolbox = Toolbox.of(tools)
         history = read_history(messages)
         step = self._decide(messages, history)
-        names = {act.tool: self.toolbox.name_for(act.tool) for act in acts_of(step)}
+        names = {act.tool: toolbox.name_for(act.tool) for act in acts_of(step)}
         missing = sorted({str(want) for want, name in names.items() if name is None})
         if missing:
             step = Say(
                 "LightScientist's offline demo model cannot go on: no bound tool fits "
                 f"what it needs ({'; '.join(missing)}). Bound: "
-                f"{', '.join(self.tool_names) or 'none'}."
+                f"{', '.join(toolbox.names) or 'none'}."
             )
         message = to_message(step, history.n_ai, {k: v for k, v in names.items() if v})
         return ChatResult(generations=[ChatGeneration(message=message)])

@@ -16,6 +16,8 @@ from lightscientist_jupyter.vocab import JobStatus
 
 DEFAULT_WALL_S = 6 * 3600.0
 LOG_DIR = "jobs"
+JOBS_ENDED = "LightScientist: your job"
+"""How the message that resumes a worker whose jobs ended begins (`ended_message`)."""
 """The workspace folder of the jobs' logs (`jobs/<name>.log`)."""
 TAIL_LINES, TAIL_CHARS = 20, 2000
 RESOURCE_KEYS = ("cpus", "gpus", "memory")
@@ -128,7 +130,7 @@ def log_tail(path: Path, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> st
 def ended_message(jobs: list[Job], root: Path) -> str:
     """The message that resumes a worker whose jobs ended: status, exit code, wall time and
     the tail of each log."""
-    parts = ["LightScientist: your job" + ("s" if len(jobs) > 1 else "") + " ended."]
+    parts = [JOBS_ENDED + ("s" if len(jobs) > 1 else "") + " ended."]
     for job in jobs:
         code = "none" if job.exit_code is None else str(job.exit_code)
         parts.append(

@@ -27,6 +27,8 @@ from pydantic import SecretStr
 from lightscientist_jupyter.errors import ModelConfigError
 
 OFFLINE = "offline"
+OFFLINE_LABEL = "lightscientist-offline"
+"""The offline model's type, as a recording's run line names it (`recording.model_label`)."""
 REPLAY = "replay"
 
 _PROVIDERS: dict[str, tuple[str, str | None]] = {
@@ -42,8 +44,11 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
 
 
 def offline_library(model: Any) -> Path | None:
-    """The local library the offline scientist's workers search (shipped with it), or None."""
-    if type(model).__name__ != "OfflineScientistModel":
+    """The local library the offline scientist's workers search (shipped with it), or None.
+    A replay of the offline scientist's run searches it too, as the recorded workers did."""
+    labels = list(getattr(getattr(model, "tape", None), "models", None) or [])
+    replays_offline = bool(labels) and all(label == OFFLINE_LABEL for label in labels)
+    if type(model).__name__ != "OfflineScientistModel" and not replays_offline:
         return None
     from lightscientist_jupyter.offline import survey
 
@@ -160,7 +165,8 @@ def resolve_model(
 
 
 def _replay_model(text: str) -> BaseChatModel:
-    from lightscientist_jupyter.runtime.replay import ReplayChatModel, Tape
+    from lightscientist_jupyter.runtime.recorded import Tape
+    from lightscientist_jupyter.runtime.replay import ReplayChatModel
 
     path, *flags = [part.strip() for part in text.split(",")]
     unknown = [f for f in flags if f not in ("lenient", "strict")]
@@ -169,7 +175,8 @@ def _replay_model(text: str) -> BaseChatModel:
             f"model 'replay:{text}' must be replay:PATH or replay:PATH,lenient"
             + (f" (unknown option: {', '.join(unknown)})" if unknown else "")
         )
-    return ReplayChatModel(tape=Tape.load(path), lenient="lenient" in flags)
+    lenient = "lenient" in flags
+    return ReplayChatModel(tape=Tape.load(path, strict=not lenient), lenient=lenient)
 
 
 def retry_middleware(max_retries: int = 3, initial_delay: float = 1.0) -> Any:

@@ -13,10 +13,12 @@ holds:
   session (0-based, counted over every turn and every run of the session);
 - the request: `messages` and `tools`, each a list of hashes; a message's or a tool schema's
   text is written once per file, under `defs`, the first time it appears;
-- the response: `content`, `tool_calls`, `usage`.
+- the response: `content`, `tool_calls`, `usage`, and `answer`, its hash.
 
 A human's reply (a gate's approve / reject, in manual mode) is a line of its own
 (`"kind": "reply"`: `stage`, `approve`, `comment`, `to`, `source`), in the order they came.
+Every line after the run line carries `prev`, the hash of the line before it: the file is
+sealed (`seal`), so a strict replay refuses a response edited after the run (`recorded`).
 
 Everything written goes through the event stream's redaction (`redact.redact`: key-like strings
 and the values of secret-looking environment variables become `[REDACTED]`), and the
@@ -47,9 +49,11 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 
 from lightscientist_jupyter.runtime.redact import redact, redactor
+from lightscientist_jupyter.runtime.seal import SEALED, Chain
 from lightscientist_jupyter.runtime.tape import META, CallCounter
 
-FORMAT = 1
+FORMAT = SEALED
+"""The format written: 1 had no seal; 2 chains the lines and hashes each answer."""
 RECORD_ENV = "LIGHTSCIENTIST_RECORD"
 WORKSPACE = "<workspace>"
 
@@ -251,6 +255,7 @@ class Recorder(BaseCallbackHandler):
         self._defined: set[str] = set()
         self._pending: dict[UUID, tuple[list[Any], list[Any], dict[str, Any]]] = {}
         self._fd: int | None = None
+        self._chain = Chain()
 
     @classmethod
     def of(cls, workspace: Any, model: Any, meter: Any = None) -> Recorder:
@@ -338,9 +343,8 @@ class Recorder(BaseCallbackHandler):
                 "model": self.model,
                 "price": self.price,
             }
-            os.write(self._fd, (json.dumps(header) + "\n").encode())
-        data = json.dumps(line, ensure_ascii=False, default=str) + "\n"
-        os.write(self._fd, data.encode())  # one write per line: lines never interleave
+            os.write(self._fd, self._chain.seal(header))
+        os.write(self._fd, self._chain.seal(line))  # one write per line: none interleave
 
     def close(self) -> None:
         with self._lock:

@@ -2,41 +2,51 @@
 
 `--model replay:PATH` (a recording file, a folder of them, or a workspace that recorded) gives
 a `ReplayChatModel`. A session is matched to the recorded one with the same key (role, stage
-and the order the sessions started; see `tape`), never by worker id; its n-th call gets
-the n-th recorded answer, with `<workspace>` put back as this workspace's path. No network.
+and the order the sessions started; see `tape`), never by worker id — or, when sessions of a
+stage started together (one supervisor turn starting several workers, whose ids are handed
+out in whichever order their threads run), to the one whose request is the same
+(`Tape.match`); its n-th call gets the n-th recorded answer, with `<workspace>` put back as
+this workspace's path. No network.
 
 Before answering, the request is compared with the recorded one (compared forms, see
 `recording`). Strict (the default): the first differing message fails the session with a
-message naming the worker, its stage, the call and that message, both sides shortened.
-`replay:PATH,lenient` answers anyway and reports each new difference as a `replay.divergence`
-event. A command's output (an `execute` result) that differs — times, random numbers — never
-fails a replay: it is reported the same way. A call beyond the recorded ones fails the session.
+message naming the worker, its stage, the call and that message, both sides shortened; the
+responses themselves were checked against their seal when the recording was read (`recorded`),
+before anything ran. `replay:PATH,lenient` answers anyway and reports each new difference as a
+`replay.divergence` event, an answer whose seal is broken too (kind `edited response`). A
+command's output (an `execute` result) that differs — times, random numbers — never fails a
+replay: it is reported the same way. A call beyond the recorded ones fails the session.
+
+The bound tools are compared as the recorder saw them: the `tools` a request carries. This
+model binds them as LangChain's chat models do (`bind(tools=[…])`), so a replayed request
+carries them the same way.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, Field
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict
 
-from lightscientist_jupyter.errors import ModelConfigError, RuntimeLayerError
+from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.runtime.job_record import JOBS_ENDED
+from lightscientist_jupyter.runtime.recorded import Tape
 from lightscientist_jupyter.runtime.recording import (
     WORKSPACE,
     compared,
-    recording_files,
     tool_view,
     view_hash,
     views,
 )
 from lightscientist_jupyter.runtime.redact import redactor
-from lightscientist_jupyter.runtime.tape import META, CallCounter
+from lightscientist_jupyter.runtime.tape import META
 
 SHORT = 120
 """How much of each side a divergence shows."""
@@ -50,54 +60,6 @@ class ReplayExhausted(RuntimeLayerError):
     """A session asked for more model calls than the recording holds."""
 
 
-class Tape:
-    """The recorded calls of one or more recording files, by session key and call index."""
-
-    def __init__(self, source: str, files: Sequence[Path]):
-        self.source = source
-        self.sessions: dict[str, dict[int, dict[str, Any]]] = {}
-        self.replies: list[dict[str, Any]] = []
-        """The recorded human replies, in order (`--replies recorded` gives them again)."""
-        for path in files:
-            defs: dict[str, Any] = {}
-            for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                try:
-                    line = json.loads(raw) if raw.strip() else {}
-                except ValueError:
-                    raise ModelConfigError(
-                        f"{path}:{n} is not a JSON line of a recording"
-                    ) from None
-                if line.get("kind") == "reply":
-                    self.replies.append(line)
-                if line.get("kind") != "call":
-                    continue
-                defs.update(line.get("defs") or {})
-                line["message_views"] = [(h, defs.get(h, {})) for h in line["messages"]]
-                line["tool_views"] = [(h, defs.get(h, {})) for h in line.get("tools") or []]
-                self.sessions.setdefault(line["session"], {}).setdefault(int(line["call"]), line)
-        self.counter = CallCounter()
-        self.lock = threading.Lock()
-        self.reported: set[tuple[str, str, str]] = set()
-        self.divergences = 0
-
-    @classmethod
-    def load(cls, path: str) -> Tape:
-        """The recordings at `path`: a file, a folder of `*.jsonl`, or a workspace."""
-        files = recording_files(path)
-        if files is None:
-            raise ModelConfigError(
-                f"replay: {path} does not exist; give a recording file, a folder of them, or "
-                "a workspace that ran with --record"
-            )
-        tape = cls(path, files)
-        if not tape.sessions:
-            raise ModelConfigError(f"replay: {path} holds no recorded model call")
-        return tape
-
-    def calls(self, key: str) -> int:
-        return len(self.sessions.get(key, {}))
-
-
 class ReplayChatModel(BaseChatModel):
     """Answers from a `Tape`. `replays` marks it for code that treats replays apart (no model
     check, no retries)."""
@@ -107,8 +69,6 @@ class ReplayChatModel(BaseChatModel):
     replays: ClassVar[bool] = True
     tape: Tape
     lenient: bool = False
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    """The schemas bound with `bind_tools` (compared with the recorded ones)."""
 
     @property
     def _llm_type(self) -> str:
@@ -118,14 +78,18 @@ class ReplayChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"source": self.tape.source, "lenient": self.lenient}
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ReplayChatModel:
-        return self.model_copy(update={"tools": [tool_view(t) for t in tools]})
+    def bind_tools(
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """The model with `tools` (their OpenAI schemas) passed with every request."""
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     def _generate(
         self,
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: Any = None,
+        tools: Sequence[dict[str, Any]] = (),
         **kwargs: Any,
     ) -> ChatResult:
         meta = dict(getattr(run_manager, "metadata", None) or {})
@@ -134,14 +98,18 @@ class ReplayChatModel(BaseChatModel):
         key, root = meta[META], str(meta.get("ls_root") or "")
         who = f"worker {meta.get('ls_worker')} (stage {meta.get('ls_stage') or '-'})"
         index = self.tape.counter.take(meta)
+        scrub = redactor()
+        live = [views(m, root, scrub) for m in messages]
+        key = self.tape.match(key, index, [h for h, _ in live])
         line = self.tape.sessions.get(key, {}).get(index)
         if line is None:
             raise ReplayExhausted(
                 f"replay: {who} asks for model call {index + 1}, but {self.tape.source} "
                 f"recorded {self.tape.calls(key)} for this session ({key})"
             )
-        scrub = redactor()
-        found = differences(line, [views(m, root, scrub) for m in messages], self.tools)
+        found = differences(line, live, [tool_view(t) for t in tools])
+        if line.get("edited"):  # only a lenient replay reads such a line (see `recorded`)
+            found.append(("edited response", "the response", line["edited"], "answered anyway"))
         reports, total = [], 0
         for kind, where, recorded, now in found:
             if kind != "command output" and not self.lenient:
@@ -179,7 +147,7 @@ def differences(
             continue
         where = f"message {i + 1} ({new[1].get('role') or old[1].get('role')})"
         a, b = shorten(compared(_shown(old[1])), compared(_shown(new[1])))
-        if old[1].get("name") == "execute" and new[1].get("name") == "execute":
+        if _is_output(old[1]) and _is_output(new[1]):
             found.append(("command output", where, a, b))
             continue
         found.append(("request", where, a, b))
@@ -193,6 +161,14 @@ def differences(
             ("request", "the bound tools", ", ".join(names_old) or "none", ", ".join(names_new))
         )
     return found
+
+
+def _is_output(view: dict[str, Any]) -> bool:
+    """Whether a message is what a command printed: an `execute` result, or the message that
+    resumes a worker whose jobs ended (their wall times and the tails of their logs)."""
+    if view.get("role") == "tool":
+        return view.get("name") == "execute"
+    return view.get("role") == "human" and str(view.get("content", "")).startswith(JOBS_ENDED)
 
 
 def _shown(view: dict[str, Any]) -> str:

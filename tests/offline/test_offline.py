@@ -211,21 +211,21 @@ def test_a_recorded_session_replays_identically(make_runtime, spec_for):
 def test_the_offline_model_answers_a_cancel_notice_and_plain_chat():
     model = bound_worker()
     task = HumanMessage("LightScientist task\nrole: worker\nstage: idea.survey\n\nDo it.")
-    step = model._generate([task, HumanMessage(CANCEL_NOTICE)]).generations[0].message
+    step = reply(model, [task, HumanMessage(CANCEL_NOTICE)])
     assert [c["name"] for c in step.tool_calls] == ["finalize_cancel"]
-    chat = model._generate([HumanMessage("hello there")]).generations[0].message
+    chat = reply(model, [HumanMessage("hello there")])
     assert chat.tool_calls == [] and "offline demo model" in chat.content
 
 
-def test_bind_tools_keeps_the_tool_names():
+def test_bind_tools_sends_the_tools_with_each_request_as_chat_models_do():
     @tool
     def ping(x: int) -> int:
         """Ping."""
         return x
 
     bound = OfflineScientistModel(loops=3).bind_tools([ping])
-    assert isinstance(bound, OfflineScientistModel)
-    assert (bound.tool_names, bound.loops) == (("ping",), 3)
+    assert bound.bound == OfflineScientistModel(loops=3)  # type: ignore[attr-defined]
+    assert [t["function"]["name"] for t in bound.kwargs["tools"]] == ["ping"]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("loops", [1, 3])

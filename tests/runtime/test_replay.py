@@ -12,9 +12,11 @@ from support.runtime import answer, finish, http_error, plain_spec, tool_call
 from lightscientist_jupyter.errors import ModelConfigError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.models import resolve_model
-from lightscientist_jupyter.runtime.recording import compared
+from lightscientist_jupyter.runtime.recorded import Tape
+from lightscientist_jupyter.runtime.recording import compared, view_hash
 from lightscientist_jupyter.runtime.replay import ReplayChatModel
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.runtime.seal import Chain
 from lightscientist_jupyter.workspace import Workspace
 
 KEY = "sk-fake0123456789abcdefghijklmn"
@@ -252,3 +254,109 @@ def test_a_replay_whose_worker_has_other_tools_fails_naming_them(
         "tools differs — recorded: 'none'; now: 'measure' (replay with replay:PATH,lenient to "
         "go on)"
     )
+
+
+def test_a_recording_written_before_the_seal_replays_only_leniently(
+    chat_server, chat_model, make_runtime, ws, other
+):
+    chat_server.play(tool_call("write_file", file_path="/a.md", content="a"), answer("all done"))
+    runtime = make_runtime(chat_model, retries=0, record=True)
+    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
+    runtime.close()
+    (path,) = (ws.state_dir / "recordings").glob("*.jsonl")
+    old = [{k: v for k, v in line.items() if k not in ("prev", "answer")} for line in recording(ws)]
+    old[0]["v"] = 1  # as the recorder wrote it before recordings were sealed
+    path.write_text("".join(json.dumps(line) + "\n" for line in old), encoding="utf-8")
+
+    with pytest.raises(ModelConfigError) as refused:
+        resolve_model(f"replay:{ws.root}")
+    assert str(refused.value) == (
+        f"replay: {path} was recorded before recordings were sealed (format 1), so a strict "
+        "replay cannot check its responses; record the run again with --record, or replay it "
+        "with replay:PATH,lenient"
+    )
+    replayer, seen = replay_runtime(other, ws, ",lenient")
+    try:
+        record = finish(replayer, replayer.start(plain_spec()))
+    finally:
+        replayer.close()
+    assert record["result"] == {"kind": "final_message", "text": "all done"}
+    assert [e for e in seen if e.type == "replay.divergence"] == []
+
+
+def write_sealed(path: Path, lines: list[dict]) -> None:
+    """A recording file written as the recorder writes one (each line sealed)."""
+    chain = Chain()
+    path.write_bytes(b"".join(chain.seal(line) for line in lines))
+
+
+def call_line(session: str, message: str, **changes) -> dict:
+    view = {"role": "human", "content": message}
+    digest = view_hash(view)
+    line = {
+        "kind": "call", "session": session, "call": 0, "messages": [digest], "tools": [],
+        "response": {"content": f"answer to {message}", "tool_calls": [], "usage": None},
+        "defs": {digest: view},
+    }  # fmt: skip
+    return {**line, **changes}
+
+
+RUN = {"kind": "run", "v": 2, "model": "x", "price": None}
+
+
+@pytest.mark.parametrize(
+    "line, what",
+    [
+        ("not json", "not a JSON object"),
+        (call_line("worker/s/0", "hi", response="hello"), "the response is text, not an object"),
+        (call_line("worker/s/0", "hi", response=None), "the response is null, not an object"),
+        ({**call_line("worker/s/0", "hi"), "session": 3}, "no 'session' (a text such as "
+         "worker/<stage>/<n>)"),
+        (call_line("worker/s/0", "hi", call=-1), "a bad 'call' index (-1; a whole number from 0)"),
+        (call_line("worker/s/0", "hi", messages="abc"), "a bad 'messages' (a list of hashes)"),
+        (call_line("worker/s/0", "hi", defs={}), "hash 935e0d4ee3fd2b07 is defined under 'defs' "
+         "of no line up to it"),
+        (call_line("worker/s/0", "hi", response={"tool_calls": [{"args": {}}]}),
+         "the response's tool call 1 lacks a 'name' text or an 'args' object"),
+        (call_line("worker/s/0", "hi", response={"content": 7}),
+         "the response's 'content' is neither text nor a list of blocks"),
+        ({"kind": "reply", "stage": "gate"}, "a reply without 'approve' (true or false)"),
+        ({"kind": "answer"}, "kind 'answer'; after its run line a recording holds 'call' and "
+         "'reply' lines"),
+    ],
+)  # fmt: skip
+def test_a_malformed_line_names_its_file_and_line(tmp_path, line, what):
+    path = tmp_path / "run-0001.jsonl"
+    if isinstance(line, str):
+        write_sealed(path, [RUN, call_line("worker/s/0", "first")])
+        path.write_text(path.read_text() + line + "\n")
+    else:  # sealed as the recorder would have: the shape is what is wrong
+        write_sealed(path, [RUN, call_line("worker/s/0", "first"), line])
+    for spec in ("", ",lenient"):
+        with pytest.raises(ModelConfigError) as bad:
+            resolve_model(f"replay:{path}{spec}")
+        assert str(bad.value) == f"replay: {path}:3: {what}"
+
+
+def test_a_recording_must_start_with_a_run_line_this_version_reads(tmp_path):
+    path = tmp_path / "run-0001.jsonl"
+    write_sealed(path, [call_line("worker/s/0", "first")])
+    with pytest.raises(ModelConfigError, match=r"run-0001.jsonl:1: not a run line \(a recording"):
+        resolve_model(f"replay:{path}")
+    write_sealed(path, [{**RUN, "v": 99}, call_line("worker/s/0", "first")])
+    with pytest.raises(ModelConfigError, match=r":1: format 99, newer than this LightScientist"):
+        resolve_model(f"replay:{path}")
+
+
+def test_sessions_started_together_are_told_apart_by_their_requests(tmp_path):
+    """Two workers a supervisor turn starts at once get their ids in whichever order their
+    threads run: the replay answers each from the recorded session asked the same."""
+    path = tmp_path / "run-0001.jsonl"
+    first, second = call_line("worker/s/0", "probe c1"), call_line("worker/s/1", "probe c2")
+    write_sealed(path, [RUN, first, second])
+    tape = Tape.load(str(path))
+    assert tape.match("worker/s/0", 0, second["messages"]) == "worker/s/1"
+    assert tape.match("worker/s/1", 0, first["messages"]) == "worker/s/0"
+    assert tape.match("worker/s/0", 0, first["messages"]) == "worker/s/1"  # decided once
+    # a request no recorded session was asked keeps its own key (a strict replay then fails)
+    assert tape.match("worker/s/2", 0, ["0" * 16]) == "worker/s/2"

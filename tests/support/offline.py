@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from deepagents.middleware.filesystem import FilesystemMiddleware
+from langchain_core.runnables import Runnable
 
 from lightscientist_jupyter.offline.model import OfflineScientistModel
 from lightscientist_jupyter.runtime.lifecycle import lifecycle_tools
@@ -18,12 +19,13 @@ def worker_tools() -> list[Any]:
     return [*FilesystemMiddleware().tools, *lifecycle_tools(), *literature_tools(Path("."), "")]
 
 
-def bound_worker(**options: Any) -> OfflineScientistModel:
+def bound_worker(**options: Any) -> Runnable[Any, Any]:
     return OfflineScientistModel(**options).bind_tools(worker_tools())
 
 
-def reply(model: OfflineScientistModel, messages: list[Any]) -> Any:
-    return model._generate(messages).generations[0].message
+def reply(model: Runnable[Any, Any], messages: list[Any]) -> Any:
+    """The model's answer to `messages` (with the tools it is bound to, if any)."""
+    return model.invoke(messages)
 
 
 def run_second_half(ws: Path) -> Any:

@@ -21,11 +21,11 @@ MINE = """@article{smith2019warm,
 """
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTSCIENTIST_", "OPENAI_"))}
+def run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTSCIENTIST_", "OPENAI_"))}
     return subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        cwd=cwd, env=kept | env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
 
@@ -37,6 +37,24 @@ def test_a_missing_library_is_one_line_before_anything_is_written(tmp_path):
         .splitlines()[-1]
         .endswith("--library nope.bib does not exist (a .bib, .json or a folder)")
     )
+    assert not (tmp_path / "ws" / ".lightscientist").exists()
+
+
+@pytest.mark.parametrize(
+    "variable, value, why",
+    [
+        ("LIGHTSCIENTIST_LITERATURE_DEADLINE", "soon", "'soon' is not a number of seconds above "
+         "0 (e.g. 30)"),
+        ("LIGHTSCIENTIST_LITERATURE_MAX_BYTES", "16M", "'16M' is not a whole number of bytes, at "
+         "least 1024 (e.g. 16_000_000)"),
+    ],
+)  # fmt: skip
+def test_a_bad_literature_bound_in_the_environment_is_one_line(tmp_path, variable, value, why):
+    proc = run(tmp_path, "research", "goal", "--workspace", "ws", **{variable: value})
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"lightscientist research: error: {variable}={value!r}: {why}"
+    ]
     assert not (tmp_path / "ws" / ".lightscientist").exists()
 
 

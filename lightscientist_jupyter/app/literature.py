@@ -12,8 +12,13 @@ from pathlib import Path
 from lightscientist_jupyter.controller import checks
 from lightscientist_jupyter.controller.provenance import Item
 from lightscientist_jupyter.controller.table import StageTable
-from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.runtime.literature.config import LiteratureConfig, save
+from lightscientist_jupyter.errors import BadInput, LiteratureError
+from lightscientist_jupyter.runtime.literature.config import (
+    BOUND_KEYS,
+    LiteratureConfig,
+    environment_bounds,
+    save,
+)
 
 DEFAULT_DOCUMENTS = ("paper/paper.md",)
 
@@ -63,10 +68,15 @@ def check(root: Path, documents: list[str], results: list[str] | None = None) ->
 
 
 def check_library(library: list[str] | None) -> None:
-    """`--library` paths must exist (checked before a project writes anything)."""
+    """`--library` paths must exist, and the environment's literature bounds be valid
+    (checked before a project writes anything)."""
     missing = [p for p in library or [] if not Path(p).expanduser().exists()]
     if missing:
         raise BadInput(f"--library {missing[0]} does not exist (a .bib, .json or a folder)")
+    try:
+        environment_bounds()
+    except LiteratureError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def configure(root: Path, table: StageTable, library: list[str] | None = None) -> None:
@@ -79,4 +89,5 @@ def configure(root: Path, table: StageTable, library: list[str] | None = None) -
     before = LiteratureConfig.load(root, env=False)
     paths = list(library or table.literature.get("library") or [str(p) for p in before.library])
     refs = table.literature.get("references")
-    save(root, paths, refs if isinstance(refs, str) else None)
+    bounds = {k: v for k, v in table.literature.items() if k in BOUND_KEYS}
+    save(root, paths, refs if isinstance(refs, str) else None, bounds)

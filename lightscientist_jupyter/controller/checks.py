@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from lightscientist_jupyter.controller import provenance
 from lightscientist_jupyter.controller.provenance import Item
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.runtime.literature.config import BOUND_KEYS, bound_problem
 
 KINDS = ("citations", "numbers")
 DEFAULT_FOLDERS = ("experiment",)
@@ -56,12 +57,13 @@ def check_problems(where: str, specs: tuple[object, ...]) -> list[str]:
     return found
 
 
-LITERATURE_KEYS = ("library", "references")
+LITERATURE_KEYS = ("library", "references", *BOUND_KEYS)
 
 
 def literature_table(path: Path, raw: object, problems: list[str]) -> dict[str, object]:
     """The stage table's `[literature]`: `library` (a path or a list, relative to the table
-    file) and `references` (the BibTeX file `cite` writes, relative to the workspace)."""
+    file), `references` (the BibTeX file `cite` writes, relative to the workspace), and the
+    bounds of each request to a source, `deadline` (seconds) and `max_bytes`."""
     if raw is None:
         return {}
     where = "table [literature]"
@@ -87,6 +89,12 @@ def literature_table(path: Path, raw: object, problems: list[str]) -> dict[str, 
             problems.append(f"{where}, key 'references': a .bib path inside the workspace")
         else:
             out["references"] = references
+    for key in BOUND_KEYS:
+        problem = bound_problem(key, raw[key]) if key in raw else None
+        if problem:
+            problems.append(f"{where}, key '{key}': {problem}")
+        elif key in raw:
+            out[key] = raw[key]
     return out
 
 

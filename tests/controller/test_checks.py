@@ -16,6 +16,8 @@ from lightscientist_jupyter.controller import ResearchController, checks
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.errors import StageTableError
 from lightscientist_jupyter.runtime.literature import Literature
+from lightscientist_jupyter.runtime.literature.config import LiteratureConfig
+from lightscientist_jupyter.runtime.literature.http import Bounds
 
 LIBRARY = """@inproceedings{anything,
   title = {On the Variance of the Adaptive Learning Rate and Beyond},
@@ -137,9 +139,36 @@ def test_the_literature_table_names_the_library_and_the_references(tmp_path, wri
     bad = TABLE + '\n[literature]\nlibrary = "none.bib"\nzotero = 1\n'
     with pytest.raises(StageTableError) as err:
         load_table(write_table(tmp_path / "u", bad))
-    assert "table [literature]: unknown key 'zotero'; expected library, references" in str(
-        err.value
+    assert (
+        "table [literature]: unknown key 'zotero'; expected library, references, deadline, "
+        "max_bytes" in str(err.value)
     )
     assert f"key 'library': {(tmp_path / 'u' / 'none.bib').resolve()} does not exist" in str(
         err.value
+    )
+
+
+def test_the_literature_table_sets_the_bounds_of_each_request(tmp_path, write_table, monkeypatch):
+    monkeypatch.delenv("LIGHTSCIENTIST_LITERATURE_DEADLINE", raising=False)
+    monkeypatch.delenv("LIGHTSCIENTIST_LITERATURE_MAX_BYTES", raising=False)
+    text = TABLE + "\n[literature]\ndeadline = 12.5\nmax_bytes = 2_000_000\n"
+    table = load_table(write_table(tmp_path / "t", text))
+    assert table.literature == {"library": [], "deadline": 12.5, "max_bytes": 2_000_000}
+    root = tmp_path / "ws"
+    literature.configure(root, table)
+    assert LiteratureConfig.load(root).bounds == Bounds(deadline=12.5, max_bytes=2_000_000)
+    monkeypatch.setenv("LIGHTSCIENTIST_LITERATURE_DEADLINE", "4")  # a machine's setting wins
+    assert LiteratureConfig.load(root).bounds == Bounds(deadline=4.0, max_bytes=2_000_000)
+    assert LiteratureConfig.load(tmp_path / "other").bounds == Bounds(deadline=4.0)
+
+    bad = TABLE + '\n[literature]\ndeadline = "soon"\nmax_bytes = 10\n'
+    with pytest.raises(StageTableError) as err:
+        load_table(write_table(tmp_path / "u", bad))
+    assert (
+        "table [literature], key 'deadline': 'soon' is not a number of seconds above 0 (e.g. 30)"
+        in str(err.value)
+    )
+    assert (
+        "table [literature], key 'max_bytes': 10 is not a whole number of bytes, at least 1024 "
+        "(e.g. 16_000_000)" in str(err.value)
     )

@@ -6,14 +6,22 @@ tools are the ones a worker is bound with, so what is asserted is what a worker 
 
 from __future__ import annotations
 
+import gc
 import json
+import re
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import SMALL_TABLE
 from support.chat_server import tool_call
-from support.literature_servers import ENV, LiteratureServer, Work
+from support.literature_servers import ENV, LiteratureServer, Work, crossref_item
 from support.runtime import finish, plain_spec
 
+from lightscientist_jupyter.app import literature
+from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.runtime.literature import literature_tools
 
 GOYAL = Work(
@@ -204,3 +212,143 @@ def test_a_real_client_worker_searches_and_cites(
     assert record["status"] == "completed", record
     assert (len(servers["openalex"].requests), len(servers["arxiv"].requests)) == asked
     assert bib == (ws.root / "paper" / "references.bib").read_text()
+
+
+# ----------------------------------------------------------------------------- bounds and shapes
+
+
+def answer_within(seconds: float, call) -> tuple[Any, float]:
+    """`call()`'s result and how long it took; fails if it is not back within `seconds` (its
+    thread is left to the server's closing)."""
+    box: list[Any] = []
+    began = time.monotonic()
+    thread = threading.Thread(target=lambda: box.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert box, f"no answer within {seconds} s"
+    return box[0], time.monotonic() - began
+
+
+DEADLINE_NOTE = (
+    "openalex did not answer within 3 s, the literature deadline ([literature] deadline or "
+    "LIGHTSCIENTIST_LITERATURE_DEADLINE)"
+)
+
+
+def test_a_server_that_trickles_a_byte_every_two_seconds_is_given_up_at_the_deadline(
+    servers, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("LIGHTSCIENTIST_LITERATURE_DEADLINE", "3")
+    servers["openalex"].trickle = 2.0
+    tools = tools_of(tmp_path)
+    found, took = answer_within(
+        8, lambda: search(tools, query="adaptive variance", sources=["openalex", "crossref"])
+    )
+    assert 3 <= took < 4
+    assert found["unavailable"] == [DEADLINE_NOTE]
+    assert [r["title"] for r in found["results"]] == [RADAM.title]  # crossref still answered
+    assert len(servers["openalex"].requests) == 1  # no retry past the deadline
+
+
+def test_the_table_sets_the_deadline_of_a_workspace(servers, tmp_path, write_table):
+    table = load_table(
+        write_table(tmp_path / "t", SMALL_TABLE + "\n[literature]\ndeadline = 1.5\n")
+    )
+    literature.configure(tmp_path / "ws", table)
+    servers["openalex"].trickle = 2.0
+    found, took = answer_within(
+        6, lambda: search(tools_of(tmp_path / "ws"), query="adaptive", sources=["openalex"])
+    )
+    assert found["unavailable"] == [DEADLINE_NOTE.replace("within 3 s", "within 1.5 s")]
+    assert 1.5 <= took < 2.5
+
+
+def peak_rss_mb(during) -> float:
+    """The process's peak resident memory while `during()` runs, in MB above what it held
+    before (Linux: /proc/self/clear_refs resets the peak, VmHWM)."""
+
+    def status(key: str) -> float:
+        text = Path("/proc/self/status").read_text()
+        return int(re.search(rf"^{key}:\s+(\d+) kB", text, re.M).group(1)) / 1024  # type: ignore[union-attr]
+
+    gc.collect()
+    before = status("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # the peak starts again from now
+    during()
+    return status("VmHWM") - before
+
+
+@pytest.mark.parametrize("declare", [False, True], ids=["streamed", "length declared"])
+def test_a_300_mb_answer_is_refused_as_it_streams_in_and_never_held(servers, tmp_path, declare):
+    servers["s2"].stream, servers["s2"].declare = 300_000_000, declare
+    tools = tools_of(tmp_path)
+    box: list[dict] = []
+    rise = peak_rss_mb(
+        lambda: box.append(search(tools, query="adaptive", sources=["s2", "crossref"]))
+    )
+    found = box[0]
+    assert found["unavailable"] == [
+        "s2 answered more than 16 MB, the literature size cap ([literature] max_bytes or "
+        "LIGHTSCIENTIST_LITERATURE_MAX_BYTES); the rest was not read"
+    ]
+    assert [r["title"] for r in found["results"]] == [RADAM.title]
+    assert rise < 80, f"the process grew by {rise:.0f} MB while refusing the answer"
+
+
+def test_the_table_sets_the_size_cap(servers, tmp_path, write_table):
+    table = load_table(
+        write_table(tmp_path / "t", SMALL_TABLE + "\n[literature]\nmax_bytes = 2048\n")
+    )
+    literature.configure(tmp_path / "ws", table)
+    servers["openalex"].stream = 10_000
+    found = search(tools_of(tmp_path / "ws"), query="adaptive", sources=["openalex"])
+    assert found["unavailable"] == [
+        "openalex answered more than 2,048 bytes, the literature size cap ([literature] "
+        "max_bytes or LIGHTSCIENTIST_LITERATURE_MAX_BYTES); the rest was not read"
+    ]
+
+
+WRONG_SHAPES = {
+    "openalex": (
+        {"results": [{"title": "A paper", "authorships": "Liu and Han"}]},
+        "'results' item 1's 'authorships' is text, not a list",
+    ),
+    "crossref": (
+        {"message": {"items": [{"title": "A paper", "DOI": "10.5555/a"}]}},
+        "'items' item 1's 'title' is text, not a list",
+    ),
+    "s2": (
+        {"data": [{"title": "A paper", "year": "2020", "authors": [{"name": "Liu"}]}]},
+        "'data' item 1's 'year' is text, not a whole number",
+    ),
+    "arxiv": (
+        '<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>urn:uuid:7</id>'
+        "<title>A paper</title></entry></feed>",
+        "entry 1's <id> is not an arXiv abstract URL",
+    ),
+}
+
+
+@pytest.mark.parametrize("source", list(WRONG_SHAPES))
+def test_a_wrong_shaped_answer_is_an_error_naming_the_source_and_the_field(
+    servers, tmp_path, source
+):
+    body, what = WRONG_SHAPES[source]
+    servers[source].body = (body if isinstance(body, str) else json.dumps(body)).encode()
+    found = search(tools_of(tmp_path), query="a paper", sources=[source])
+    assert found["unavailable"] == [f"{source} answered a malformed body ({what})"]
+    assert found["results"] == []
+    assert not (tmp_path / ".lightscientist" / "literature" / "records.jsonl").exists()
+
+
+def test_a_wrong_shaped_work_is_refused_by_get_paper_too(servers, tmp_path):
+    item = crossref_item(RADAM) | {"author": [{"given": "Liyuan", "family": ["Liu"]}]}
+    servers["crossref"].body = json.dumps({"status": "ok", "message": item}).encode()
+    for kind in ("openalex", "arxiv", "s2"):
+        servers[kind].fail = [404] * 9
+    text = tools_of(tmp_path)["get_paper"].invoke({"id": "10.5555/radam.2020"})
+    assert text.startswith("Error: no source knows '10.5555/radam.2020'")
+    assert (
+        "crossref answered a malformed body (the work's 'author' item 1's 'family' is a list, "
+        "not text)" in text
+    )

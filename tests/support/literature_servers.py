@@ -6,6 +6,11 @@ Scholar's Graph JSON (`/graph/v1/paper/search`, `/graph/v1/paper/<id>`) and Cros
 (`/works`, `/works/<doi>` under `/crossref`), from a list of `Work`s. Each request is counted
 and kept (path, query, headers); `fail` scripts statuses to answer first (`[429]` is one 429
 then success, `[500] * 99` keeps failing) and `malformed` makes every answer a broken body.
+
+Hostile answers, for the bounds and the shape checks: `body` replaces every answer with fixed
+bytes (a wrong-shaped one); `trickle` sends an answer one byte every that many seconds (until
+the server closes); `stream` sends that many bytes of filler instead, made as they are sent
+(the server never holds them), with its length declared or not (`declare`).
 """
 
 from __future__ import annotations
@@ -121,8 +126,13 @@ class LiteratureServer:
         self.works = works
         self.fail: list[int] = []
         self.malformed = False
+        self.body: bytes | None = None
+        self.trickle = 0.0
+        self.stream = 0
+        self.declare = False
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._closed = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -142,6 +152,7 @@ class LiteratureServer:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def close(self) -> None:
+        self._closed.set()  # a trickle or a stream still being sent stops
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -162,14 +173,44 @@ class LiteratureServer:
             h.send_response(status)
             if status == 429:
                 h.send_header("Retry-After", "0")
+        elif self.stream:
+            self._send_stream(h)
+            return
         else:
             text, kind = self._body(parsed.path, query)
             body = b'{"results": [' if self.malformed else text.encode("utf-8")
-            h.send_response(200 if text else 404)
+            body = self.body if self.body is not None else body
+            h.send_response(200 if text or self.body is not None else 404)
         h.send_header("Content-Type", kind)
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
-        h.wfile.write(body)
+        if not self.trickle:
+            h.wfile.write(body)
+            return
+        try:
+            for i in range(len(body)):
+                if self._closed.wait(self.trickle):
+                    return
+                h.wfile.write(body[i : i + 1])
+                h.wfile.flush()
+        except OSError:  # the client gave up and hung up
+            pass
+
+    def _send_stream(self, h: BaseHTTPRequestHandler) -> None:
+        """`stream` bytes of JSON whitespace, a chunk at a time, until sent, refused or
+        closed (HTTP/1.0: without a declared length the body ends when the server closes)."""
+        h.send_response(200)
+        h.send_header("Content-Type", JSON)
+        if self.declare:
+            h.send_header("Content-Length", str(self.stream))
+        h.end_headers()
+        chunk, sent = b" " * 65536, 0
+        try:
+            while sent < self.stream and not self._closed.is_set():
+                h.wfile.write(chunk[: self.stream - sent])
+                sent += len(chunk)
+        except OSError:  # the client refused the rest and hung up
+            pass
 
     def _body(self, path: str, q: dict[str, str]) -> tuple[str, str]:
         found = [w for w in self.works if w.matches(q.get("search") or q.get("query") or

@@ -1,12 +1,14 @@
 """arXiv's API (export.arxiv.org/api/query): Atom XML. Base URL: LIGHTSCIENTIST_ARXIV_URL.
 
-arXiv asks clients to wait three seconds between requests; the fetcher does."""
+arXiv asks clients to wait three seconds between requests; the fetcher does. Every entry of
+an answer must have an arXiv abstract URL as its `<id>` and a `<title>` (else the answer is
+refused as malformed), except arXiv's own error entry, which holds no record."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher
+from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher
 from lightscientist_jupyter.runtime.literature.records import Paper, clean_arxiv, id_keys
 from lightscientist_jupyter.runtime.literature.sources import base_url, in_years, malformed
 
@@ -16,8 +18,8 @@ _NS = {"a": "http://www.w3.org/2005/Atom", "x": "http://arxiv.org/schemas/atom"}
 class Arxiv:
     name = "arxiv"
 
-    def fetcher(self, pace: float) -> Fetcher:
-        return Fetcher(self.name, interval=3.0 * pace, backoff=pace)
+    def fetcher(self, pace: float, bounds: Bounds) -> Fetcher:
+        return Fetcher(self.name, interval=3.0 * pace, backoff=pace, bounds=bounds)
 
     def _query(self, fetch: Fetcher, params: dict[str, str | int]) -> list[Paper]:
         url = base_url("LIGHTSCIENTIST_ARXIV_URL", "https://export.arxiv.org/api") + "/query"
@@ -28,8 +30,17 @@ class Arxiv:
             raise malformed(self.name, f"not Atom XML: {exc}") from None
         if root.tag != f"{{{_NS['a']}}}feed":
             raise malformed(self.name, "not an Atom feed")
-        papers = [entry(e) for e in root.findall("a:entry", _NS)]
-        return [p for p in papers if p.arxiv and p.title.lower() != "error"]
+        papers = []
+        for n, element in enumerate(root.findall("a:entry", _NS), 1):
+            paper = entry(element)
+            if paper.title.lower() == "error" and not paper.arxiv:
+                continue  # arXiv's own answer to a query it cannot run: no record
+            if not paper.arxiv:
+                raise malformed(self.name, f"entry {n}'s <id> is not an arXiv abstract URL")
+            if not paper.title:
+                raise malformed(self.name, f"entry {n} has no <title>")
+            papers.append(paper)
+        return papers
 
     def search(
         self, fetch: Fetcher, query: str, limit: int, year_from: int | None, year_to: int | None

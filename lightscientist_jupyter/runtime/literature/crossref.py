@@ -5,21 +5,35 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher, NotFound
+from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher, NotFound
 from lightscientist_jupyter.runtime.literature.records import Paper, id_keys
+from lightscientist_jupyter.runtime.literature.shapes import TEXT, WHOLE
 from lightscientist_jupyter.runtime.literature.sources import (
     base_url,
+    checked,
     contact,
     json_body,
     malformed,
 )
 
+ITEM = {
+    "DOI": TEXT,
+    "title": [TEXT],
+    "author": [{"given": TEXT, "family": TEXT}],
+    "container-title": [TEXT],
+    "issued": {"date-parts": [[WHOLE]]},
+    "abstract": TEXT,
+    "is-referenced-by-count": WHOLE,
+    "URL": TEXT,
+}
+"""The fields of a work a record is made from (`shapes`)."""
+
 
 class Crossref:
     name = "crossref"
 
-    def fetcher(self, pace: float) -> Fetcher:
-        return Fetcher(self.name, interval=0.5 * pace, backoff=pace)
+    def fetcher(self, pace: float, bounds: Bounds) -> Fetcher:
+        return Fetcher(self.name, interval=0.5 * pace, backoff=pace, bounds=bounds)
 
     def _get(self, fetch: Fetcher, path: str, params: dict[str, Any]) -> Any:
         mail = contact()
@@ -42,31 +56,37 @@ class Crossref:
         items = self._get(fetch, "/works", params).get("items")
         if not isinstance(items, list):
             raise malformed(self.name, "no 'items' list")
-        return [work(i) for i in items if isinstance(i, dict) and i.get("title")]
+        checked(self.name, items, [ITEM], "'items'")
+        return [work(i) for i in items if i and i.get("title")]
 
     def get(self, fetch: Fetcher, ident: str) -> Paper | None:
         doi = next((k[4:] for k in id_keys(ident) if k.startswith("doi:")), "")
         if not doi:
             return None
         try:
-            return work(self._get(fetch, f"/works/{doi}", {}))
+            item = self._get(fetch, f"/works/{doi}", {})
         except NotFound:
             return None
+        if not item.get("title"):
+            raise malformed(self.name, "no work object")
+        checked(self.name, item, ITEM, "the work")
+        return work(item)
 
 
 def work(item: dict[str, Any]) -> Paper:
+    """A record from one Crossref work (of the shape `ITEM`)."""
     parts = ((item.get("issued") or {}).get("date-parts") or [[None]])[0] or [None]
     titles = item.get("title") or [""]
     venues = item.get("container-title") or [""]
     return Paper(
-        title=str(titles[0] if isinstance(titles, list) else titles),
+        title=str(titles[0] or ""),
         authors=[
-            " ".join(p for p in (a.get("given", ""), a.get("family", "")) if p)
+            " ".join(p for p in (a.get("given"), a.get("family")) if p)
             for a in item.get("author") or []
-            if isinstance(a, dict)
+            if a
         ],
-        year=parts[0] if isinstance(parts[0], int) else None,
-        venue=str(venues[0] if isinstance(venues, list) and venues else ""),
+        year=parts[0],
+        venue=str(venues[0] or ""),
         doi=str(item.get("DOI") or ""),
         abstract=re.sub(r"<[^>]+>", "", str(item.get("abstract") or "")).strip(),
         citations=item.get("is-referenced-by-count"),

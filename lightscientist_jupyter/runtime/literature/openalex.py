@@ -4,21 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher, NotFound
+from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher, NotFound
 from lightscientist_jupyter.runtime.literature.records import Paper, clean_doi, id_keys
+from lightscientist_jupyter.runtime.literature.shapes import TEXT, WHOLE
 from lightscientist_jupyter.runtime.literature.sources import (
     base_url,
+    checked,
     contact,
     json_body,
     malformed,
 )
 
+WORK = {
+    "id": TEXT,
+    "doi": TEXT,
+    "title": TEXT,
+    "display_name": TEXT,
+    "publication_year": WHOLE,
+    "ids": {"doi": TEXT, "arxiv": TEXT},
+    "authorships": [{"author": {"display_name": TEXT}}],
+    "primary_location": {"landing_page_url": TEXT, "source": {"display_name": TEXT}},
+    "cited_by_count": WHOLE,
+    "abstract_inverted_index": {},
+}
+"""The fields of a work a record is made from (`shapes`)."""
+
 
 class OpenAlex:
     name = "openalex"
 
-    def fetcher(self, pace: float) -> Fetcher:
-        return Fetcher(self.name, interval=0.2 * pace, backoff=pace)
+    def fetcher(self, pace: float, bounds: Bounds) -> Fetcher:
+        return Fetcher(self.name, interval=0.2 * pace, backoff=pace, bounds=bounds)
 
     def _params(self, extra: dict[str, Any]) -> dict[str, Any]:
         mail = contact()
@@ -40,7 +56,8 @@ class OpenAlex:
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list):
             raise malformed(self.name, "no 'results' list")
-        return [work(r) for r in results if isinstance(r, dict) and r.get("title")]
+        checked(self.name, results, [WORK], "'results'")
+        return [work(r) for r in results if r and r.get("title")]
 
     def get(self, fetch: Fetcher, ident: str) -> Paper | None:
         keys = id_keys(ident)
@@ -56,6 +73,7 @@ class OpenAlex:
             return None
         if not isinstance(data, dict) or not data.get("title"):
             raise malformed(self.name, "no work object")
+        checked(self.name, data, WORK, "the work")
         return work(data)
 
 
@@ -67,9 +85,9 @@ def work(item: dict[str, Any]) -> Paper:
     return Paper(
         title=str(item.get("title") or item.get("display_name") or ""),
         authors=[
-            str((a.get("author") or {}).get("display_name", ""))
+            str((a.get("author") or {}).get("display_name") or "")
             for a in item.get("authorships") or []
-            if isinstance(a, dict)
+            if a
         ],
         year=item.get("publication_year"),
         venue=str(venue),

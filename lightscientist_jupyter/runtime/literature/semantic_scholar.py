@@ -7,21 +7,44 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher, NotFound
+from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher, NotFound
 from lightscientist_jupyter.runtime.literature.records import Paper, id_keys
-from lightscientist_jupyter.runtime.literature.sources import base_url, json_body, malformed
+from lightscientist_jupyter.runtime.literature.shapes import TEXT, WHOLE
+from lightscientist_jupyter.runtime.literature.sources import (
+    base_url,
+    checked,
+    json_body,
+    malformed,
+)
 
 FIELDS = "title,authors,year,venue,externalIds,abstract,citationCount,url"
+PAPER = {
+    "paperId": TEXT,
+    "title": TEXT,
+    "authors": [{"name": TEXT}],
+    "year": WHOLE,
+    "venue": TEXT,
+    "externalIds": {"DOI": TEXT, "ArXiv": TEXT},
+    "abstract": TEXT,
+    "citationCount": WHOLE,
+    "url": TEXT,
+}
+"""The fields of a paper a record is made from (`shapes`)."""
 
 
 class SemanticScholar:
     name = "s2"
 
-    def fetcher(self, pace: float) -> Fetcher:
+    def fetcher(self, pace: float, bounds: Bounds) -> Fetcher:
         key = os.environ.get("S2_API_KEY", "").strip()
         # without a key the shared pool allows about one request a second
-        return Fetcher(self.name, interval=(1.0 if key else 1.5) * pace, backoff=pace,
-                       headers={"x-api-key": key} if key else None)  # fmt: skip
+        return Fetcher(
+            self.name,
+            interval=(1.0 if key else 1.5) * pace,
+            backoff=pace,
+            headers={"x-api-key": key} if key else None,
+            bounds=bounds,
+        )
 
     def _url(self) -> str:
         return base_url("LIGHTSCIENTIST_S2_URL", "https://api.semanticscholar.org") + "/graph/v1"
@@ -36,7 +59,8 @@ class SemanticScholar:
         items = data.get("data", []) if isinstance(data, dict) else None
         if not isinstance(items, list):
             raise malformed(self.name, "no 'data' list")
-        return [paper(i) for i in items if isinstance(i, dict) and i.get("title")]
+        checked(self.name, items, [PAPER], "'data'")
+        return [paper(i) for i in items if i and i.get("title")]
 
     def get(self, fetch: Fetcher, ident: str) -> Paper | None:
         keys = id_keys(ident)
@@ -59,14 +83,16 @@ class SemanticScholar:
             return None
         if not isinstance(data, dict) or not data.get("title"):
             raise malformed(self.name, "no paper object")
+        checked(self.name, data, PAPER, "the paper")
         return paper(data)
 
 
 def paper(item: dict[str, Any]) -> Paper:
+    """A record from one Semantic Scholar paper (of the shape `PAPER`)."""
     ids = item.get("externalIds") or {}
     return Paper(
         title=str(item.get("title") or ""),
-        authors=[str(a.get("name", "")) for a in item.get("authors") or [] if isinstance(a, dict)],
+        authors=[str(a.get("name") or "") for a in item.get("authors") or [] if a],
         year=item.get("year"),
         venue=str(item.get("venue") or ""),
         doi=str(ids.get("DOI") or ""),

@@ -63,7 +63,7 @@ class Literature:
         key = (str(self.root), stage, source)
         with _FETCHERS_LOCK:
             if key not in _FETCHERS:
-                _FETCHERS[key] = ADAPTERS[source].fetcher(pace())
+                _FETCHERS[key] = ADAPTERS[source].fetcher(pace(), self.config.bounds)
             return _FETCHERS[key]
 
     # ------------------------------------------------------------------ search

@@ -6,7 +6,8 @@ import json
 import os
 from typing import Any, Protocol
 
-from lightscientist_jupyter.runtime.literature.http import Fetcher, SourceError
+from lightscientist_jupyter.runtime.literature import shapes
+from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher, SourceError
 from lightscientist_jupyter.runtime.literature.records import Paper
 
 
@@ -15,7 +16,7 @@ class Source(Protocol):
 
     name: str
 
-    def fetcher(self, pace: float) -> Fetcher: ...
+    def fetcher(self, pace: float, bounds: Bounds) -> Fetcher: ...
 
     def search(
         self, fetch: Fetcher, query: str, limit: int, year_from: int | None, year_to: int | None
@@ -52,3 +53,10 @@ def in_years(paper: Paper, year_from: int | None, year_to: int | None) -> bool:
 
 def malformed(name: str, what: str) -> SourceError:
     return SourceError(f"{name} answered a malformed body ({what})")
+
+
+def checked(name: str, value: Any, shape: shapes.Shape, where: str) -> None:
+    """Raise `malformed` naming the first field of `value` that does not fit `shape`."""
+    found = shapes.problem(value, shape, where)
+    if found:
+        raise malformed(name, found)

@@ -11,6 +11,9 @@ naming the line that was changed, and a file written before recordings were seal
 whose responses it cannot check; both before anything runs. A lenient replay reads both: each
 call line whose response it cannot vouch for is marked (`edited`), and the replay model reports
 it as a `replay.divergence` when it gives that answer.
+
+The `Tape` then serves the replay model: the recorded calls by session and index, the
+recorded replies, and which recorded session answers a live one (`Tape.match`).
 """
 
 from __future__ import annotations

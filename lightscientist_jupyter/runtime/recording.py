@@ -13,7 +13,7 @@ holds:
   session (0-based, counted over every turn and every run of the session);
 - the request: `messages` and `tools`, each a list of hashes; a message's or a tool schema's
   text is written once per file, under `defs`, the first time it appears;
-- the response: `content`, `tool_calls`, `usage`, and `answer`, its hash.
+- the response: `response` (`content`, `tool_calls`, `usage`) and `answer`, its hash.
 
 A human's reply (a gate's approve / reject, in manual mode) is a line of its own
 (`"kind": "reply"`: `stage`, `approve`, `comment`, `to`, `source`), in the order they came.

@@ -31,6 +31,8 @@ from support.real_run import (
 )
 from support.waiting import wait_for
 
+from lightscientist_jupyter.controller.loader import default_table_path
+
 
 def stages_of(ws: Path) -> list[tuple[str, str]]:
     return [
@@ -393,16 +395,39 @@ def test_a_response_that_is_text_names_its_file_and_line(recorded):
         ]
 
 
+def sequential_table(folder: Path) -> Path:
+    """The default table without its probe stages, whose two workers run at once.
+
+    Workers that run at the same time end in whatever order their commands take, and the
+    supervisor is told in that order: when it differs from the recording's, a strict replay
+    says so (for any model). Every other stage runs one worker at a time."""
+    text = default_table_path().read_text(encoding="utf-8")
+    text = re.sub(r'\[stages\."idea\.probe_(batch|collect)"\].*?\n\n', "", text, flags=re.S)
+    text = text.replace('"idea.probe_batch", ', "")
+    text = text.replace('skill = "skills/', f'skill = "{default_table_path().parent}/skills/')
+    assert "probe" not in text
+    folder.mkdir()
+    (folder / "table.toml").write_text(text, encoding="utf-8")
+    return folder / "table.toml"
+
+
 @pytest.mark.slow
 def test_an_offline_recording_replays_strictly_to_done(tmp_path):
     first, again = tmp_path / "first", tmp_path / "again"
-    args = ("research", GOAL, "--mode", "auto")
+    table = sequential_table(tmp_path / "table")
+    args = ("research", GOAL, "--mode", "auto", "--stages", str(table))
     proc = cli(first, *args, "--model", "offline", "--record")
     assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
     proc = cli(again, *args, "--model", f"replay:{first}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "done"
     assert stages_of(again) == stages_of(first)
+    # PROCESS.md's usage lines too: the offline model reports no usage, so each call's line
+    # keeps the estimate it was charged, and the replay is charged that, whatever its
+    # commands printed this time
     assert process_entries(again) == process_entries(first)
+    (recording,) = (first / ".lightscientist" / "recordings").glob("*.jsonl")
+    calls = [line for line in sealed_lines(recording) if line["kind"] == "call"]
+    assert all(line["response"]["usage"]["estimated"] for line in calls)
     kinds = {e["data"]["kind"] for e in events(again) if e["type"] == "replay.divergence"}
     assert kinds <= {"command output"}  # timings and logs of commands and jobs, nothing else

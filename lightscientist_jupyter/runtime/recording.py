@@ -13,7 +13,8 @@ holds:
   session (0-based, counted over every turn and every run of the session);
 - the request: `messages` and `tools`, each a list of hashes; a message's or a tool schema's
   text is written once per file, under `defs`, the first time it appears;
-- the response: `response` (`content`, `tool_calls`, `usage`) and `answer`, its hash.
+- the response: `response` (`content`, `tool_calls`, `usage`: what the call was charged, an
+  estimate flagged `estimated` for a model that reports none) and `answer`, its hash.
 
 A human's reply (a gate's approve / reject, in manual mode) is a line of its own
 (`"kind": "reply"`: `stage`, `approve`, `comment`, `to`, `source`), in the order they came.
@@ -51,6 +52,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from lightscientist_jupyter.runtime.redact import redact, redactor
 from lightscientist_jupyter.runtime.seal import SEALED, Chain
 from lightscientist_jupyter.runtime.tape import META, CallCounter
+from lightscientist_jupyter.runtime.usage import recorded_usage
 
 FORMAT = SEALED
 """The format written: 1 had no seal; 2 chains the lines and hashes each answer."""
@@ -214,16 +216,18 @@ tool_views = _Views(lambda schema, root, scrub: tool_view(schema), size=512)
 """`tool_views(schema, "") -> (hash, view)` for bound tools' schemas."""
 
 
-def response_view(message: Any, root: str, scrub: Scrub = redact) -> dict[str, Any]:
-    """A model's answer in its stored form (its request view is made, and kept, on the way:
-    the answer is a message of the session's next request)."""
-    usage = getattr(message, "usage_metadata", None)
+def response_view(
+    message: Any, sent: list[Any], root: str, scrub: Scrub = redact
+) -> dict[str, Any]:
+    """A model's answer to the messages `sent` in its stored form, with the usage it was
+    charged (its request view is made, and kept, on the way: the answer is a message of the
+    session's next request)."""
     content = getattr(message, "content", "")
     _, view = views(message, root, scrub)
     return {
         "content": view["content"] if isinstance(content, str) else _portable_value(content, root),
         "tool_calls": view.get("tool_calls", []),
-        "usage": dict(usage) if usage else None,
+        "usage": recorded_usage(message, sent),
     }
 
 
@@ -308,7 +312,7 @@ class Recorder(BaseCallbackHandler):
             "call": index,
             "messages": [h for h, _ in seen],
             "tools": [h for h, _ in schemas],
-            "response": response_view(message, self.root, scrub),
+            "response": response_view(message, messages, self.root, scrub),
         }
         with self._lock:
             defs = {}

@@ -47,6 +47,7 @@ from lightscientist_jupyter.runtime.recording import (
 )
 from lightscientist_jupyter.runtime.redact import redactor
 from lightscientist_jupyter.runtime.tape import META
+from lightscientist_jupyter.runtime.usage import ESTIMATED
 
 SHORT = 120
 """How much of each side a divergence shows."""
@@ -208,9 +209,11 @@ def _answer(response: dict[str, Any], root: str) -> AIMessage:
         }
         for c in response.get("tool_calls") or []
     ]
-    usage = response.get("usage")
+    usage = dict(response.get("usage") or {})
+    estimated = bool(usage.pop("estimated", False))  # charged as the recorded run was
     return AIMessage(
         content=local(response.get("content") or ""),
         tool_calls=calls,
-        usage_metadata=usage if usage else None,
+        usage_metadata=usage or None,
+        response_metadata={ESTIMATED: True} if estimated else {},
     )

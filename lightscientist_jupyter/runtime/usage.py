@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # LangChain is imported with the callback, not by layer 1's r
     from lightscientist_jupyter.runtime.usage_callback import UsageCallback
 
 CHARS_PER_TOKEN = 4
+ESTIMATED = "ls_usage_estimated"
+"""The response-metadata key of an answer whose usage is an estimate (`recorded_usage`)."""
 LEDGER = "usage.jsonl"
 
 
@@ -147,8 +149,9 @@ def message_chars(messages: list[Any]) -> int:
 
 
 def tokens_of(message: Any, sent: list[Any]) -> tuple[int, int, int, bool]:
-    """(input, output, cached, estimated) of one answer: from its `usage_metadata`, else
-    characters / 4 of what was sent and what came back."""
+    """(input, output, cached, estimated) of one answer: from its `usage_metadata` (estimated
+    when its metadata says so: a replay of an estimate), else characters / 4 of what was sent
+    and what came back."""
     meta = getattr(message, "usage_metadata", None) or {}
     if meta.get("input_tokens") or meta.get("output_tokens"):
         details = meta.get("input_token_details") or {}
@@ -156,7 +159,7 @@ def tokens_of(message: Any, sent: list[Any]) -> tuple[int, int, int, bool]:
             int(meta.get("input_tokens") or 0),
             int(meta.get("output_tokens") or 0),
             int(details.get("cache_read") or 0),
-            False,
+            bool((getattr(message, "response_metadata", None) or {}).get(ESTIMATED)),
         )
     out_chars = message_chars([message]) if message is not None else 0
     return (
@@ -165,6 +168,18 @@ def tokens_of(message: Any, sent: list[Any]) -> tuple[int, int, int, bool]:
         0,
         True,
     )
+
+
+def recorded_usage(message: Any, sent: list[Any]) -> dict[str, Any] | None:
+    """What a recording keeps of a call's usage: the model's report, or the estimate it was
+    charged (flagged `estimated`), so that its replay is charged the same whatever the
+    replayed commands printed."""
+    tin, tout, _, estimated = tokens_of(message, sent)
+    if estimated:
+        return {"input_tokens": tin, "output_tokens": tout, "total_tokens": tin + tout,
+                "estimated": True}  # fmt: skip
+    meta = getattr(message, "usage_metadata", None)
+    return dict(meta) if meta else None
 
 
 class UsageMeter:

@@ -10,7 +10,7 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Callable, Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
@@ -74,33 +74,81 @@ def mkdirs(path: str | os.PathLike[str]) -> None:
 
 def missing_files(paths: Iterable[str], root: Path, *, dirs_ok: bool = False) -> list[str]:
     """Of `paths` (workspace-relative; a leading `/` is the workspace root, as workers see
-    it), those that are not a non-empty file (or, with `dirs_ok`, a folder holding
-    something) reached through no link, as `path (why)`."""
+    it, unless the path names the workspace itself or a folder of this machine outside it),
+    those that are not a non-empty file (or, with `dirs_ok`, a folder holding something)
+    reached from the workspace's root through no link, as `path (what is wrong)`: missing,
+    empty, a folder, outside the workspace, or a symbolic link (the history keeps the files
+    themselves, never a link)."""
     files = Beneath(root)
     problems = []
     for rel in dict.fromkeys(p for p in paths if p):
-        if ".." in Path(rel).parts:
-            problems.append(f"{rel} (outside the workspace)")
-            continue
-        try:
-            st = files.lstat(rel)
-        except PathRefused:
-            problems.append(f"{rel} (through a symbolic link)")
-            continue
-        if st is None:
-            problems.append(f"{rel} (missing)")
-        elif stat.S_ISLNK(st.st_mode):
-            problems.append(f"{rel} (a symbolic link, not a file)")
-        elif stat.S_ISDIR(st.st_mode):
-            if not dirs_ok:
-                problems.append(f"{rel} (a folder, not a file)")
-            elif not files.scandir(rel):
-                problems.append(f"{rel} (empty)")
-        elif not stat.S_ISREG(st.st_mode):
-            problems.append(f"{rel} (not a file)")
-        elif st.st_size == 0:
-            problems.append(f"{rel} (empty)")
+        path = _in_workspace(rel, root)
+        problem = (
+            "outside the workspace" if path is None else _file_problem(files, path, dirs_ok)
+        )
+        if problem:
+            problems.append(f"{rel} ({problem})")
     return problems
+
+
+def _in_workspace(rel: str, root: Path) -> Path | None:
+    """Where `rel` is in the workspace, or None when it names a place outside it (`..`, or an
+    absolute path of this machine that is not under `root`)."""
+    pure = PurePosixPath(rel)
+    if ".." in pure.parts:
+        return None
+    if not pure.is_absolute():
+        return root / pure
+    if pure == PurePosixPath(root) or PurePosixPath(root) in pure.parents:
+        return root / pure.relative_to(root)
+    inner = pure.relative_to("/")
+    top = inner.parts[0] if inner.parts else ""
+    if top and not (root / top).exists() and Path("/", top).exists():
+        return None  # '/home/me/x.csv', not the workers' '/experiment/x.csv'
+    return root / inner
+
+
+def _file_problem(files: Beneath, path: Path, dirs_ok: bool) -> str | None:
+    try:
+        st = files.lstat(path)
+    except PathRefused:  # a folder on the way is a link
+        st = None
+    if st is None or stat.S_ISLNK(st.st_mode):
+        link = _link_problem(path, files.root)
+        if link:
+            return link
+    if st is None:
+        return "missing"
+    if stat.S_ISDIR(st.st_mode):
+        if not dirs_ok:
+            return "a folder, not a file"
+        return None if files.scandir(path) else "empty"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a file"
+    return "empty" if st.st_size == 0 else None
+
+
+def _link_problem(path: Path, root: Path) -> str | None:
+    """What is wrong when `path`, or a folder on the way to it from `root`, is a symbolic
+    link: where it leads when that is out of the workspace, else that it is a link."""
+    step = root
+    for part in path.relative_to(root).parts:
+        step = step / part
+        if not step.is_symlink():
+            continue
+        what = (
+            "a symbolic link"
+            if step == path
+            else f"its folder {step.relative_to(root)} is a symbolic link"
+        )
+        try:
+            target, real_root = step.resolve(), root.resolve()
+        except (OSError, RuntimeError):  # a loop of links
+            return f"{what} that leads nowhere"
+        if target != real_root and real_root not in target.parents:
+            return f"outside the workspace: {what} to {target}"
+        return f"{what}, which the history does not keep: put the file itself there"
+    return None
 
 
 def remove_stray_tmp(*folders: Path) -> list[Path]:

@@ -55,6 +55,8 @@ def test_research_handoff_waits_then_deliver_refused_then_accepted_goes_to_done(
     assert "'paper.write' is not an allowed next stage of 'experiment.loop'" in refused.stdout
     assert "experiment/results.csv (missing)" in refused.stdout
     assert "experiment/log.md (missing)" in refused.stdout
+    assert "then run `lightscientist deliver` again" in refused.stdout  # not finish_stage
+    assert "finish_stage" not in refused.stdout
     assert json.loads(cli(ws, "status", "--json").stdout)["status"] == "waiting_user"
 
     do_the_loop_by_hand(ws)

@@ -41,6 +41,9 @@ class Finish:
     """Who did the stage: `supervisor` (its workers) or `researcher` (a `deliver`)."""
     failed_checks: tuple[str, ...] = ()
     """Problems the stage's `checks` found (`checks.problems`), each naming its item."""
+    via: str = ""
+    """For a `deliver`: the front door it came from (cli, magic, panel, api), so that a
+    refusal tells the researcher how to deliver again there."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -126,7 +126,7 @@ def deliver(run: Moves, a: actions.Deliver, finish: FinishMove) -> None:
     s = run.state
     pending = _handed(run, "deliver")
     s.pending, s.status = None, ProjectStatus.RUNNING
-    finish(dataclasses.replace(a.finish, by="researcher"))
+    finish(dataclasses.replace(a.finish, by="researcher", via=a.source))
     told = next((e for e in reversed(run.effects) if isinstance(e, actions.Respond)), None)
     if told is None or not told.ok:  # refused: the stage stays the researcher's
         s.pending, s.status = pending, ProjectStatus.WAITING_USER

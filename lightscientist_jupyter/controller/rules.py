@@ -2,11 +2,13 @@
 
 A model can only suggest; these functions decide. They read nothing but their arguments
 (`missing_outputs` alone looks at the disk) and return either a value or the reason for a
-refusal, written for a model or a person to act on.
+refusal, written for whoever acts on it: the supervisor's model, or the researcher who
+delivered a stage by hand.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,29 @@ from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 
 
 def missing_outputs(stage: Stage, root: Path) -> list[str]:
-    """Required outputs that do not exist or are empty, as `path (missing|empty)`."""
+    """Required outputs that are not ready, as `path (what is wrong)` (see `missing_files`)."""
     return missing_files(stage.outputs, root)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Audience:
+    """How a refused finish is worded for whoever finished the stage."""
+
+    write: str
+    listed: str
+    checks: str
+
+
+_SUPERVISOR = _Audience(
+    write="write them (non-empty)",
+    listed="outputs the finish lists do not exist",
+    checks="cite only through `cite`, quote only numbers a result file holds",
+)
+_RESEARCHER = _Audience(
+    write="write each as a non-empty file in the workspace",
+    listed="the further outputs you named are not ready",
+    checks="`lightscientist check` shows each citation and number with its trace",
+)
 
 
 def finish_refusal(
@@ -26,12 +49,18 @@ def finish_refusal(
     missing: list[str],
     unlisted: Iterable[str] = (),
     failed_checks: Iterable[str] = (),
+    *,
+    by: str = "supervisor",
+    via: str = "",
 ) -> str | None:
     """Why a finish of `stage` suggesting `next_stage` must be refused, or None to accept.
 
     `missing`: required outputs not ready; `unlisted`: other outputs the finish lists that
     are not ready (a worker that reports a file its tools failed to write); `failed_checks`:
-    what the stage's `checks` found wrong."""
+    what the stage's `checks` found wrong. A finish `by` the researcher (a `deliver`, from
+    the front door `via`) is told what to do there; the supervisor, which tool to call."""
+    words = _RESEARCHER if by == "researcher" else _SUPERVISOR
+    again = deliver_again(via) if by == "researcher" else "call finish_stage again"
     reasons = []
     if next_stage not in stage.allowed:
         reasons.append(
@@ -40,26 +69,38 @@ def finish_refusal(
         )
     if missing:
         reasons.append(
-            "required outputs are not ready: "
-            + ", ".join(missing)
-            + "; write them (non-empty), then call finish_stage again"
+            f"required outputs are not ready: {', '.join(missing)}; {words.write}, then {again}"
         )
     unlisted = list(unlisted)
     if unlisted:
         reasons.append(
-            "outputs the finish lists do not exist: "
-            + ", ".join(unlisted)
-            + "; write them (non-empty) or leave them out of the outputs"
+            f"{words.listed}: {', '.join(unlisted)}; write them (non-empty) or leave them out "
+            "of the outputs"
         )
     failed_checks = list(failed_checks)
     if failed_checks:
         reasons.append(
-            "the stage's checks failed: "
-            + "; ".join(failed_checks)
-            + "; fix each (cite only through `cite`, quote only numbers a result file holds), "
-            "then call finish_stage again"
+            f"the stage's checks failed: {'; '.join(failed_checks)}; fix each "
+            f"({words.checks}), then {again}"
         )
     return "; ".join(reasons) or None
+
+
+DELIVER_AGAIN = {
+    "cli": "run `lightscientist deliver` again",
+    "magic": "run `%lightscientist deliver` again",
+    "panel": "deliver again from the side panel",
+}
+"""How the researcher delivers again, by the front door the refused deliver came from."""
+
+
+def deliver_again(via: str) -> str:
+    """How the researcher delivers again from the front door `via` (cli, magic, panel…)."""
+    return DELIVER_AGAIN.get(
+        via,
+        "deliver again (`lightscientist deliver` at the command line, `%lightscientist "
+        "deliver` in a notebook)",
+    )
 
 
 def retry_notice(stage: str, reason: str | None) -> str:

@@ -20,8 +20,8 @@ def auto(workspace, table, recorder, **kw) -> ResearchController:
     )
 
 
-def loop_handed(workspace, table, recorder) -> ResearchController:
-    """An auto project at `experiment.loop`, which the researcher marked as theirs."""
+def handed_loop(workspace, table, recorder) -> ResearchController:
+    """A project at `experiment.loop`, handed to the researcher from the start."""
     return auto(
         workspace, table, recorder, start_stage="experiment.loop", handoffs=["experiment.loop"]
     )
@@ -53,7 +53,7 @@ def test_a_stage_marked_up_front_waits_for_the_researcher_when_entered(
 def test_deliver_is_checked_like_a_finish_and_names_every_problem(
     workspace, default_table, recorder
 ):
-    c = loop_handed(workspace, default_table, recorder)
+    c = handed_loop(workspace, default_table, recorder)
     (workspace.root / "experiment").mkdir()
     (workspace.root / "experiment" / "log.md").write_text("", encoding="utf-8")
     out = c.deliver("I ran it on my cluster.", next_stage="paper.write", source="cli")
@@ -69,8 +69,42 @@ def test_deliver_is_checked_like_a_finish_and_names_every_problem(
     assert "stage.rejected" in recorder.types()
 
 
+@pytest.mark.parametrize(
+    ("source", "again"),
+    [
+        ("cli", "run `lightscientist deliver` again"),
+        ("magic", "run `%lightscientist deliver` again"),
+        ("panel", "deliver again from the side panel"),
+        ("api", "`lightscientist deliver` at the command line, `%lightscientist deliver` in a"),
+    ],
+)
+def test_a_refused_deliver_tells_the_researcher_what_is_wrong_with_each_output(
+    workspace, default_table, recorder, tmp_path, source, again
+):
+    c = handed_loop(workspace, default_table, recorder)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the project's\n", encoding="utf-8")
+    (workspace.root / "experiment").mkdir()
+    (workspace.root / "experiment" / "results.csv").symlink_to(secret)  # a link out
+    (workspace.root / "notes.md").write_text("kept notes\n", encoding="utf-8")
+    (workspace.root / "experiment" / "log.md").symlink_to(workspace.root / "notes.md")
+    out = c.deliver("by hand", outputs=["/etc/hostname", str(secret)], source=source)
+    assert not out.accepted
+    assert f"experiment/results.csv (outside the workspace: a symbolic link to {secret})" in (
+        out.message
+    )
+    assert "experiment/log.md (a symbolic link, which the history does not keep" in out.message
+    assert "/etc/hostname (outside the workspace)" in out.message
+    assert f"{secret} (outside the workspace)" in out.message
+    assert "(missing)" not in out.message
+    assert "finish_stage" not in out.message and "cite only through" not in out.message
+    assert again in out.message
+    assert "write each as a non-empty file in the workspace" in out.message
+    assert c.pending_kind == DecisionKind.HANDOFF  # still the researcher's
+
+
 def test_deliver_moves_on_and_names_the_researcher(workspace, default_table, recorder, produce):
-    c = loop_handed(workspace, default_table, recorder)
+    c = handed_loop(workspace, default_table, recorder)
     produce(c)
     out = c.deliver("Ran 12 runs by hand.", source="magic")
     assert out.accepted, out.message
@@ -167,7 +201,7 @@ def test_step_enters_a_marked_stage_as_a_handoff_and_a_refused_deliver_changes_n
 
 
 def test_a_key_in_the_researchers_summary_is_redacted(workspace, default_table, recorder, produce):
-    c = loop_handed(workspace, default_table, recorder)
+    c = handed_loop(workspace, default_table, recorder)
     produce(c)
     key = "sk-cluster-9Gf3Kd8Lm2Np7Qr4"
     assert c.deliver(f"Ran 12 runs with token {key} on my cluster.").accepted

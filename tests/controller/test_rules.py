@@ -122,6 +122,59 @@ def test_listed_outputs_are_checked_like_required_ones(tmp_path):
     ]
 
 
+def test_paths_out_of_the_workspace_and_links_are_named_for_what_they_are(tmp_path):
+    root, outside = tmp_path / "ws", tmp_path / "elsewhere"
+    (root / "data").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "key.txt").write_text("secret")
+    (root / "data" / "ok.csv").write_text("a,b\n")
+    (root / "out.csv").symlink_to(outside / "key.txt")
+    (root / "gone.csv").symlink_to(outside / "nothing.csv")  # dangling, out
+    (root / "alias.csv").symlink_to(root / "data" / "ok.csv")
+    (root / "linked").symlink_to(outside)
+    listed = [
+        "/etc/hostname",  # a folder of this machine, not the workers' '/' of the workspace
+        str(outside / "key.txt"),
+        str(root / "data" / "ok.csv"),  # the workspace's own absolute path is inside
+        "/data/ok.csv",
+        "/experiment/results.csv",  # the workers' '/': inside, not written yet
+        "out.csv",
+        "gone.csv",
+        "alias.csv",
+        "linked/key.txt",
+    ]
+    assert rules.missing_files(listed, root) == [
+        "/etc/hostname (outside the workspace)",
+        f"{outside / 'key.txt'} (outside the workspace)",
+        "/experiment/results.csv (missing)",
+        f"out.csv (outside the workspace: a symbolic link to {outside / 'key.txt'})",
+        f"gone.csv (outside the workspace: a symbolic link to {outside / 'nothing.csv'})",
+        "alias.csv (a symbolic link, which the history does not keep: put the file itself there)",
+        f"linked/key.txt (outside the workspace: its folder linked is a symbolic link to "
+        f"{outside})",
+    ]
+
+
+def test_a_deliver_refused_speaks_to_the_researcher_not_to_a_model():
+    reason = rules.finish_refusal(
+        SURVEY,
+        "review",
+        ["notes/refs.bib (missing)"],
+        ["extra.md (empty)"],
+        ["citations: [@x] not in the references"],
+        by="researcher",
+        via="cli",
+    )
+    assert reason == (
+        "required outputs are not ready: notes/refs.bib (missing); write each as a non-empty "
+        "file in the workspace, then run `lightscientist deliver` again; the further outputs "
+        "you named are not ready: extra.md (empty); write them (non-empty) or leave them out "
+        "of the outputs; the stage's checks failed: citations: [@x] not in the references; "
+        "fix each (`lightscientist check` shows each citation and number with its trace), "
+        "then run `lightscientist deliver` again"
+    )
+
+
 def test_a_finish_listing_a_file_that_does_not_exist_is_refused_naming_it():
     reason = rules.finish_refusal(PROBE, "review", [], ["idea/probes/c2.md (missing)"])
     assert reason == (

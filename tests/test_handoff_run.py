@@ -131,3 +131,49 @@ def test_take_during_a_running_stage_cancels_its_workers_and_waits(tmp_path):
         assert run.wait(timeout=240) == "done"
     finally:
         run.stop()
+
+
+def test_give_back_names_what_the_researcher_wrote_apart_from_what_stopped_workers_wrote(
+    tmp_path,
+):
+    ws = tmp_path / "p"
+    taken: list[object] = []
+
+    def on_event(event) -> None:  # take the stage as its worker starts writing its files
+        if (
+            event.type == EventType.TOOL_CALL
+            and event.stage == "experiment.setup"
+            and event.message.startswith("write_file")
+            and not taken
+        ):
+            taken.append(None)
+            threading.Thread(target=lambda: taken.append(api.take(ws, source="test"))).start()
+
+    run = api.start("x", ws, mode="auto", stage="experiment.setup", subscribers=(on_event,))
+    try:
+        assert run.wait("waiting_user", timeout=120) == "waiting_user"
+        deadline = time.monotonic() + 60
+        while not any(  # the supervisor says the workers stopped
+            e["type"] == "supervisor.event" and e["data"].get("handoff") for e in events(ws)
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        (ws / "experiment" / "by_hand.md").write_text("What I changed.\n", encoding="utf-8")
+        back = api.give_back(ws, source="test")
+        assert back.accepted, back.message
+        mine, _, theirs = back.message.partition(" (and what the workers stopped by the")
+        assert mine.endswith("they see what you wrote: experiment/by_hand.md"), back.message
+        given = next(e for e in events(ws) if e["data"].get("handoff") == "give-back")
+        assert given["data"]["written"] == ["experiment/by_hand.md"]
+        workers_files = {
+            "experiment/run_experiment.py",
+            "experiment/study_design.py",
+            "experiment/study_common.py",
+            "experiment/plan.md",
+        }
+        assert set(given["data"]["workers_wrote"]) <= workers_files
+        assert "by_hand.md" not in theirs
+        feedback = run.state().decisions[-1]["comment"]
+        assert "they wrote experiment/by_hand.md." in feedback
+    finally:
+        run.stop()

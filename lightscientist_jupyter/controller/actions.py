@@ -113,6 +113,9 @@ class GiveBack:
     """Files the researcher wrote meanwhile (the caller looked), named in the workers' task."""
     source: str
     at: float
+    workers_wrote: tuple[str, ...] = ()
+    """Files the workers running when the researcher took the stage wrote before they
+    stopped: named apart, never as the researcher's."""
 
 
 @dataclasses.dataclass(frozen=True)

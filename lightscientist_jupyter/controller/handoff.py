@@ -148,9 +148,12 @@ def give_back(run: Moves, a: actions.GiveBack) -> None:
     if s.stage in s.handoffs:
         s.handoffs.remove(s.stage)
     wrote = ", ".join(a.written) if a.written else "no files yet"
+    stopping = ", ".join(a.workers_wrote)
     s.feedback = (
         f"The researcher worked on '{s.stage}' by hand and gave it back to the workers; they "
-        f"wrote {wrote}. Keep what is useful and build on it."
+        f"wrote {wrote}."
+        + (f" The workers stopped by the hand-over wrote {stopping} first." if stopping else "")
+        + " Keep what is useful and build on it."
     )
     s.decisions.append(_answer(pending, False, s.feedback, s.stage, a))
     run.save()
@@ -159,9 +162,23 @@ def give_back(run: Moves, a: actions.GiveBack) -> None:
         f"{s.stage} given back to the workers (the researcher wrote {wrote})",
         s.stage,
         s.task_id,
-        {"id": pending.id, "handoff": "give-back", "written": list(a.written), "source": a.source},
+        {
+            "id": pending.id,
+            "handoff": "give-back",
+            "written": list(a.written),
+            "workers_wrote": list(a.workers_wrote),
+            "source": a.source,
+        },
     )
-    run.respond(True, f"'{s.stage}' is the workers' again; they see what you wrote: {wrote}")
+    run.respond(
+        True,
+        f"'{s.stage}' is the workers' again; they see what you wrote: {wrote}"
+        + (
+            f" (and what the workers stopped by the hand-over wrote: {stopping})"
+            if stopping
+            else ""
+        ),
+    )
 
 
 def _answer(

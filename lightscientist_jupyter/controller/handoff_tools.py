@@ -2,7 +2,8 @@
 `ResearchController`).
 
 Like `finish_stage`, each reads the clock and the disk under the controller's lock — which
-required outputs are missing, which files the researcher wrote — builds the action and lets
+required outputs are missing, which files the researcher wrote (and which the workers the
+hand-over stopped wrote before they stopped, as the event log tells) — builds the action and lets
 the pure `machine.step` decide (`controller.handoff`).
 """
 
@@ -13,18 +14,24 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import PurePosixPath
+from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import actions
-from lightscientist_jupyter.controller.state import ProjectState
+from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.events import read_tail
 from lightscientist_jupyter.runtime.redact import redact
-from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, EventType, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 MAX_WRITTEN = 20
-"""How many of the researcher's files a give-back names in the workers' task."""
+"""How many files a give-back names in the workers' task (of the researcher's, and of the
+stopped workers')."""
+MTIME_SLACK_S = 0.05
+"""File times come from the kernel's coarse clock, up to a tick (a few ms) behind
+`time.time()`: a file written just after the hand-over began may look a little older."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,17 +89,21 @@ class HandoffTools:
 
     def give_back(self, *, source: str = "api") -> Handed:
         """Return the stage the researcher took to the workers; what they wrote meanwhile is
-        named in the workers' task."""
+        named in the workers' task, apart from what the workers the hand-over stopped wrote
+        before they stopped."""
         with self._lock:
-            s = self._state
-            since = s.pending.requested_at if s.pending is not None else time.time()
-            written = written_since(self.workspace, since)
-            return self._handed(self._run(actions.GiveBack(written, source, time.time())))
+            pending = self._state.pending
+            since = pending.requested_at if pending is not None else time.time()
+            stopped = workers_stopped_at(self.workspace, pending) if pending else since
+            changed = changed_since(self.workspace, since - MTIME_SLACK_S)
+            theirs = tuple(rel for mtime, rel in changed if mtime <= stopped)[:MAX_WRITTEN]
+            mine = tuple(rel for mtime, rel in changed if mtime > stopped)[:MAX_WRITTEN]
+            return self._handed(self._run(actions.GiveBack(mine, source, time.time(), theirs)))
 
 
-def written_since(workspace: Workspace, since: float) -> tuple[str, ...]:
-    """Workspace files (not hidden, not the project's own) changed since `since`, oldest
-    first, at most `MAX_WRITTEN`."""
+def changed_since(workspace: Workspace, since: float) -> list[tuple[float, str]]:
+    """Workspace files (not hidden, not the project's own) changed since `since`, as
+    `(mtime, path)`, oldest first."""
     tree = Beneath(workspace.root)
     found: list[tuple[float, str]] = []
     for rel in tree.walk_files(skip_hidden=True):
@@ -102,9 +113,30 @@ def written_since(workspace: Workspace, since: float) -> tuple[str, ...]:
             st = tree.lstat(rel)
         except OSError:
             continue
-        if st is not None and st.st_mtime >= since - 1.0:
+        if st is not None and st.st_mtime >= since:
             found.append((st.st_mtime, rel.as_posix()))
-    return tuple(name for _, name in sorted(found)[:MAX_WRITTEN])
+    return sorted(found)
+
+
+def workers_stopped_at(workspace: Workspace, pending: PendingDecision) -> float:
+    """When the workers that ran as the researcher took the stage had stopped: the time of
+    layer 2's `supervisor.event` saying so (`supervisor.handoff`) when it came after the
+    hand-over `pending` began, else its start (no worker ran)."""
+
+    def keep(raw: dict[str, Any]) -> bool:
+        data = raw.get("data") or {}
+        if raw.get("type") == EventType.USER_DECISION_REQUESTED:
+            return data.get("id") == pending.id  # the take itself: nothing stopped after it
+        return (
+            raw.get("type") == EventType.SUPERVISOR_EVENT
+            and bool(data.get("handoff"))
+            and raw.get("stage") == pending.stage
+        )
+
+    last = read_tail(workspace.events_file, 1, keep)  # the newest of the two, read backwards
+    if last and last[0].get("type") == EventType.SUPERVISOR_EVENT:
+        return max(float(last[0].get("ts") or 0.0), pending.requested_at)
+    return pending.requested_at
 
 
 def handoff_stages(table: StageTable, named: Sequence[str]) -> list[str]:

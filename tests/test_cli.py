@@ -217,6 +217,43 @@ def test_reply_to_an_unknown_stage(waiting):
     assert not waiting.inbox_dir.exists()  # refused before anything was queued
 
 
+def test_reply_y_with_a_budget_below_what_was_spent_is_refused_before_anything_is_written(
+    workspace, small_table
+):
+    with JsonlWriter(workspace.events_file) as writer:
+        bus = EventBus(next_seq=writer.next_seq)
+        bus.subscribe(writer)
+        c = ResearchController.create(workspace, GOAL, mode="auto", table=small_table, bus=bus)
+        c.set_budget({"tokens": 1000})
+        c.charge(
+            {
+                "worker": "w1",
+                "stage": "a",
+                "task_id": "a#1",
+                "input_tokens": 1500,
+                "output_tokens": 845,
+                "model_calls": 1,
+                "wall_s": 0.5,
+                "cost_usd": None,
+                "unpriced_calls": 1,
+                "run": "r1",
+                "run_s": 10.0,
+            }
+        )
+        c.flush()
+        assert c.pending_kind == "budget"
+    before = workspace.state_file.read_bytes()
+    low = cli("reply", "y", "--budget", "tokens=2000", cwd=workspace.root)
+    assert_clean_error(low, "--budget tokens=2000 is not above", "spent (2,345 tokens)")
+    assert len(low.stderr.strip().splitlines()) == 1 and low.stdout == ""
+    bare = cli("reply", "y", cwd=workspace.root)
+    assert_clean_error(bare, "the project budget of 1,000 tokens is spent (2,345 tokens)")
+    other = cli("reply", "y", "--budget", "usd=5", cwd=workspace.root)
+    assert_clean_error(other, "--budget usd=5 leaves the project budget of 1,000 tokens spent")
+    assert workspace.state_file.read_bytes() == before
+    assert not workspace.inbox_dir.exists() or not list(workspace.inbox_dir.iterdir())
+
+
 def test_reply_yes_with_a_target_is_a_usage_error(waiting):
     assert_clean_error(
         cli("reply", "y", "--to", "idea.generate", cwd=waiting.root),

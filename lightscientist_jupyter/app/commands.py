@@ -26,6 +26,7 @@ from lightscientist_jupyter._fs import read_text
 from lightscientist_jupyter.app import sandboxing
 from lightscientist_jupyter.app.usage import status_usage
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
+from lightscientist_jupyter.controller import budget as budget_rules
 from lightscientist_jupyter.controller.handoff import not_a_reply
 from lightscientist_jupyter.controller.inbox import write_command, write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
@@ -184,6 +185,8 @@ def submit_reply(
     """
     if live is not None:
         check_target(live.table, approve, to, option=option)
+        if approve and (refused := budget_rules.raise_refusal(live.state, live.table, budget)):
+            raise BadInput(refused)  # a raise still below what was spent: nothing is applied
         outcome = live.reply(
             approve, comment, to, decision_id=decision_id, source=source, budget=budget
         )
@@ -205,7 +208,10 @@ def submit_reply(
             f"{pending.id}, at '{pending.stage}'); nothing changed",
             decision_id,
         )
-    check_target(load_table(state.stages_file), approve, to, option=option)
+    table = load_table(state.stages_file)
+    check_target(table, approve, to, option=option)
+    if approve and (refused := budget_rules.raise_refusal(state, table, budget)):
+        raise BadInput(refused)  # a raise still below what was spent: nothing is queued
     path = write_reply(
         ws,
         approve=approve,

@@ -18,6 +18,7 @@ warning says so once.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -238,21 +239,49 @@ def set_budget(run: Moves, a: actions.SetBudget) -> None:
     run.save()
 
 
+def raise_refusal(
+    state: ProjectState, table: StageTable, limits: Mapping[str, float] | None
+) -> str | None:
+    """Why `reply y --budget LIMITS` cannot answer the budget decision pending in `state`: a
+    limit would still be spent. One line naming what was spent and what was asked; None when
+    the raise lets the project go on (or no budget decision is pending)."""
+    pending = state.pending
+    if pending is None or pending.kind != DecisionKind.BUDGET:
+        return None
+    trial = copy.deepcopy(state)
+    raise_limits(trial, str(pending.details.get("scope") or "project"), limits or {})
+    trial.pending = None
+    spent_one = next(
+        ((sc, k, lim, sp) for sc, k, lim, sp in _checks(trial, table) if sp >= lim), None
+    )
+    if spent_one is None:
+        return None
+    scope, key, limit, spent = spent_one
+    spent_text = shown(key, spent)
+    asked = ", ".join(f"{k}={v:g}" for k, v in (limits or {}).items())
+    if not limits:
+        what = f"the {scope} budget of {shown(key, limit)} is spent ({spent_text})"
+    elif key in limits:
+        what = f"--budget {asked} is not above what the {scope} has spent ({spent_text})"
+    else:
+        what = f"--budget {asked} leaves the {scope} budget of {shown(key, limit)} spent"
+        what += f" ({spent_text})"
+    return (
+        f"{what}; answer `lightscientist reply y --budget {key}=N` with N above {spent_text}, "
+        "or end the project with `reply n`"
+    )
+
+
 def decide(run: Moves, pending: PendingDecision, a: actions.Reply) -> None:
     """The user's answer to a budget decision: raise and go on, or end `failed`."""
     s = run.state
     details = pending.details
     if a.approve:
+        refused = raise_refusal(s, run.table, a.budget)
+        if refused:
+            raise ControllerError(refused)
         raise_limits(s, str(details.get("scope") or "project"), a.budget or {})
-        s.pending = None  # (on a copy: an error below changes nothing)
-        still = hold_reason(s, run.table)
-        if still:
-            key = details.get("key", "tokens")
-            raise ControllerError(
-                f"{still}: reply y with a higher limit, e.g. "
-                f"`lightscientist reply y --budget {key}=…`"
-            )
-        s.status = ProjectStatus.RUNNING
+        s.pending, s.status = None, ProjectStatus.RUNNING
         verdict = "raised to " + ", ".join(f"{k}={v:g}" for k, v in (a.budget or {}).items())
     else:
         s.pending, s.status, s.reason = None, ProjectStatus.FAILED, REASON

@@ -28,7 +28,16 @@ class ProjectStatus(StrEnum):
     `lightscientist resume` continues it where it stopped."""
     PAUSED = "paused"
     """The run stopped after the stage named by `--until`; `lightscientist resume` goes on."""
+    INTERRUPTED = "interrupted"
+    """Shown (by `status`) for a project left `running` when no process runs it: its runner
+    was killed or stopped before the project ended; `lightscientist resume` continues it.
+    Never written to disk."""
 
+
+STORED_PROJECT_STATUSES: tuple[ProjectStatus, ...] = tuple(
+    s for s in ProjectStatus if s != ProjectStatus.INTERRUPTED
+)
+"""The statuses `state.json` may hold."""
 
 FINAL_PROJECT_STATUSES: frozenset[ProjectStatus] = frozenset(
     {ProjectStatus.DONE, ProjectStatus.FAILED, ProjectStatus.CANCELLED}

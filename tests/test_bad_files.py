@@ -117,6 +117,7 @@ def waiting_project(tmp_path_factory) -> Path:
         ("visits", {"idea.survey": "one"}, "an object of stage -> integer"),
         ("history", {"from": "x"}, "a list of objects"),
         ("goal", None, "lacks key(s) goal"),
+        ("status", None, "lacks key(s) status"),  # not taken as running
         ("mode", 3, "one of auto, manual"),
     ],
 )

@@ -168,10 +168,14 @@ def test_status_json(waiting):
     assert info["runner"] is None
 
 
-def test_status_json_without_a_pending_decision(workspace, small_table, advance):
-    make_project(workspace, small_table, advance)
+def test_status_of_a_running_project_no_process_runs_is_interrupted(
+    workspace, small_table, advance
+):
+    make_project(workspace, small_table, advance)  # running on disk, and nobody runs it
     info = json.loads(cli("status", "--json", cwd=workspace.root).stdout)
-    assert (info["status"], info["stage"], info["pending"]) == ("running", "a", None)
+    assert (info["status"], info["stage"], info["pending"]) == ("interrupted", "a", None)
+    assert info["runner"] is None and "`lightscientist resume` continues it" in info["reason"]
+    assert json.loads(workspace.state_file.read_text())["status"] == "running"  # unchanged
 
 
 def test_status_text_ends_with_the_status(waiting):

@@ -172,7 +172,14 @@ def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_
         ws / ".lightscientist" / "events.jsonl",
         env={**os.environ, "LIGHTSCIENTIST_MODEL": ""},
     )
-    assert state(ws)["stage"] == "experiment.loop"
+    assert (state(ws)["stage"], state(ws)["status"]) == ("experiment.loop", "running")
+    shown = cli(ws, "status")  # the file says running, but no process runs it
+    assert last_line(shown) == "interrupted", shown.stdout
+    assert "reason:  no process runs it" in shown.stdout
+    assert "`lightscientist resume` continues it" in shown.stdout
+    info = json.loads(cli(ws, "status", "--json").stdout)
+    assert (info["status"], info["runner"]) == ("interrupted", None)
+    assert "`lightscientist resume` continues it" in info["reason"]
 
     proc = cli(ws, "resume")
     assert proc.returncode == 0, proc.stderr

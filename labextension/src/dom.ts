@@ -60,7 +60,8 @@ export const STATUS_WORDS: Record<string, string> = {
   failed: 'failed',
   cancelled: 'cancelled',
   stopped: 'stopped',
-  paused: 'paused'
+  paused: 'paused',
+  interrupted: 'interrupted'
 };
 
 /** A project status in words. */

@@ -33,7 +33,12 @@ from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput, Conflict, ModelConfigError, WorkspaceLocked
 from lightscientist_jupyter.events import EventLog
-from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind, WorkerStatus
+from lightscientist_jupyter.vocab import (
+    FINAL_PROJECT_STATUSES,
+    DecisionKind,
+    ProjectStatus,
+    WorkerStatus,
+)
 from lightscientist_jupyter.workspace import Workspace, folder_problem
 
 # ------------------------------------------------------------------------- reading
@@ -65,18 +70,31 @@ def summary(state: ProjectState) -> dict[str, Any]:
     }
 
 
+INTERRUPTED_REASON = (
+    "no process runs it: its run was killed or stopped before the project ended; "
+    "`lightscientist resume` continues it"
+)
+
+
 def status(ws: Workspace) -> dict[str, Any]:
-    """What `lightscientist status --json` prints: the `summary` and the details."""
+    """What `lightscientist status --json` prints: the `summary` and the details. A project
+    left `running` that no process runs (its runner was killed) is shown `interrupted`, with
+    the reason that says to resume it, as `worker_records` shows its workers."""
     state = require_project(ws)
+    runner = read_holder(ws)
+    shown, reason = state.status, state.reason
+    if state.status == ProjectStatus.RUNNING and runner is None:
+        shown, reason = ProjectStatus.INTERRUPTED, INTERRUPTED_REASON
     return {
         **summary(state),
+        "status": shown,
         "visits": state.visits,
-        "reason": state.reason,
+        "reason": reason,
         "workspace": str(ws.root),
         "stages_file": state.stages_file,
         "transitions": len(state.history),
         "decisions": state.decisions,
-        "runner": read_holder(ws),
+        "runner": runner,
         "updated_at": state.updated_at,
         "sandbox": sandboxing.status_info(ws, state.settings),
         "usage": status_usage(state),

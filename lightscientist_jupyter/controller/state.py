@@ -15,7 +15,12 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.vocab import DecisionKind, Mode, ProjectStatus
+from lightscientist_jupyter.vocab import (
+    STORED_PROJECT_STATUSES,
+    DecisionKind,
+    Mode,
+    ProjectStatus,
+)
 
 STATE_VERSION = 1
 
@@ -123,11 +128,12 @@ class ProjectState:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ProjectState:
-        """Raises `ValueError` for an unknown mode, status or decision kind."""
+        """Raises `ValueError` for an unknown or absent mode or status, or an unknown
+        decision kind."""
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in raw.items() if k in fields}
         values["mode"] = Mode(str(values.get("mode")))
-        values["status"] = ProjectStatus(str(values.get("status", ProjectStatus.RUNNING)))
+        values["status"] = ProjectStatus(str(values.get("status")))
         if values.get("pending"):
             values["pending"] = PendingDecision.from_dict(values["pending"])
         return cls(**values)
@@ -179,7 +185,7 @@ _KEYS: dict[str, tuple[str, bool]] = {  # key -> (expected type, required)
     "mode": (f"one of {', '.join(Mode)}", True),
     "stage": (_STR, True),
     "stages_file": (_STR, True),
-    "status": (f"one of {', '.join(ProjectStatus)}", False),
+    "status": (f"one of {', '.join(STORED_PROJECT_STATUSES)}", True),
     "visits": ("an object of stage -> integer", False),
     "history": ("a list of objects", False),
     "pending": ("null or an object with id, kind, stage and question", False),
@@ -208,7 +214,7 @@ def _fits(key: str, v: Any) -> bool:
         case "mode":
             return v in set(Mode)
         case "status":
-            return v in set(ProjectStatus)
+            return v in set(STORED_PROJECT_STATUSES)
         case "visits":
             return isinstance(v, dict) and all(_is_int(n) for n in v.values())
         case "history" | "decisions":

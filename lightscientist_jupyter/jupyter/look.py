@@ -17,6 +17,7 @@ STATUS_WORDS: dict[str, str] = {
     "cancelled": "cancelled",
     "stopped": "stopped",
     "paused": "paused",
+    "interrupted": "interrupted",
 }
 
 

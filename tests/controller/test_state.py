@@ -161,9 +161,14 @@ def test_no_file_says_there_is_no_project_and_how_to_start(state_file):
         (b"{not json", "is not valid JSON"),
         (b"\xff\xfe\x00garbage", "is not valid JSON"),
         (b"[1, 2]", "holds list, not a project state"),
-        (b'{"goal": "g", "stage": "a"}', "lacks key(s) mode, stages_file"),
+        (b'{"goal": "g", "stage": "a"}', "lacks key(s) mode, stages_file, status"),
         (
-            b'{"goal": "g", "mode": "sometimes", "stage": "a", "stages_file": "t.toml"}',
+            b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml"}',
+            "lacks key(s) status",
+        ),
+        (
+            b'{"goal": "g", "mode": "sometimes", "stage": "a", "stages_file": "t.toml", '
+            b'"status": "done"}',
             "key 'mode' should be one of auto, manual, not \"sometimes\"",
         ),
         (
@@ -174,26 +179,28 @@ def test_no_file_says_there_is_no_project_and_how_to_start(state_file):
         ),
         (
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
-            b'"pending": {"id": "d1", "kind": "poll", "stage": "a", "question": "?"}}',
+            b'"status": "done", "pending": {"id": "d1", "kind": "poll", "stage": "a", '
+            b'"question": "?"}}',
             "key 'pending' should be null or an object with id, kind, stage and question",
         ),
         (
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
-            b'"visits": ["a", 1]}',
+            b'"status": "done", "visits": ["a", 1]}',
             """key 'visits' should be an object of stage -> integer, not ["a", 1]""",
         ),
         (
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
-            b'"visits": {"a": "3"}}',
+            b'"status": "done", "visits": {"a": "3"}}',
             """key 'visits' should be an object of stage -> integer, not {"a": "3"}""",
         ),
         (
-            b'{"goal": 42, "mode": "auto", "stage": "a", "stages_file": "t.toml"}',
+            b'{"goal": 42, "mode": "auto", "stage": "a", "stages_file": "t.toml", '
+            b'"status": "done"}',
             "key 'goal' should be a string, not 42",
         ),
         (
             b'{"goal": "g", "mode": "auto", "stage": "a", "stages_file": "t.toml", '
-            b'"history": "none", "updated_at": "yesterday"}',
+            b'"status": "done", "history": "none", "updated_at": "yesterday"}',
             "key 'history' should be a list of objects, not \"none\"",
         ),
     ],
@@ -202,6 +209,7 @@ def test_no_file_says_there_is_no_project_and_how_to_start(state_file):
         "not utf-8",
         "not an object",
         "missing keys",
+        "no status",
         "unknown mode",
         "unknown status",
         "unknown decision kind",

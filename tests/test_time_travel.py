@@ -162,6 +162,29 @@ def test_fork_runs_beside_the_original_which_stays_untouched(finished: Path, tmp
     assert compared.returncode == 0 and "PROCESS.md" in compared.stdout
 
 
+@pytest.mark.slow
+def test_a_fork_into_its_own_workspace_is_refused_and_nothing_is_made(
+    finished: Path, tmp_path: Path
+):
+    alias = tmp_path / "alias"
+    alias.symlink_to(finished)  # another name of the same folder
+    before = files(finished)
+    listing = sorted(p.relative_to(finished) for p in finished.rglob("*"))
+    for target in (
+        finished / ".lightscientist" / "fork",
+        finished / "forks" / "deeper" / "one",
+        finished / "experiment" / "copy",
+        alias / "fork",
+    ):
+        proc = cli(finished, "fork", "idea.gate", str(target))
+        assert proc.returncode == 2, (target, proc.stdout, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "is inside the workspace it forks" in proc.stderr, proc.stderr
+        assert not target.exists()
+    assert files(finished) == before
+    assert sorted(p.relative_to(finished) for p in finished.rglob("*")) == listing
+
+
 def shows_paused_on_both_screens(ws: Path) -> None:
     """The dashboard says `paused` and what resumes it, as a note (a warning rule), not as an
     error; the side panel's data carries the same."""

@@ -228,9 +228,14 @@ def rewind(ws: Workspace, ref: str, *, source: str = "cli") -> Rewound:
 def fork(ws: Workspace, ref: str, new_dir: str | os.PathLike[str]) -> Rewound:
     """A new, independent workspace in `new_dir` at the start of `ref`'s stage visit: its
     files, PROCESS.md, state and the history up to there, ready for `resume`."""
+    new, source = Workspace.at(new_dir), ws.root.resolve()  # real paths: links resolved
+    if new.root == source or source in new.root.parents:
+        raise BadInput(
+            f"cannot fork into {new.root}: it is inside the workspace it forks ({ws.root}); "
+            "name a folder outside it"
+        )
     history = open_history(ws)
     target = resolve(history, ref, event="start")
-    new = Workspace.at(new_dir)
     if new.root.exists() and (not new.root.is_dir() or any(new.root.iterdir())):
         raise BadInput(f"cannot fork into {new.root}: it is not an empty folder; name a new one")
     new.state_dir.mkdir(parents=True, exist_ok=True)

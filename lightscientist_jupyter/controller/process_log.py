@@ -10,6 +10,9 @@ Workers' commands can write the workspace, so they can also put a link (or a pip
 workspace's copy is refused (`beneath.PathRefused`) it puts a regular file back in its place
 from its own copy and says so. A rewind or a fork removes the copy; the next entry makes it
 again from the restored `PROCESS.md`.
+
+Every text that goes in (the goal, summaries, decisions and their comments) has its
+control characters escaped (`plain`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from lightscientist_jupyter._fs import append_text, read_text, write_text_atomic
 from lightscientist_jupyter.beneath import PathRefused
+from lightscientist_jupyter.events import printable
 from lightscientist_jupyter.workspace import Workspace
 
 MAX_SUMMARY_LINES = 10
@@ -50,12 +54,20 @@ def clip_summary(summary: str, limit: int = MAX_SUMMARY_LINES) -> list[str]:
     return lines
 
 
+def plain(text: str) -> str:
+    """`text` as PROCESS.md holds it: control and format characters (ESC, BEL, a newline,
+    U+202E …) written as escapes (`\\x1b`), as the command line prints them, a tab kept.
+    Whatever a model, a reviewer or a goal put in cannot drive the terminal or the editor
+    of the next person who opens the file, nor start a line of its own."""
+    return "\t".join(printable(part) for part in str(text).split("\t"))
+
+
 def header(goal: str, stages_file: str, mode: str, created: float) -> str:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(created))
     return (
         f"# Research process\n\n"
-        f"**Goal:** {goal}\n\n"
-        f"Started {when} · mode `{mode}` · stage table `{stages_file}`\n\n"
+        f"**Goal:** {plain(goal)}\n\n"
+        f"Started {when} · mode `{plain(mode)}` · stage table `{plain(stages_file)}`\n\n"
         "Each finished stage appends an entry below. Read this file to know what has been "
         "done; the files listed under each entry hold the details.\n"
     )
@@ -63,14 +75,15 @@ def header(goal: str, stages_file: str, mode: str, created: float) -> str:
 
 def render(entry: ProcessEntry) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(entry.at))
-    parts = [f"\n## {entry.stage} · {when}\n<!-- entry: {entry.key} -->\n"]
-    parts.extend(f"{line}\n" for line in clip_summary(entry.summary) or ["(no summary given)"])
+    parts = [f"\n## {plain(entry.stage)} · {when}\n<!-- entry: {plain(entry.key)} -->\n"]
+    lines = clip_summary(entry.summary) or ["(no summary given)"]
+    parts.extend(f"{plain(line)}\n" for line in lines)
     if entry.outputs:
-        parts.append("\nOutputs: " + ", ".join(f"`{o}`" for o in entry.outputs) + "\n")
+        parts.append("\nOutputs: " + ", ".join(f"`{plain(o)}`" for o in entry.outputs) + "\n")
     if entry.decision:
-        parts.append(f"\nDecision: {entry.decision}\n")
+        parts.append(f"\nDecision: {plain(entry.decision)}\n")
     if entry.usage:
-        parts.append(f"\nUsage: {entry.usage}\n")
+        parts.append(f"\nUsage: {plain(entry.usage)}\n")
     return "".join(parts)
 
 
@@ -115,7 +128,7 @@ def ensure_header(
 
 def append_entry(ws: Workspace, entry: ProcessEntry, notice: Notice | None = None) -> bool:
     """Append `entry` unless one with its key is already there; returns whether it wrote."""
-    if entry.key in existing_keys(ws):
+    if plain(entry.key) in existing_keys(ws):
         return False
     _append(ws, render(entry), notice)
     return True

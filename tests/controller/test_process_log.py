@@ -200,3 +200,24 @@ def test_a_link_in_place_of_process_md_is_replaced_from_the_projects_copy(tmp_pa
         "follow links in a workspace; PROCESS.md was written again as a file from the "
         "project's copy"
     ]
+
+
+def test_control_characters_reach_process_md_escaped(workspace, small_table, advance):
+    goal = "warmup \x1b]0;owned\x07 and \u202eevil\ngoal"
+    c = ResearchController.create(workspace, goal, mode="manual", table=small_table)
+    advance(c)
+    advance(c, None, "Brief:\tidea 2\x1b[2J is the one.\x9b31m")
+    c.reply(False, "Needs a baseline\x1b[31m.\n## b · 2099-01-01\x00", "a", source="cli")
+    c.request_user_decision("Use the GPU\x07 cluster?")
+    c.reply(True, "yes\u2028please")
+    text = read(workspace)
+    raw = [ch for ch in text if ch not in "\n\t" and not ch.isprintable()]
+    assert raw == []  # no ESC, BEL, CSI, NUL, U+202E or U+2028 as they came
+    assert "**Goal:** warmup \\x1b]0;owned\\x07 and \\u202eevil goal\n" in text
+    assert "Brief:\tidea 2\\x1b[2J is the one.\\x9b31m\n" in text  # a tab is kept
+    assert (
+        "Decision: rejected, back to 'a' by the user via cli — “Needs a baseline\\x1b[31m." in text
+    )
+    assert "\\x0a## b · 2099-01-01\\x00”" in text  # a comment cannot start an entry of its own
+    assert "Question: Use the GPU\\x07 cluster?" in text
+    assert "Decision: answered yes via api — “yes\\u2028please”" in text

@@ -236,8 +236,18 @@ class JobManager:
             return None
         return int(text) if text.isdigit() else None
 
-    def _finish(self, job_id: str, status: JobStatus, code: int | None, note: str = "") -> None:
-        job, ended = self.get(job_id), time.time()
+    def _finish(
+        self,
+        job_id: str,
+        status: JobStatus,
+        code: int | None,
+        note: str = "",
+        *,
+        ended_at: float | None = None,
+    ) -> None:
+        """Record the job's end: at `ended_at` (the job's own end, seen afterwards: a run that
+        was not watching it) or now."""
+        job, now = self.get(job_id), time.time()
         if job is None or not job.running:
             return
         # nothing writes to its log any more: redacted before the job is said to have ended
@@ -246,8 +256,9 @@ class JobManager:
             job = self.get(job_id)
             if job is None or not job.running:
                 return
+            end = now if ended_at is None else min(max(ended_at, job.submitted_at), now)
             job = dataclasses.replace(
-                job, status=status, exit_code=code, ended_at=ended, note=note or job.note
+                job, status=status, exit_code=code, ended_at=end, note=note or job.note
             )
             self._save(job)
         self.bus.emit(
@@ -302,10 +313,12 @@ class JobManager:
         return self.all()
 
     def _settle_orphan(self, job: Job) -> None:
-        """A local job started by another process (a run that was killed)."""
+        """A local job started by another process (a run that was killed). One that ended
+        meanwhile ended when its exit status was written, however much later this run looks."""
         code = self._exit_code(job)
         if code is not None:
-            self._finish(job.id, JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED, code)
+            status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
+            self._finish(job.id, status, code, ended_at=_mtime(self._status_file(job)))
             return
         pgid = job.pgid
         alive = (
@@ -322,7 +335,14 @@ class JobManager:
                     pgid, job.worker_id, time.monotonic() + job.wall_limit_s, end=end_tree
                 )
             return
-        self._finish(job.id, JobStatus.LOST, None, "its process ended with the run that started it")
+        self._finish(
+            job.id,
+            JobStatus.LOST,
+            None,
+            "its process ended with the run that started it (its wall time runs to its log's "
+            "last line)",
+            ended_at=_mtime(self.workspace.root / job.log),
+        )
 
     def mark_reported(self, job_ids: list[str]) -> None:
         with self._lock:
@@ -357,3 +377,11 @@ class JobManager:
 
     def _save(self, job: Job) -> None:
         write_json_atomic(self.folder / f"{job.id}.json", job.to_dict())
+
+
+def _mtime(path: Path) -> float | None:
+    """When `path` was last written (None when it cannot be read)."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None

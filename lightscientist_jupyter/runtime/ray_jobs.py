@@ -165,7 +165,10 @@ def refresh(manager: JobManager, job: Job) -> None:
     if job.id in manager._stopping:
         status = JobStatus.STOPPED
     note = "" if status == JobStatus.SUCCEEDED else str(info.message or "")[:300]
-    manager._finish(job.id, status, info.driver_exit_code, note)
+    ended = getattr(info, "end_time", None)  # the cluster's own record, in ms
+    manager._finish(
+        job.id, status, info.driver_exit_code, note, ended_at=ended / 1000 if ended else None
+    )
 
 
 def stop(manager: JobManager, job: Job) -> None:

@@ -18,7 +18,7 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import shell
-from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused
+from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused, ended_message
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
@@ -106,22 +106,27 @@ from lightscientist_jupyter.runtime import shell
 from lightscientist_jupyter.runtime.jobs import JobManager
 from lightscientist_jupyter.workspace import Workspace
 jobs = JobManager(Workspace.at(sys.argv[1]), EventBus(), shell.ProcessGroups())
-job = jobs.submit("w1", "sleep 1.5; echo from the old run", "survivor")
+job = jobs.submit("w1", sys.argv[2], sys.argv[3])
 print(job.id, flush=True)
 os.kill(os.getpid(), 9)
 """
 
 
-@pytest.mark.slow
-def test_a_job_that_outlived_a_killed_run_is_found_again(ws):
+def submitted_by_a_killed_run(ws: Workspace, command: str, name: str) -> str:
+    """Submit a job from a process that is SIGKILLed right after; returns the job's id."""
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CHILD), str(ws.root)],
+        [sys.executable, "-c", textwrap.dedent(CHILD), str(ws.root), command, name],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    job_id = proc.stdout.split()[0]
+    return proc.stdout.split()[0]
+
+
+@pytest.mark.slow
+def test_a_job_that_outlived_a_killed_run_is_found_again(ws):
+    job_id = submitted_by_a_killed_run(ws, "sleep 1.5; echo from the old run", "survivor")
     jobs = manager(ws)  # the next run
     assert jobs.refresh()[0].running  # adopted: its process group still runs
     wait_for(lambda: not jobs.refresh()[0].running, "the adopted job's end", within=20, poll=0.2)
@@ -129,13 +134,36 @@ def test_a_job_that_outlived_a_killed_run_is_found_again(ws):
     assert (job.status, job.exit_code) == ("succeeded", 0)
     assert "from the old run" in (ws.root / "jobs" / "survivor.log").read_text()
 
-    # a job whose process is gone without an exit status was lost with its run
+    # a job whose process is gone without an exit status was lost with its run; its wall
+    # time runs to its log's last line, not to the moment a run looked
     record = json.loads((ws.state_dir / "jobs" / f"{job_id}.json").read_text())
     record.update(id="j9", status="running", exit_code=None, ended_at=None, name="gone")
     (ws.state_dir / "jobs" / "j9.json").write_text(json.dumps(record))
+    log = ws.root / "jobs" / "gone.log"
+    log.write_text("started\n")
+    os.utime(log, (record["submitted_at"] + 1.0, record["submitted_at"] + 1.0))
     jobs.refresh()
     lost = jobs.get("j9")
     assert lost.status == "lost" and "ended with the run" in lost.note
+    assert abs(lost.wall_s() - 1.0) < 0.01, lost
+
+
+@pytest.mark.slow
+def test_a_job_that_ended_unwatched_reports_its_own_run_time_not_the_wait(ws):
+    job_id = submitted_by_a_killed_run(ws, "sleep 0.3; echo quick", "quick")
+    exit_file = ws.workers_dir / "w1" / "home" / ".jobs" / f"{job_id}.exit"
+    wait_for(exit_file.exists, "the unwatched job's end", within=20)
+    time.sleep(3.0)  # nobody watches: the run that started it is dead, none has resumed yet
+    seen = []
+    bus = EventBus()
+    bus.subscribe(seen.append)
+    jobs = JobManager(ws, bus, shell.ProcessGroups())  # the run that resumes, much later
+    (job,) = jobs.refresh()
+    assert (job.status, job.exit_code) == ("succeeded", 0)
+    assert job.wall_s() < 2.5, job  # about 0.3 s of sleep, not the 3 s nobody looked
+    assert abs(job.ended_at - exit_file.stat().st_mtime) < 0.01
+    assert f"wall time {job.wall_s():.1f} s" in ended_message([job], ws.root)
+    assert seen[-1].message.endswith(f"after {job.wall_s():.1f} s")
 
 
 LONG = {"command": "echo started; sleep 60", "name": "long"}

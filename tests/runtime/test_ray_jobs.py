@@ -72,7 +72,9 @@ def test_the_offline_batch_runs_as_a_ray_job_and_layer_2_resumes_its_worker(
     assert [e["worker_id"] for e in fired] == [job["worker_id"]]
     from ray.job_submission import JobSubmissionClient
 
-    assert str(JobSubmissionClient(head.address).get_job_status(job["ray_id"])) == "SUCCEEDED"
+    info = JobSubmissionClient(head.address).get_job_info(job["ray_id"])
+    assert str(info.status) == "SUCCEEDED"
+    assert abs(job["ended_at"] - info.end_time / 1000) < 0.01  # the cluster's end, not a look
 
 
 def test_a_cancel_stops_the_ray_job_and_a_job_too_big_is_refused(

@@ -23,7 +23,7 @@ from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import read_tail
 from lightscientist_jupyter.runtime.redact import redact
-from lightscientist_jupyter.vocab import DecisionKind, EventType, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, EventType, Layer, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 MAX_WRITTEN = 20
@@ -120,21 +120,24 @@ def changed_since(workspace: Workspace, since: float) -> list[tuple[float, str]]
 
 def workers_stopped_at(workspace: Workspace, pending: PendingDecision) -> float:
     """When the workers that ran as the researcher took the stage had stopped: the time of
-    layer 2's `supervisor.event` saying so (`supervisor.handoff`) when it came after the
-    hand-over `pending` began, else its start (no worker ran)."""
+    layer 2's event saying so (`supervisor.handoff.release_if_taken`, data `handoff: true`)
+    when it came after the hand-over `pending` began, else its start (no worker ran)."""
 
-    def keep(raw: dict[str, Any]) -> bool:
+    def released(raw: dict[str, Any]) -> bool:
         data = raw.get("data") or {}
-        if raw.get("type") == EventType.USER_DECISION_REQUESTED:
-            return data.get("id") == pending.id  # the take itself: nothing stopped after it
         return (
-            raw.get("type") == EventType.SUPERVISOR_EVENT
-            and bool(data.get("handoff"))
+            raw.get("layer") == Layer.SUPERVISOR
+            and data.get("handoff") is True
             and raw.get("stage") == pending.stage
         )
 
-    last = read_tail(workspace.events_file, 1, keep)  # the newest of the two, read backwards
-    if last and last[0].get("type") == EventType.SUPERVISOR_EVENT:
+    def keep(raw: dict[str, Any]) -> bool:
+        if raw.get("type") == EventType.USER_DECISION_REQUESTED:  # the take: none stopped since
+            return (raw.get("data") or {}).get("id") == pending.id
+        return released(raw)
+
+    last = read_tail(workspace.events_file, 1, keep)  # the newer of the two, read backwards
+    if last and released(last[0]):
         return max(float(last[0].get("ts") or 0.0), pending.requested_at)
     return pending.requested_at
 

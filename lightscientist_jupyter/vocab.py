@@ -29,9 +29,9 @@ class ProjectStatus(StrEnum):
     PAUSED = "paused"
     """The run stopped after the stage named by `--until`; `lightscientist resume` goes on."""
     INTERRUPTED = "interrupted"
-    """Shown (by `status`) for a project left `running` when no process runs it: its runner
-    was killed or stopped before the project ended; `lightscientist resume` continues it.
-    Never written to disk."""
+    """Shown (by `status`) for a project whose state says `running` while no process runs
+    it (its runner was killed or stopped, or it was rewound or forked): `lightscientist
+    resume` continues it. Never written to disk."""
 
 
 STORED_PROJECT_STATUSES: tuple[ProjectStatus, ...] = tuple(

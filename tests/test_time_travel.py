@@ -123,7 +123,7 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
     assert kept and all(r["stage"].startswith("idea.") for r in kept.values())
     text = (ws / "PROCESS.md").read_text()
     assert text.startswith(process_before) and "Rewound to the start of experiment.setup#1" in text
-    assert (status(ws)["stage"], status(ws)["status"]) == ("experiment.setup", "running")
+    assert (status(ws)["stage"], status(ws)["status"]) == ("experiment.setup", "interrupted")
     with (ws / ".lightscientist/events.jsonl").open() as log:
         rewound = [e for e in map(json.loads, log) if e["type"] == "stage.rewound"]
     assert len(rewound) == 1 and rewound[0]["data"]["to"] == "experiment.setup#1"

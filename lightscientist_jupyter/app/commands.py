@@ -71,7 +71,7 @@ def summary(state: ProjectState) -> dict[str, Any]:
 
 
 INTERRUPTED_REASON = (
-    "no process runs it: its run was killed or stopped before the project ended; "
+    "no process runs it now (its run was killed or stopped, or it was rewound or forked); "
     "`lightscientist resume` continues it"
 )
 

@@ -99,13 +99,23 @@ def _in_workspace(rel: str, root: Path) -> Path | None:
         return None
     if not pure.is_absolute():
         return root / pure
-    if pure == PurePosixPath(root) or PurePosixPath(root) in pure.parents:
-        return root / pure.relative_to(root)
+    for base, path in ((root, pure), (root.resolve(), _parent_resolved(pure))):
+        if path == PurePosixPath(base) or PurePosixPath(base) in path.parents:
+            return root / path.relative_to(base)
     inner = pure.relative_to("/")
     top = inner.parts[0] if inner.parts else ""
     if top and not (root / top).exists() and Path("/", top).exists():
         return None  # '/home/me/x.csv', not the workers' '/experiment/x.csv'
     return root / inner
+
+
+def _parent_resolved(path: PurePosixPath) -> PurePosixPath:
+    """`path` with its folder's links resolved (the workspace named through a link to it),
+    its last part kept as it is, so that a link there is still seen."""
+    try:
+        return PurePosixPath(Path(path.parent).resolve(), path.name)
+    except (OSError, RuntimeError):
+        return path
 
 
 def _file_problem(files: Beneath, path: Path, dirs_ok: bool) -> str | None:

@@ -132,7 +132,9 @@ def test_paths_out_of_the_workspace_and_links_are_named_for_what_they_are(tmp_pa
     (root / "gone.csv").symlink_to(outside / "nothing.csv")  # dangling, out
     (root / "alias.csv").symlink_to(root / "data" / "ok.csv")
     (root / "linked").symlink_to(outside)
+    (tmp_path / "alias").symlink_to(root)  # the workspace under another name
     listed = [
+        str(tmp_path / "alias" / "data" / "ok.csv"),
         "/etc/hostname",  # a folder of this machine, not the workers' '/' of the workspace
         str(outside / "key.txt"),
         str(root / "data" / "ok.csv"),  # the workspace's own absolute path is inside

@@ -83,9 +83,7 @@ def missing_files(paths: Iterable[str], root: Path, *, dirs_ok: bool = False) ->
     problems = []
     for rel in dict.fromkeys(p for p in paths if p):
         path = _in_workspace(rel, root)
-        problem = (
-            "outside the workspace" if path is None else _file_problem(files, path, dirs_ok)
-        )
+        problem = "outside the workspace" if path is None else _file_problem(files, path, dirs_ok)
         if problem:
             problems.append(f"{rel} ({problem})")
     return problems

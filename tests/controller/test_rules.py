@@ -61,8 +61,9 @@ def test_an_output_that_is_a_link_is_refused_even_when_it_points_inside(tmp_path
     (tmp_path / "notes" / "survey.md").symlink_to(tmp_path / "real.md")
     (tmp_path / "notes" / "refs.bib").symlink_to("/etc/hostname")
     assert rules.missing_outputs(SURVEY, tmp_path) == [
-        "notes/survey.md (a symbolic link, not a file)",
-        "notes/refs.bib (a symbolic link, not a file)",
+        "notes/survey.md (a symbolic link, which the history does not keep: put the file "
+        "itself there)",
+        "notes/refs.bib (outside the workspace: a symbolic link to /etc/hostname)",
     ]
 
 

@@ -279,7 +279,7 @@ def test_reply_without_a_runner_applies_it_itself(final_gate):
     assert (state["stage"], state["status"], state["pending"]) == ("done", "done", None)
     assert state["decisions"][-1]["source"] == "cli"
     assert state["decisions"][-1]["comment"] == "Go ahead."
-    assert list(ws.inbox_dir.iterdir()) == []
+    assert not ws.inbox_dir.exists()  # carried out here: nothing was queued
     new = [e for e in read_events(ws) if e["seq"] > last_seq]
     assert [e["seq"] for e in new] == list(range(last_seq + 1, last_seq + 1 + len(new)))
     assert [e["type"] for e in new] == ["user.decision", "stage.transition"]
@@ -357,7 +357,7 @@ ONE_POLL_RUNNER = textwrap.dedent("""\
 
 def test_a_duplicate_reply_is_told_it_was_dropped_not_taken(waiting):
     """Two `reply y` for one gate, both queued before the run polls: the run applies the
-    first and drops the second; each sender is told what really happened to its reply."""
+    later and drops the earlier; each sender is told what really happened to its reply."""
     runner = subprocess.Popen(
         [sys.executable, "-c", ONE_POLL_RUNNER, str(waiting.root)],
         stdin=subprocess.PIPE,
@@ -388,8 +388,8 @@ def test_a_duplicate_reply_is_told_it_was_dropped_not_taken(waiting):
                 proc.wait()
     decision = state_of(waiting)["decisions"][-1]["id"]
     assert said == [
-        f"reply not applied by the run held by pid {runner.pid}: decision {decision} was "
-        "already answered (approved via cli); nothing changed",
+        f"reply not applied by the run held by pid {runner.pid}: replaced by a later reply to "
+        f"decision {decision}; nothing changed",
         f"reply taken by the run held by pid {runner.pid}",
     ]
     assert list(waiting.inbox_dir.iterdir()) == []  # each receipt was read and removed

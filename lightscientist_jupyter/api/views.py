@@ -8,8 +8,8 @@ is made by `lightscientist_jupyter.jupyter.display`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -124,16 +124,26 @@ class ProjectView:
         source: str = "api",
         resume_if_idle: bool = False,
         budget: dict[str, float] | None = None,
+        resume_options: dict[str, Any] | None = None,
     ) -> Sent:
         """Answer the pending decision: at once when this kernel runs the project (exactly
         one transition per decision; a second reply to the same `decision_id` changes
-        nothing), else through the inbox, as `lightscientist reply` does. At a budget
-        decision, `budget` holds the raised limits (`{"tokens": 2_000_000}`).
+        nothing), through the inbox when another process runs it, else queued for the next
+        run (a later reply to the decision replaces it). At a budget decision, `budget`
+        holds the raised limits (`{"tokens": 2_000_000}`).
 
-        With `resume_if_idle`, a project nobody runs is resumed in this kernel (in the
-        background; its run applies the reply), as the command line resumes it in its own
-        process.
+        With `resume_if_idle`, a project nobody runs is resumed in this kernel (`api.resume`,
+        with `resume_options`) and the reply takes effect in that run once the project is
+        open; a project that cannot be opened raises, and nothing is queued.
         """
+        resumed: list[ProjectView] = []
+
+        def take() -> ResearchController:
+            from lightscientist_jupyter.api.running import resume
+
+            resumed.append(run := resume(self.workspace.root, **(resume_options or {})))
+            return run.controller
+
         sent = commands.submit_reply(
             self.workspace,
             approve,
@@ -142,25 +152,19 @@ class ProjectView:
             decision_id=decision_id,
             source=source,
             live=self.controller_here(),
+            take=take if resume_if_idle else None,
             budget=budget,
         )
-        if sent.route is not Route.QUEUED:
-            return sent
-        if resume_if_idle:  # on its own thread: opening a project is not O(1)
-            from lightscientist_jupyter.api.running import resume
-
-            threading.Thread(
-                target=_quietly,
-                args=(resume, self.workspace.root),
-                daemon=True,
-                name="lightscientist-resume",
-            ).start()
-            message = "reply queued; the project resumes in this kernel"
-        else:
+        if sent.route is Route.QUEUED:
             message = (
                 "reply queued; it is applied when the project is resumed (`%lightscientist resume`)"
             )
-        return Sent(sent.route, message, sent.decision_id, sent.path)
+            return dataclasses.replace(sent, message=message)
+        if resumed:
+            return dataclasses.replace(
+                sent, message=f"{sent.message}; the project resumes in this kernel"
+            )
+        return sent
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.workspace.root}>"

@@ -28,7 +28,7 @@ from lightscientist_jupyter.app.usage import status_usage
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
 from lightscientist_jupyter.controller import budget as budget_rules
 from lightscientist_jupyter.controller.handoff import not_a_reply
-from lightscientist_jupyter.controller.inbox import write_command, write_reply
+from lightscientist_jupyter.controller.inbox import set_aside, write_command, write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput, Conflict, ModelConfigError, WorkspaceLocked
@@ -179,6 +179,12 @@ def check_target(table: StageTable, approve: bool, to: str | None, *, option: st
         )
 
 
+Take = Callable[[], ResearchController]
+"""How a front door takes a project nobody runs, to carry a reply out itself: it opens the
+project (to run it, or only under its lock) and returns its controller, or raises (nothing
+is then queued; `WorkspaceLocked` when a run took the project first)."""
+
+
 def submit_reply(
     ws: Workspace,
     approve: bool,
@@ -188,15 +194,20 @@ def submit_reply(
     decision_id: str | None = None,
     source: str = "api",
     live: ResearchController | None = None,
+    take: Take | None = None,
     option: str = "to",
     receipt: bool = False,
     budget: dict[str, float] | None = None,
 ) -> Sent:
     """Answer the pending decision of the project in `ws`.
 
-    With `live` (the controller of a run in this process) the reply takes effect at once;
-    otherwise it is queued in the inbox, where the running process (if any) applies it within
-    a second. A reply for a decision that is no longer the pending one changes nothing.
+    With `live` (the controller of a run in this process) the reply takes effect at once.
+    Else, when a process runs the project, the reply goes to its inbox and it applies it
+    within a second. When nobody does, `take` opens the project and the reply takes effect
+    there once it is open — a reply that cannot be carried out (the project cannot be opened,
+    its checkpoints are damaged or unreachable) raises and leaves nothing behind; without
+    `take` it is queued for the next run. A reply carried out or queued replaces a queued
+    one to the same decision; one for a decision that is no longer pending changes nothing.
     `option` names the rejection target as the user gave it (see `check_target`). With
     `receipt`, a run of another process leaves word of what became of the reply (applied, or
     dropped and why) for `inbox.take_receipt`.
@@ -205,11 +216,7 @@ def submit_reply(
         check_target(live.table, approve, to, option=option)
         if approve and (refused := budget_rules.raise_refusal(live.state, live.table, budget)):
             raise BadInput(refused)  # a raise still below what was spent: nothing is applied
-        outcome = live.reply(
-            approve, comment, to, decision_id=decision_id, source=source, budget=budget
-        )
-        route = Route.APPLIED if outcome.applied else Route.UNCHANGED
-        return Sent(route, outcome.message, outcome.decision_id)
+        return _answer(live, approve, comment, to, decision_id, source, budget)
     state = require_project(ws)
     pending = state.pending
     if pending is None:
@@ -230,6 +237,12 @@ def submit_reply(
     check_target(table, approve, to, option=option)
     if approve and (refused := budget_rules.raise_refusal(state, table, budget)):
         raise BadInput(refused)  # a raise still below what was spent: nothing is queued
+    if take is not None and read_holder(ws) is None:
+        try:
+            with set_aside(ws, pending.id):
+                return _answer(take(), approve, comment, to, pending.id, source, budget)
+        except WorkspaceLocked:  # a run took the project meanwhile: its inbox gets the reply
+            pass
     path = write_reply(
         ws,
         approve=approve,
@@ -254,6 +267,22 @@ def submit_reply(
     )
 
 
+def _answer(
+    controller: ResearchController,
+    approve: bool,
+    comment: str,
+    to: str | None,
+    decision_id: str | None,
+    source: str,
+    budget: dict[str, float] | None,
+) -> Sent:
+    outcome = controller.reply(
+        approve, comment, to, decision_id=decision_id, source=source, budget=budget
+    )
+    route = Route.APPLIED if outcome.applied else Route.UNCHANGED
+    return Sent(route, outcome.message, outcome.decision_id)
+
+
 @contextlib.contextmanager
 def project_locked(ws: Workspace, holder: str) -> Iterator[ResearchController]:
     """The project's controller, for a step taken while no process runs it: under the
@@ -261,17 +290,6 @@ def project_locked(ws: Workspace, holder: str) -> Iterator[ResearchController]:
     log open."""
     with WorkspaceLock(ws).acquire(holder), EventLog(ws.events_file) as bus:
         yield ResearchController.open(ws, bus=bus)
-
-
-def apply_queued(ws: Workspace, *, holder: str) -> tuple[list[str], ProjectState] | None:
-    """Apply the inbox's replies now, when nobody runs the project (None when someone does:
-    then that run applies them). `holder` says who takes the lock meanwhile."""
-    try:
-        with project_locked(ws, holder) as controller:
-            outcomes = controller.poll_inbox()
-            return [o.message for o in outcomes], controller.state
-    except WorkspaceLocked:
-        return None
 
 
 # ------------------------------------------------------------------------- cancelling

@@ -12,7 +12,8 @@ Each is one operation over the time-travel and run machinery, never a copy of it
 - `start_resume` starts `lightscientist resume --wait` as a detached process (it outlives the
   kernel and the server that started it), or says the exact command when it cannot.
 
-`apply_command` is the running project's side of the inbox commands.
+`apply_command` is the running project's side of the inbox commands (these and the others:
+a hand-over step, a cancel).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lightscientist_jupyter.app import history
+from lightscientist_jupyter.app import handoff, history
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.commands import project_locked, require_project
 from lightscientist_jupyter.controller import load_table
@@ -100,19 +101,32 @@ def _keep_request(ws: Workspace, stage: str) -> bool:
 
 
 def apply_command(project: Project, command: dict[str, Any]) -> bool:
-    """Apply `until` / `stop` from the inbox to the running `project`; whether it was one."""
+    """Apply a command from the inbox to the running `project` — `until` and `stop` (the
+    screens), a hand-over step, a `cancel` of one worker or of the whole run; whether it was
+    one."""
     args = command.get("args") or {}
-    if command.get("command") == "until":
-        try:
-            project.until = until_stage.check(project.controller.table, args.get("stage"))
-        except BadInput:  # not a stage of the table it runs: a stale request, ignored
-            return True
-        until_stage.keep(project.controller, project.until)
-        return True
-    if command.get("command") == "stop":
-        project.stop()
-        return True
-    return False
+    match command.get("command"):
+        case "until":
+            try:
+                stage = until_stage.check(project.controller.table, args.get("stage"))
+            except BadInput:  # not a stage of the table it runs: a stale request, ignored
+                return True
+            project.until = stage
+            until_stage.keep(project.controller, stage)
+        case "stop":
+            project.stop()
+        case "handoff":  # take / deliver / give-back from elsewhere
+            handoff.apply_command(project.controller, args)
+        case "cancel" if not args.get("worker_id"):
+            project.cancel_soon("cancelled from the command line")
+        case "cancel":
+            try:
+                project.supervisor.runtime.cancel(args["worker_id"], timeout=10.0)
+            except Exception:  # an unknown or finished worker: nothing to cancel
+                pass
+        case _:
+            return False
+    return True
 
 
 def _wait_released(ws: Workspace, timeout: float) -> dict[str, Any] | None:

@@ -24,7 +24,7 @@ from lightscientist_jupyter._fs import (
     reserve_space,
     watch_disk_faults,
 )
-from lightscientist_jupyter.app import commands, handoff, literature, repair, sandboxing, usage
+from lightscientist_jupyter.app import commands, literature, repair, sandboxing, usage
 from lightscientist_jupyter.app import controls as run_controls
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.kept_settings import keep_given
@@ -248,12 +248,13 @@ class Project:
         self.reopen()
         self._poll_stop = False
         poller = threading.Thread(target=self._poll_inbox, daemon=True, name="ls-inbox")
-        poller.start()
         watch_disk_faults(self._on_disk_fault)
         reserve = self.workspace.state_dir / "space.reserve"
         reserve_space(reserve)
         seen = until_stage.since(controller)  # a kept request: from when it was made
         try:
+            controller.poll_inbox()  # replies queued while nobody ran it: before the first look
+            poller.start()
             while not self.stop_event.is_set():
                 status = controller.status
                 if status in FINAL_PROJECT_STATUSES or status == ProjectStatus.PAUSED:
@@ -343,12 +344,18 @@ class Project:
         self.stop_event.set()
         self.supervisor.cancel_all()
 
+    def cancel_soon(self, reason: str) -> None:
+        """`cancel` on a thread of its own (the inbox poller goes on meanwhile); `close`
+        waits for it, so that the workers finalize before the process ends."""
+        self._cancelling = threading.Thread(target=self.cancel, daemon=True, args=(reason,))
+        self._cancelling.start()
+
     def _poll_inbox(self) -> None:
         while not self._poll_stop:
             try:
                 self.controller.poll_inbox()
                 for command in inbox.take_commands(self.workspace):
-                    self._apply_command(command)
+                    run_controls.apply_command(self, command)
                 if self.recorded_replies and self.controller.pending_kind == DecisionKind.QUESTION:
                     with contextlib.suppress(ControllerError):  # answered meanwhile by a person
                         self._recorded_reply()  # (the stage's run waits for the answer)
@@ -357,27 +364,6 @@ class Project:
                     raise
                 return
             self.stop_event.wait(INBOX_POLL_S)
-
-    def _apply_command(self, command: dict[str, Any]) -> None:
-        args = command.get("args") or {}
-        if command.get("command") == "handoff":  # take / deliver / give-back from elsewhere
-            handoff.apply_command(self.controller, args)
-            return
-        if run_controls.apply_command(self, command):  # pause after a stage, stop (the screens)
-            return
-        if command.get("command") != "cancel":
-            return
-        worker_id = args.get("worker_id")
-        if not worker_id:
-            self._cancelling = threading.Thread(
-                target=self.cancel, daemon=True, args=("cancelled from the command line",)
-            )
-            self._cancelling.start()
-            return
-        try:
-            self.supervisor.runtime.cancel(worker_id, timeout=10.0)
-        except Exception:  # an unknown or finished worker: nothing to cancel
-            pass
 
     def close(self) -> None:
         if self._closed:

@@ -12,37 +12,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 
-from lightscientist_jupyter import __version__, _fs, options
+from lightscientist_jupyter import __version__, options
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.text import table_text
-from lightscientist_jupyter.app.usage import parse_budget
 from lightscientist_jupyter.cli import handoff
 from lightscientist_jupyter.cli import history as history_commands
 from lightscientist_jupyter.cli import jobs as jobs_commands
 from lightscientist_jupyter.cli import literature as literature_commands
+from lightscientist_jupyter.cli import reply as reply_command
 from lightscientist_jupyter.cli import usage as usage_commands
 from lightscientist_jupyter.controller import load_table
-from lightscientist_jupyter.controller.inbox import take_receipt
-from lightscientist_jupyter.controller.lock import read_holder
-from lightscientist_jupyter.controller.state import PendingDecision, load_state
+from lightscientist_jupyter.controller.state import PendingDecision
 from lightscientist_jupyter.errors import (
     BadInput,
     DiskFault,
     LightScientistError,
     StageTableError,
-    WorkspaceLocked,
 )
 from lightscientist_jupyter.events import follow, format_line, make_filter, printable, read_tail
 from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-REPLY_WAIT_S = 10.0
 
 
 def _workspace(args: argparse.Namespace) -> Workspace:
@@ -89,59 +83,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"warning: {warning}")
     print(info["status"])
     return EXIT_OK
-
-
-# ------------------------------------------------------------------------- reply
-
-
-def cmd_reply(args: argparse.Namespace) -> int:
-    ws = _workspace(args)
-    sent = commands.submit_reply(
-        ws,
-        args.answer in ("y", "yes"),
-        args.comment,
-        args.to,
-        source="cli",
-        option="--to",
-        receipt=True,  # a run of another process says what became of it (`_await_runner`)
-        budget=parse_budget(args.budget) or None,
-    )
-    if sent.route is Route.UNCHANGED:
-        print(sent.message)
-        return _finish_line(load_state(ws.state_file).status)
-    from lightscientist_jupyter.app.project import Project
-
-    try:
-        project = Project.open(ws.root, subscribers=_subscribers(args))
-    except WorkspaceLocked:
-        if sent.path is None:  # not queued: nothing to wait for
-            return _finish_line(load_state(ws.state_file).status)
-        return _await_runner(ws, sent.path)
-    for outcome in project.controller.poll_inbox():
-        print(outcome.message)
-    if project.controller.status == ProjectStatus.FAILED:  # `reply n` at a budget: it ended
-        project.close()
-        print(f"reason: {printable(project.controller.state.reason or '')}")
-        return _finish_line(ProjectStatus.FAILED)
-    return _run_project(project, args)
-
-
-def _await_runner(ws: Workspace, path: Path) -> int:
-    """Another process runs the project: wait for it to take the reply, then report."""
-    holder = read_holder(ws) or {}
-    deadline = time.monotonic() + REPLY_WAIT_S
-    while _fs.NO_LINKS.lstat(path) is not None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    pid = holder.get("pid", "?")
-    if _fs.NO_LINKS.lstat(path) is not None:
-        print(f"reply queued in {path}; the run held by pid {pid} will apply it")
-        return _finish_line(load_state(ws.state_file).status)
-    receipt = take_receipt(path)
-    if receipt is None or receipt.get("applied"):
-        print(f"reply taken by the run held by pid {pid}")
-    else:  # dropped: a duplicate, or a decision no longer pending
-        print(f"reply not applied by the run held by pid {pid}: {receipt.get('message')}")
-    return _finish_line(load_state(ws.state_file).status)
 
 
 def _finish_line(status: str) -> int:
@@ -247,6 +188,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     retried = project.reopen()  # a failed stage: say what failed before it starts again
     if retried:
         print(retried, flush=True)
+    for outcome in project.controller.poll_inbox():  # replies queued while nobody ran it
+        verdict = "applied" if outcome.applied else "not applied"
+        print(f"queued reply {verdict}: {printable(outcome.message)}", flush=True)
     return _run_project(project, args)
 
 
@@ -354,7 +298,11 @@ COMMANDS: dict[str, Command] = {
     ),
     "workers": (options.workers, cmd_workers, "list the workers and their state"),
     "cancel": (options.cancel, cmd_cancel, "cancel one worker, or the whole run"),
-    "reply": (_waiting(options.reply), cmd_reply, "approve or reject the pending gate or question"),
+    "reply": (
+        _waiting(options.reply),
+        reply_command.cmd_reply,
+        "approve or reject the pending gate or question",
+    ),
     "status": (options.status, cmd_status, "show the project's stage, status and pending decision"),
     "events": (options.events, cmd_events, "print the event stream"),
     "stages": (options.stages, cmd_stages, "validate and print a stage table"),

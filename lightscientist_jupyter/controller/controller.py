@@ -289,26 +289,26 @@ class ResearchController(HandoffTools, BudgetCalls):
             return ReplyOutcome(respond.ok, respond.message, respond.decision_id, respond.answer)
 
     def poll_inbox(self) -> list[ReplyOutcome]:
-        """Apply the replies queued in `.lightscientist/inbox/`, oldest first."""
+        """Apply the replies queued in `.lightscientist/inbox/`, oldest first; of several to
+        one decision, the latest (the earlier ones are dropped as replaced)."""
         outcomes = []
-        for path, raw in inbox.queued_replies(self.workspace):
-            if raw is None:
-                path.rename(path.with_suffix(".invalid"))
-                continue
-            try:
-                outcome = self.reply(
-                    bool(raw["approve"]),
-                    str(raw.get("comment") or ""),
-                    raw.get("to_stage"),
-                    decision_id=raw.get("decision_id"),
-                    source=str(raw.get("source") or "inbox"),
-                    budget=raw.get("budget"),
-                )
-            except ControllerError as exc:
-                outcome = ReplyOutcome(False, str(exc), raw.get("decision_id"))
-            if raw.get("receipt"):  # its sender waits to hear (before the unlink)
-                inbox.write_receipt(path, outcome.applied, outcome.message)
-            path.unlink(missing_ok=True)
+        for queued in inbox.take_replies(self.workspace):
+            raw = queued.raw
+            if queued.replaced is not None:
+                outcome = ReplyOutcome(False, queued.replaced, raw.get("decision_id"))
+            else:
+                try:
+                    outcome = self.reply(
+                        bool(raw["approve"]),
+                        str(raw.get("comment") or ""),
+                        raw.get("to_stage"),
+                        decision_id=raw.get("decision_id"),
+                        source=str(raw.get("source") or "inbox"),
+                        budget=raw.get("budget"),
+                    )
+                except ControllerError as exc:
+                    outcome = ReplyOutcome(False, str(exc), raw.get("decision_id"))
+            inbox.settle(queued.path, raw, outcome.applied, outcome.message)
             outcomes.append(outcome)
         return outcomes
 

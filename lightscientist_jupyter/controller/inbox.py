@@ -1,16 +1,22 @@
 """Replies from anywhere: one JSON file per reply in `.lightscientist/inbox/`.
 
-The widget, the side panel and `lightscientist reply` all write here, atomically; the process
-running the project picks the files up (within a second) and applies them through
-`ResearchController.reply`, the one place where a decision takes effect.
+A reply goes here once it is accepted (`app.commands.submit_reply` decides): handed to the
+process that runs the project, or queued by the API for the next run. The running process
+picks the files up (within a second, and first thing when a run starts) and applies them
+through `ResearchController.reply`, the one place where a decision takes effect. Of several
+queued replies to one decision the latest counts: the earlier ones are dropped as replaced
+(`take_replies`), and so are those a reply carried out directly replaces (`set_aside`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +72,69 @@ def queued_replies(workspace: Workspace) -> list[tuple[Path, dict[str, Any] | No
         except (OSError, ValueError):
             out.append((path, None))
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Queued:
+    """A queued reply, as the run takes it."""
+
+    path: Path
+    raw: dict[str, Any]
+    replaced: str | None = None
+    """Why it is not applied when a later reply to its decision replaces it, else None."""
+
+
+def replaced_message(decision_id: object) -> str:
+    return f"replaced by a later reply to decision {decision_id}; nothing changed"
+
+
+def take_replies(workspace: Workspace) -> list[Queued]:
+    """The queued replies, oldest first, each marked `replaced` when a later one answers the
+    same decision; a file that is not a reply is renamed `.invalid` and left out."""
+    replies = []
+    for path, raw in queued_replies(workspace):
+        if raw is None:
+            path.rename(path.with_suffix(".invalid"))
+        else:
+            replies.append((path, raw))
+    newest = {str(raw["decision_id"]): path for path, raw in replies if raw.get("decision_id")}
+    return [
+        Queued(path, raw, replaced_message(raw["decision_id"]))
+        if raw.get("decision_id") and newest[str(raw["decision_id"])] != path
+        else Queued(path, raw)
+        for path, raw in replies
+    ]
+
+
+def settle(reply: Path, raw: dict[str, Any], applied: bool, message: str) -> None:
+    """Remove a reply the run took, first leaving its receipt when its sender waits to hear."""
+    if raw.get("receipt"):
+        write_receipt(reply, applied, message)
+    reply.unlink(missing_ok=True)
+
+
+ASIDE = ".aside"
+
+
+@contextlib.contextmanager
+def set_aside(workspace: Workspace, decision_id: str) -> Iterator[None]:
+    """Hide the queued replies to `decision_id` while a later reply to it is carried out
+    directly: they are dropped as replaced when the block ends, put back when it raises (a
+    reply that failed replaces nothing)."""
+    aside = []
+    for path, raw in queued_replies(workspace):
+        if raw is not None and raw.get("decision_id") == decision_id:
+            with contextlib.suppress(FileNotFoundError):  # a run took it meanwhile
+                path.rename(path.with_suffix(ASIDE))
+                aside.append((path, raw))
+    try:
+        yield
+    except BaseException:
+        for path, _ in aside:
+            path.with_suffix(ASIDE).rename(path)
+        raise
+    for path, raw in aside:
+        settle(path.with_suffix(ASIDE), raw, False, replaced_message(decision_id))
 
 
 RECEIPT_KEEP_S = 300.0

@@ -33,7 +33,6 @@ from IPython.display import Markdown, display
 from traitlets import Bool, Enum, List, Unicode
 
 from lightscientist_jupyter import api, options
-from lightscientist_jupyter.app.commands import Route, Sent
 from lightscientist_jupyter.app.usage import parse_budget
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter import display as boards
@@ -112,24 +111,23 @@ def _research(m: LightScientistMagics, args: argparse.Namespace) -> Any:
 
 def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
-    approve = args.answer in ("y", "yes")
-    view = api.open_project(workspace)
-    sent = view.reply(
-        approve, args.comment, args.to, source="magic", budget=parse_budget(args.budget) or None
+    sent = api.open_project(workspace).reply(
+        args.answer in ("y", "yes"),
+        args.comment,
+        args.to,
+        source="magic",
+        budget=parse_budget(args.budget) or None,
+        resume_if_idle=True,  # nobody runs the project: it runs here, with the reply
+        resume_options={
+            "model": m.model or None,
+            "base_url": m.base_url or None,
+            "record": m.record,
+            "checkpoints": m.checkpoints or None,
+            "ray": m.ray or None,
+        },
     )
-    if sent.route is Route.QUEUED:  # nobody runs the project: run it here
-        view = api.resume(
-            workspace, model=m.model or None, base_url=m.base_url or None, record=m.record,
-            checkpoints=m.checkpoints or None, ray=m.ray or None,
-        )  # fmt: skip
-        sent = Sent(
-            sent.route,
-            "reply queued; the project resumes in this kernel and applies it",
-            sent.decision_id,
-            sent.path,
-        )
     print(sent.message)
-    display(boards.dashboard_of(view))
+    display(boards.dashboard_of(api.open_project(workspace)))
 
 
 def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:

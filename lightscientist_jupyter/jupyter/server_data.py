@@ -7,13 +7,14 @@ tested directly as well as through the server.
 
 Every path is checked by `server_paths` (below the server root, through no link) and every
 file below it is read through `beneath.Beneath`, so a link a worker's command planted is
-refused with its one line, never followed. A reply goes into the project's inbox through
-`write_reply`, exactly as `lightscientist reply` writes it; when no process runs the project,
-it is applied here under the workspace lock, again as the command line does.
+refused with its one line, never followed. A reply is `commands.submit_reply`'s, as for
+`lightscientist reply`: handed to the inbox of the process that runs the project, or, when
+none does, applied here under the workspace lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from pathlib import Path
@@ -305,10 +306,12 @@ def _reply_fields(body: Any) -> tuple[str, bool, str, str | None, str | None]:
 
 
 def project_reply(root: Path, body: Any) -> dict[str, Any]:
-    """Queue an approve/reject for the pending decision; apply it when nobody runs the project.
+    """Apply an approve/reject to the pending decision when nobody runs the project (under
+    its lock); hand it to the inbox of the process that runs it otherwise.
 
-    Refuses (409) when nothing is pending or the reply names a decision that is no longer
-    the pending one, so a stale page cannot answer a newer gate.
+    Refuses (409) when nothing is pending, the reply names a decision that is no longer the
+    pending one (so a stale page cannot answer a newer gate), or the project cannot be
+    opened to apply it — and then nothing is queued.
     """
     if isinstance(body, dict) and body.get("handoff"):  # take / deliver / give-back
         from lightscientist_jupyter.jupyter import server_handoff
@@ -318,22 +321,26 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
     ws, rel = open_project(root, rel)
     _state(ws)  # a project whose state cannot be read is refused with its reason
     try:
-        sent = commands.submit_reply(
-            ws,
-            approve,
-            comment,
-            to_stage,
-            decision_id=decision_id,
-            source="dashboard" if body.get("from") == "dashboard" else "panel",
-            option="to_stage",
-            budget=reply_budget(body.get("budget")),  # at a budget decision: the new limits
-        )
+        with contextlib.ExitStack() as held:
+            sent = commands.submit_reply(
+                ws,
+                approve,
+                comment,
+                to_stage,
+                decision_id=decision_id,
+                source="dashboard" if body.get("from") == "dashboard" else "panel",
+                option="to_stage",
+                take=lambda: held.enter_context(
+                    commands.project_locked(ws, "reply from the side panel")
+                ),
+                budget=reply_budget(body.get("budget")),  # at a budget decision: the new limits
+            )
     except Conflict as exc:
         raise Refused(409, str(exc)) from None
     except BadInput as exc:
         raise Refused(400, str(exc)) from None
     except (OSError, LightScientistError) as exc:  # e.g. the project's stage table is gone
-        raise Refused(409, str(exc)) from None
+        raise Refused(409, f"the reply was not applied: {exc}") from None
     if sent.route is Route.UNCHANGED:
         raise Refused(409, f"{sent.message}; reload and decide again")
     answer: dict[str, Any] = {
@@ -341,18 +348,14 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
         "decision_id": sent.decision_id,
         "queued": sent.path.name if sent.path else None,
     }
-    try:
-        applied = commands.apply_queued(ws, holder="reply from the side panel")
-    except LightScientistError as exc:
-        raise Refused(409, f"the reply is queued but cannot be applied: {exc}") from None
-    if applied is None:
-        return {**answer, "applied_by": "runner", "runner": read_holder(ws), "messages": []}
-    messages, after = applied
+    if sent.route is Route.RUNNER:
+        return {**answer, "applied_by": "runner", "runner": sent.runner, "messages": []}
+    after = _state(ws)
     return {
         **answer,
         "applied_by": "server",
         "runner": None,
-        "messages": messages,
+        "messages": [sent.message],
         "status": after.status,
         "stage": after.stage,
     }

@@ -157,22 +157,26 @@ def test_a_queued_reply_waits_on_disk_with_its_comment_redacted(workspace, small
     assert c.state.decisions[-1]["comment"] == "use [REDACTED]"
 
 
-def test_two_replies_to_one_decision_apply_once(workspace, small_table, advance):
+def test_of_two_queued_replies_to_one_decision_the_later_counts(workspace, small_table, advance):
+    """A reply queued and then corrected (`reply y`, then `reply n` before any run took the
+    first) is applied as corrected; the first is dropped, saying why."""
     c = waiting_controller(workspace, small_table, advance)
     decision = c.state.pending.id
+    write_reply(workspace, approve=True, comment="first", decision_id=decision, source="cli")
     write_reply(
         workspace,
         approve=False,
-        comment="first",
+        comment="second",
         to_stage="a",
         decision_id=decision,
         source="widget",
     )
-    write_reply(workspace, approve=True, comment="second", decision_id=decision, source="cli")
     first, second = c.poll_inbox()
-    assert first.applied and not second.applied
-    assert "already answered (rejected via widget)" in second.message
+    assert not first.applied and second.applied
+    assert first.message == f"replaced by a later reply to decision {decision}; nothing changed"
     assert c.stage == "a" and len(c.state.decisions) == 1
+    assert (c.state.decisions[0]["comment"], c.state.decisions[0]["source"]) == ("second", "widget")
+    assert list(workspace.inbox_dir.iterdir()) == []
 
 
 def test_invalid_inbox_files_are_set_aside(workspace, small_table, advance):

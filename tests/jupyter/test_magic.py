@@ -362,7 +362,7 @@ def test_reply_resume_and_cancel_in_manual_mode(ip, tmp_path, capsys):
     assert again.wait(until=("waiting_user", "failed"), timeout=RUN_TIMEOUT) == "waiting_user"
     again.stop()
 
-    # nobody runs it: the reply goes to the inbox and the project resumes here to apply it
+    # nobody runs it: the project resumes here, and the reply takes effect in that run
     with pytest.raises(UsageError, match="not a stage"):
         ls(ip, f'reply n --to nowhere -w "{ws}"')
     with capture_output() as cap:

@@ -112,7 +112,7 @@ def test_the_running_project_takes_until_and_stop_from_its_inbox(tmp_path: Path)
     assert project.until == "idea.gate"  # a stale request changes nothing
     assert load_state(ws.state_file).settings["pause_after"] == "idea.gate"
     assert controls.apply_command(project, {"command": "stop", "args": {}}) and stopped
-    assert not controls.apply_command(project, {"command": "cancel", "args": {}})
+    assert not controls.apply_command(project, {"command": "bogus", "args": {}})
 
 
 @pytest.mark.slow

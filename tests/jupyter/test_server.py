@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conftest import SMALL_TABLE
 from pytest_jupyter import jupyter_server as _pytest_jupyter
 from support import waiting_project
 from support.planting import SECRET, need_bwrap, sandboxed
@@ -431,6 +432,21 @@ def test_reply_while_a_runner_holds_the_project_goes_to_its_inbox(root, fetch):
         "source": "panel",
     }
     assert load_state(ws.state_file).stage == "idea.gate"
+
+
+def test_a_reply_the_server_cannot_apply_is_refused_and_leaves_nothing(root, fetch, write_table):
+    """The project cannot be opened to apply the reply (its stage table was edited and no
+    longer has the pending gate): refused, and nothing is queued to decide it later."""
+    ws = Workspace.at(root / "alpha")
+    raw = json.loads(ws.state_file.read_text(encoding="utf-8"))
+    raw["stages_file"] = str(write_table(root / "tables", SMALL_TABLE))
+    ws.state_file.write_text(json.dumps(raw), encoding="utf-8")
+    before = ws.state_file.read_text(encoding="utf-8")
+    code, answer = refused(fetch, "reply", method="POST", body={"path": "alpha", "approve": True})
+    assert code == 409, answer
+    assert answer["message"].startswith("the reply was not applied: ")
+    assert "is at stage 'idea.gate', which" in answer["message"]
+    assert queued_replies(ws) == [] and ws.state_file.read_text(encoding="utf-8") == before
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ offline model, or the real `ChatOpenAI` client against the local server of
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -83,19 +82,25 @@ def spec_for(table: StageTable, ws: Workspace) -> Callable[..., WorkerSpec]:
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
-    """A real PostgreSQL server for the session (see `support.postgres`), stopped at the end.
-    Its folder is in /tmp itself: the `postgres` user cannot enter pytest's root-only one."""
-    import shutil
-    import tempfile
+    """A real PostgreSQL server for the session (see `support.postgres`), stopped at the end."""
+    from support.postgres import server_in_tmp
 
-    from support.postgres import PostgresServer
+    with server_in_tmp() as server:
+        yield server
 
-    base = Path(tempfile.mkdtemp(prefix="ls-postgres-", dir="/tmp"))
-    os.chmod(base, 0o755)
-    server = PostgresServer(base / "server")
-    yield server
-    server.stop()
-    shutil.rmtree(base, ignore_errors=True)
+
+@pytest.fixture
+def magic_shell() -> Iterator[Any]:
+    """The in-process IPython shell with the extension loaded (`%lightscientist`); this
+    kernel's runs are stopped at the end."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from lightscientist_jupyter import api
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "lightscientist_jupyter")
+    yield shell
+    api.stop_all()
 
 
 @pytest.fixture

@@ -9,13 +9,16 @@ except under CI (`CI=true`), where `scripts/setup` installs them and their absen
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -81,9 +84,13 @@ class PostgresServer:
              "scram-sha-256", f"--pwfile={pwfile}", "--no-sync", "-E", "UTF8"],
             check=True, capture_output=True, timeout=120,
         )  # fmt: skip
-        options = f"-p {self.port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self.start()
+
+    def start(self) -> None:
+        """Start the server (again, after `stop`) on its port, and wait until it answers."""
+        options = f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1 -c fsync=off"
         subprocess.run(
-            [*self.prefix, pg_ctl, "-D", str(self.data), "-l", str(base / "server.log"),
+            [*self.prefix, self.pg_ctl, "-D", str(self.data), "-l", str(self.base / "server.log"),
              "-o", options, "-w", "-t", str(START_WAIT_S), "start"],
             check=True, capture_output=True, timeout=START_WAIT_S + 30,
         )  # fmt: skip
@@ -121,3 +128,19 @@ class PostgresServer:
             capture_output=True,
             timeout=60,
         )
+
+
+@contextlib.contextmanager
+def server_in_tmp(prefix: str = "ls-postgres-") -> Iterator[PostgresServer]:
+    """A server in a folder of its own in /tmp itself (the `postgres` user cannot enter
+    pytest's root-only one), stopped and its folder removed at the end."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    os.chmod(base, 0o755)
+    try:
+        server = PostgresServer(base / "server")
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -65,7 +65,14 @@ def folder_problem(root: Path, *, write: bool) -> str | None:
     if root.exists() and not root.is_dir():
         return f"{root} is a file, not a folder; give a folder as --workspace"
     if not root.exists():
-        return None if write else f"{root} does not exist"
+        if not write:
+            return f"{root} does not exist"
+        why = creatable_problem(root)
+        return (
+            f"the workspace {root} cannot be created ({why}); give another --workspace"
+            if why
+            else None
+        )
     if write:
         target = root / STATE_DIR if (root / STATE_DIR).is_dir() else root
         if not os.access(target, os.W_OK | os.X_OK):
@@ -79,3 +86,21 @@ def folder_problem(root: Path, *, write: bool) -> str | None:
 
 def _read_only(path: Path) -> bool:
     return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+
+
+def creatable_problem(path: Path) -> str | None:
+    """Why `path`, which does not exist, could not be made with the folders above it (found
+    without making anything): the nearest existing one is a file or cannot be written; or
+    None."""
+    for above in path.parents:
+        if above.is_symlink() and not above.exists():
+            return f"{above} is a link to nothing"
+        if not above.exists():
+            continue
+        if not above.is_dir():
+            return f"{above} is a file, not a folder"
+        if not os.access(above, os.W_OK | os.X_OK):
+            reason = "a read-only file system" if _read_only(above) else "no write permission"
+            return f"{above} cannot be written ({reason})"
+        return None
+    return None

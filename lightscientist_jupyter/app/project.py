@@ -30,11 +30,9 @@ from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.kept_settings import keep_given
 from lightscientist_jupyter.app.replies import check as check_replies
 from lightscientist_jupyter.app.replies import next_reply, recorded_replies, recorder_hook
-from lightscientist_jupyter.app.starting import usable
+from lightscientist_jupyter.app.starting import check_new, usable
 from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
-from lightscientist_jupyter.controller.goal import check_goal
-from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.errors import ControllerError, DiskFault
 from lightscientist_jupyter.events import EventLog, Subscriber
@@ -158,22 +156,28 @@ class Project:
         handoffs: tuple[str, ...] = (),
         **options: Any,
     ) -> Project:
-        """Start a new project in `root` (created if missing), once the model passed the
+        """Start a new project in `root` (created if missing), once every option passed its
+        check (`starting.check_new`: bad input leaves the folder as it was) and the model the
         model check (`commands.check_model`) unless `skip_model_check`."""
-        goal = check_goal(goal, max_goal_chars)  # before any file is written
-        workspace = usable(root, create=True)
-        table = load_table(stages)
-        resolve_model(model or default_spec(), base_url=base_url)  # fail before any work
-        check_replies(options.get("replies"), model or default_spec())
-        usage.check_options(options.get("budget"), options.get("price"))
-        literature.check_library(options.get("library"))
+        table = check_new(
+            root,
+            goal,
+            mode=mode,
+            stage=stage,
+            stages=stages,
+            model=model,
+            base_url=base_url,
+            options={**options, "handoffs": handoffs, "max_goal_chars": max_goal_chars},
+        )
+        resolve_model(model or default_spec(), base_url=base_url)  # its provider too
         if not skip_model_check:  # one short call: can this model call tools at all?
             commands.require_tool_calling(model, base_url)
         run_settings = sandboxing.settings(
             table, options.get("sandbox"), options.get("allow_network"), options.get("limits")
-        ) | checkpoint_url.settings(options.get("checkpoints"))
+        ) | checkpoint_url.settings(options.get("checkpoints"))  # a PostgreSQL server is tried
         run_settings |= ray_jobs.settings(options.get("ray"))
         run_settings |= job_limit.settings(options.get("job_time_limit"))
+        workspace = usable(root, create=True)  # every check passed: the folder is made now
         lock = WorkspaceLock(workspace).acquire("research")
         try:
             log = EventLog(workspace.events_file, subscribers)

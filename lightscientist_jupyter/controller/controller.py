@@ -97,7 +97,7 @@ class ResearchController(HandoffTools, BudgetCalls):
         stages for the researcher (`--handoff`), beside the table's `handoff = true` ones."""
         goal, run_mode, table, start = cls.check_new(
             workspace, goal, mode=mode, table=table, start_stage=start_stage,
-            max_goal_chars=max_goal_chars,
+            max_goal_chars=max_goal_chars, handoffs=handoffs,
         )  # fmt: skip
         state = ProjectState(
             goal=goal,
@@ -125,10 +125,11 @@ class ResearchController(HandoffTools, BudgetCalls):
         table: StageTable | None = None,
         start_stage: str | None = None,
         max_goal_chars: int | None = None,
+        handoffs: Sequence[str] = (),
     ) -> tuple[str, Mode, StageTable, str]:
         """What `create` checks before it writes anything (`ControllerError` naming what to
-        fix): the goal, the mode and the start stage, and that no project is there yet.
-        Returns the goal, mode, table and start stage."""
+        fix): the goal, the mode, the start stage and the `handoffs`, and that no project is
+        there yet. Returns the goal, mode, table and start stage."""
         goal = check_goal(goal, max_goal_chars)
         try:
             run_mode = Mode(mode)
@@ -148,6 +149,7 @@ class ResearchController(HandoffTools, BudgetCalls):
                 f"--stage '{start}' is not a stage of {table.path}; choose one "
                 f"of {', '.join(table.ids())}"
             )
+        handoff_stages(table, handoffs)
         return goal, run_mode, table, start
 
     @classmethod

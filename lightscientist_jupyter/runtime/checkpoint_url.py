@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lightscientist_jupyter.errors import RuntimeLayerError
-from lightscientist_jupyter.workspace import Workspace
+from lightscientist_jupyter.workspace import Workspace, creatable_problem
 
 ENV = "LIGHTSCIENTIST_CHECKPOINTS"
 SCHEMES = ("postgresql://", "postgres://")
@@ -59,6 +59,60 @@ def check(url: str) -> str:
         f"unknown checkpoints URL '{redact(url)}'; use sqlite:///PATH (the default: the "
         "workspace's .lightscientist/checkpoints.sqlite) or postgresql://USER@HOST:PORT/DATABASE"
     )
+
+
+def check_new(workspace: Workspace, given: str | None) -> None:
+    """The checkpoints a new project in `workspace` would use, checked before anything is
+    written (`CheckpointsUnavailable` naming the option and what to change): a URL we open,
+    and for `sqlite:///PATH` a database that can be made there or opened as it is. A
+    PostgreSQL server is tried by `settings`."""
+    url = given or os.environ.get(ENV) or ""
+    if not url or url == "sqlite":
+        return
+    check(url)
+    if not url.startswith("sqlite:///"):
+        return
+    path = Path(os.path.normpath(sqlite_path(workspace, url)))
+    own = (workspace.root, *workspace.root.parents, workspace.state_dir, workspace.process_md)
+    problem = f"{path} is a folder or a file of the project" if path in own else None
+    problem = problem or sqlite_problem(path)
+    if problem:
+        option = "--checkpoints" if given else ENV
+        raise CheckpointsUnavailable(
+            f"{option} {redact(url)}: {problem}; give another sqlite:///PATH, in a folder you "
+            "can write (a relative PATH is from the workspace)"
+        )
+
+
+def sqlite_problem(path: Path) -> str | None:
+    """Why a SQLite checkpoint database could not be opened at `path` (or made there), found
+    without writing anything — not even the WAL files a read-only open would add; or None."""
+    if not path.exists():
+        return creatable_problem(path)
+    if path.is_dir():
+        return f"{path} is a folder"
+    if not path.is_file():
+        return f"{path} is not a regular file"
+    if not os.access(path, os.R_OK | os.W_OK):
+        return f"{path} cannot be read and written"
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error as exc:
+        return f"{path} cannot be opened ({exc})"
+    try:
+        found = [str(row[0]) for row in conn.execute("PRAGMA quick_check(2)")]
+    except sqlite3.DatabaseError as exc:
+        found = [str(exc)]
+    finally:
+        conn.close()
+    if found == ["ok"]:
+        return None
+    lines = [" ".join(line.split()) for text in found for line in text.splitlines()]
+    detail = "; ".join(line for line in lines if line and not line.startswith("***"))
+    return f"{path} is not a sound SQLite database ({detail or 'its check failed'})"
 
 
 def settings(given: str | None) -> dict[str, Any]:

@@ -80,7 +80,9 @@ def check_new(
     check_replies(options.get("replies"), spec)
     usage.check_options(options.get("budget"), options.get("price"))
     literature.check_library(options.get("library"))
-    sandboxing.settings(options.get("sandbox"), options.get("allow_network"), options.get("limits"))
+    sandboxing.settings(
+        table, options.get("sandbox"), options.get("allow_network"), options.get("limits")
+    )
     job_limit.settings(options.get("job_time_limit"))
     checkpoint_url.check_new(workspace, options.get("checkpoints"))
     return table

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.runtime.redact import redact
 
 MAX_GOAL_CHARS = 8000
 GOAL_BOUND_ENV = "LIGHTSCIENTIST_MAX_GOAL_CHARS"
@@ -32,7 +33,9 @@ def goal_bound(limit: int | None = None) -> int:
 
 
 def check_goal(goal: str, limit: int | None = None) -> str:
-    """The goal as it is stored (whitespace runs made one space), or `ControllerError`."""
+    """The goal as it is stored (whitespace runs made one space, anything like a key
+    redacted, as a reply's comment is: it reaches state.json, PROCESS.md, the history and
+    every worker's task), or `ControllerError`."""
     try:
         goal.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -52,7 +55,7 @@ def check_goal(goal: str, limit: int | None = None) -> str:
             f"{bound:,}; shorten it (put the details in a file of the workspace and name "
             f"that file in the goal), or raise the bound with {GOAL_BOUND_ENV}"
         )
-    return goal
+    return redact(goal)
 
 
 def prompt_goal(goal: str) -> str:

@@ -49,6 +49,16 @@ def test_create_refuses_bad_input(workspace, small_table):
         manual(workspace, small_table)
 
 
+def test_a_key_pasted_into_the_goal_is_stored_redacted(workspace, small_table, recorder):
+    key = "sk-proj-abcdefghijklmnopqrstuvwx"
+    goal = f"Does warmup help? (my key {key} is for the provider)"
+    c = ResearchController.create(workspace, goal, table=small_table, bus=recorder.bus)
+    assert c.state.goal == "Does warmup help? (my key [REDACTED] is for the provider)"
+    for path in (workspace.state_file, workspace.process_md):
+        assert key not in path.read_text(encoding="utf-8")
+    assert key not in c.task().goal
+
+
 def test_stage_task_fields(workspace, small_table):
     c = manual(workspace, small_table)
     task = c.task()

@@ -82,16 +82,21 @@ def _walk_open(dir_fd: int, parts: tuple[str, ...], flags: int, mode: int) -> in
             inner = os.open(name, O_PATH_DIR, dir_fd=fd)
             os.close(fd)
             fd = inner
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
+        found = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
     finally:
         os.close(fd)
+    if flags & os.O_PATH and stat.S_ISLNK(os.fstat(found).st_mode):
+        os.close(found)  # `O_PATH | O_NOFOLLOW` opens a link itself; openat2 refuses it
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), parts[-1])
+    return found
 
 
-def open_beneath(root_fd: int, rel: PurePosixPath, flags: int, mode: int) -> int:
-    """An fd for `rel` (no `..`: see `Beneath.rel`) opened with `flags` beneath `root_fd`."""
-    fd = _openat2(root_fd, str(rel) if rel.parts else ".", flags, mode)
+def open_beneath(root_fd: int, parts: tuple[str, ...], flags: int, mode: int) -> int:
+    """An fd for the path of `parts` (no `..`, no empty or `.` part: see `Beneath.rel`)
+    opened with `flags` beneath `root_fd`."""
+    fd = _openat2(root_fd, "/".join(parts) or ".", flags, mode)
     if fd is None:
-        fd = _walk_open(root_fd, rel.parts or (".",), flags, mode)
+        fd = _walk_open(root_fd, parts or (".",), flags, mode)
     return fd
 
 

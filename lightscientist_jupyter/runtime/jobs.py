@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import shell, spawn
 from lightscientist_jupyter.runtime.job_record import (
@@ -136,17 +137,18 @@ class JobManager:
         return job
 
     def _folder(self, folder: str) -> Path:
-        from lightscientist_jupyter.runtime.sandbox import PathRefused, confine
+        from lightscientist_jupyter.runtime.workspace_files import confine
 
         if not folder.strip() or folder.strip() in ("/", "."):
             return self.workspace.root
         try:
-            path = confine(self.workspace.root, folder)
-        except PathRefused as exc:
+            rel = confine(self.workspace.root, folder)
+            if Beneath(self.workspace.root).lstat(rel) is None:
+                raise JobRefused(f"folder '{folder}' is not a folder of the workspace")
+            with Beneath(self.workspace.root).open_dir(rel):  # a folder, through no link
+                return self.workspace.root / rel
+        except (PathRefused, NotADirectoryError) as exc:
             raise JobRefused(f"folder: {exc}") from None
-        if not path.is_dir():
-            raise JobRefused(f"folder '{folder}' is not a folder of the workspace")
-        return path
 
     def _reserve(self, wanted: str) -> tuple[str, str]:
         """A new job id (`j<n>`) and a log name no other job has."""

@@ -9,7 +9,6 @@ they fail: CI installs it (scripts/setup).
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -26,14 +25,7 @@ from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.shell import ProcessGroups, group_alive
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 
-
-@pytest.fixture(autouse=True)
-def needs_bwrap() -> None:
-    why = bwrap.problem()
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"bubblewrap is needed under CI: {why}")
-        pytest.skip(why)
+pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
 
 @pytest.fixture

@@ -67,9 +67,28 @@ def lexists(path: str | os.PathLike[str]) -> bool:
         return True
 
 
+def read_named(path: str | os.PathLike[str], root: Path) -> str:
+    """The text of a file a person named (a skill, a library file): through no link when it
+    lies in the workspace `root`, where a command may have planted one; elsewhere it is the
+    user's own file, read as named."""
+    full = Path(path)
+    if full.is_absolute() and root not in full.parents:
+        return full.read_text(encoding="utf-8")
+    return Beneath(root).read_text(full)
+
+
 def mkdirs(path: str | os.PathLike[str]) -> None:
     """Make the folder `path` and its parents, through no link."""
     NO_LINKS.makedirs(path)
+
+
+def list_dir(path: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
+    """The entries of the folder `path` reached through no link, sorted by name (see
+    `Beneath.scandir`); none when it is not there. A link on the way is refused."""
+    try:
+        return NO_LINKS.scandir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def missing_files(paths: Iterable[str], root: Path, *, dirs_ok: bool = False) -> list[str]:

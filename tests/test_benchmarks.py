@@ -26,6 +26,7 @@ SCRIPTS = (
     "magic_latency",
     "snapshots",
     "jobs",
+    "guarded_path",
 )
 
 
@@ -133,6 +134,20 @@ def test_jobs_times_a_local_job_from_submit_to_resume(reports):
     assert "| local | 1 |" in reports["jobs"]["markdown"]
 
 
+def test_guarded_path_times_every_operation_both_ways(reports):
+    us = reports["guarded_path"]["data"]["us"]
+    assert set(us) == {"open", "read", "append", "atomic write"}
+    for row in us.values():
+        assert set(row) == {
+            "plain open",
+            "Beneath(root), openat2",
+            "NO_LINKS, openat2",
+            "Beneath(root), fallback",
+            "NO_LINKS, fallback",
+        }
+        assert all(cpu > 0 and wall > 0 for cpu, wall in row.values())
+
+
 def test_run_all_writes_results(reports, tmp_path):
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
@@ -162,6 +177,7 @@ def test_run_all_writes_results(reports, tmp_path):
         "## 7. Checkpoints in PostgreSQL",
         "## 9. Snapshots",
         "## 10. Jobs: submit to resume",
+        "## 11. Guarded path",
     ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text

@@ -141,3 +141,44 @@ def test_entry_names_a_link_at_the_path_itself(ws):
         f"{files.root}/PROCESS.md: is a symbolic link (to {outside}/bashrc); "
         "LightScientist does not follow links in a workspace"
     )
+
+
+def test_file_stat_names_what_stands_where_a_file_should_be(ws):
+    files, outside = ws
+    files.write_text_atomic("notes.md", "mine\n")
+    (files.root / "out").symlink_to(outside / "bashrc")
+    os.mkfifo(files.root / "pipe")
+    assert files.file_stat("notes.md").st_size == 5
+    assert files.file_stat("missing.md") is None
+    with pytest.raises(PathRefused, match=r"/out: is a symbolic link \(to .*/bashrc\)"):
+        files.file_stat("out")
+    with pytest.raises(PathRefused, match="/pipe: is a named pipe, not a file"):
+        files.file_stat("pipe")
+    with pytest.raises(PathRefused, match="is a folder, not a file"):
+        files.file_stat("")
+
+
+def test_a_new_file_where_a_link_stands_names_the_link(ws):
+    files, outside = ws
+    (files.root / "run.log").symlink_to(outside / "authorized_keys")
+    with pytest.raises(PathRefused, match=r"run.log: is a symbolic link \(to .*authorized_keys"):
+        files.open_write("run.log", new=True)
+    assert not (outside / "authorized_keys").exists()
+
+
+def test_rewriting_a_file_with_a_second_name_leaves_it_whole(ws):
+    files, _ = ws
+    files.write_text_atomic("results.csv", "a,b\n1,2\n")
+    os.link(files.root / "results.csv", files.root / "other.csv")
+    with pytest.raises(PathRefused, match="has 2 names"):
+        files.open_write("results.csv")
+    assert (files.root / "other.csv").read_text() == "a,b\n1,2\n"
+
+
+def test_walk_gives_each_files_status_and_skips_links(ws):
+    files, outside = ws
+    files.write_text_atomic("a/b/c.txt", "xyz")
+    (files.root / "a" / "link").symlink_to(outside)
+    assert [(str(rel), st.st_size) for rel, st in files.walk()] == [("a/b/c.txt", 3)]
+    entry = {e.name: e for e in files.scandir("a")}["link"]
+    assert entry.is_symlink() and not entry.is_dir(follow_symlinks=False)

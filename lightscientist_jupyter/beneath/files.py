@@ -14,9 +14,9 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from lightscientist_jupyter.beneath.opening import (
-    O_PATH_DIR,
     PathRefused,
     kind_of,
+    make_dirs,
     open_beneath,
     what_is_there,
 )
@@ -31,24 +31,35 @@ class Beneath:
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
+        self._prefix = str(PurePosixPath(self.root)).rstrip("/")
+        """The root as text, without a trailing `/` (`''` for `/`)."""
 
     # ------------------------------------------------------------------ paths
 
     def rel(self, path: str | os.PathLike[str]) -> PurePosixPath:
-        """`path` relative to the root, or PathRefused when it cannot be beneath it."""
-        text = os.fspath(path)
-        if "\x00" in text:
-            raise PathRefused(f"{text!r} contains a NUL byte")
-        pure = PurePosixPath(text)
-        if pure.is_absolute():
-            root = PurePosixPath(self.root)
-            if pure == root or root in pure.parents:
-                pure = pure.relative_to(root)
-            else:  # "/x" and "//x" (POSIX's other root) alike: the workspace's x
-                pure = PurePosixPath(*pure.parts[1:])
-        if ".." in pure.parts:
-            raise PathRefused(f"{text} leaves the workspace {self.root} ('..')")
-        return pure
+        """`path` relative to the root, or PathRefused when it cannot be beneath it: an
+        absolute path under the root loses the root, any other absolute path is taken from
+        `/` of the workspace."""
+        parts = self._parts(path)
+        if isinstance(path, PurePosixPath) and not path.is_absolute():
+            return path
+        return PurePosixPath(*parts)
+
+    def _parts(self, path: str | os.PathLike[str]) -> tuple[str, ...]:
+        """`rel(path).parts`, worked out on the text: this runs at every call, and pathlib's
+        parsing and comparisons cost several times the system call they prepare."""
+        if isinstance(path, PurePosixPath) and not path.is_absolute():
+            parts = path.parts  # already parsed: no empty or `.` component
+        else:
+            text = os.fspath(path)
+            if "\x00" in text:
+                raise PathRefused(f"{text!r} contains a NUL byte")
+            if text == self._prefix or text.startswith(self._prefix + "/"):
+                text = text[len(self._prefix) :]
+            parts = tuple(p for p in text.split("/") if p and p != ".")
+        if ".." in parts:
+            raise PathRefused(f"{os.fspath(path)} leaves the workspace {self.root} ('..')")
+        return parts
 
     def path(self, path: str | os.PathLike[str]) -> Path:
         """The absolute path of `path` under the root (for messages and for other programs)."""
@@ -58,15 +69,17 @@ class Beneath:
 
     def open_fd(self, path: str | os.PathLike[str], flags: int, mode: int = 0o644) -> int:
         """An fd for `path` opened with `flags` beneath the root, or PathRefused."""
-        rel = self.rel(path)
-        if not rel.parts:
+        parts = self._parts(path)
+        if not parts:
             flags |= os.O_DIRECTORY
         root_fd = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             try:
-                fd = open_beneath(root_fd, rel, flags, mode)
+                fd = open_beneath(root_fd, parts, flags, mode)
             except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR):
+                rel = PurePosixPath(*parts)
+                # EEXIST: a new file (`O_EXCL`) where a link already stands
+                if exc.errno in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR, errno.EEXIST):
                     found = what_is_there(root_fd, rel)
                     if found:
                         raise PathRefused(f"{self.path(rel)}: {found}") from None
@@ -130,6 +143,22 @@ class Beneath:
         finally:
             os.close(parent)
 
+    def file_stat(self, path: str | os.PathLike[str]) -> os.stat_result | None:
+        """The status of the regular file `path`, None when nothing is there; PathRefused
+        naming what stands there instead (a link, a folder, a pipe) or on the way."""
+        rel = self.rel(path)
+        try:
+            fd = self.open_fd(rel, os.O_PATH)
+        except FileNotFoundError:
+            return None
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PathRefused(f"{self.path(rel)}: is {kind_of(st.st_mode)}, not a file")
+        return st
+
     def is_file(self, path: str | os.PathLike[str]) -> bool:
         """Whether `path` is a regular file reached through no link (a link is not a file)."""
         try:
@@ -157,68 +186,55 @@ class Beneath:
         return st
 
     def scandir(self, path: str | os.PathLike[str] = "") -> list[os.DirEntry[str]]:
-        """The entries of folder `path`, sorted by name (an entry's `path` is its name; ask
-        it `is_dir(follow_symlinks=False)`)."""
+        """The entries of folder `path`, sorted by name (an entry's `path` is its name). Each
+        entry's own status is read while the folder is open: ask it `is_dir`, `is_file` or
+        `stat` with `follow_symlinks=False` (following would leave the workspace)."""
         with self.open_dir(path) as fd, os.scandir(fd) as entries:
-            return sorted(entries, key=lambda e: e.name)
+            found = sorted(entries, key=lambda e: e.name)
+            for entry in found:  # cached in the entry: the folder's fd closes now
+                with contextlib.suppress(FileNotFoundError):
+                    entry.stat(follow_symlinks=False)
+            return found
 
-    def walk_files(
+    def walk(
         self, path: str | os.PathLike[str] = "", *, skip_hidden: bool = False
-    ) -> Iterator[PurePosixPath]:
-        """The regular files under folder `path`, workspace-relative, depth first in name
-        order; links and special files are not followed and not listed (`skip_hidden`:
+    ) -> Iterator[tuple[PurePosixPath, os.stat_result]]:
+        """The regular files under folder `path` with their status, workspace-relative, depth
+        first in name order. Links and special files are neither followed nor listed; a
+        folder inside that vanished or became a link meanwhile is not walked (`skip_hidden`:
         nor names starting with a dot, nor what hidden folders hold)."""
         base = self.rel(path)
         for entry in self.scandir(base):
             if skip_hidden and entry.name.startswith("."):
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                yield from self.walk_files(base / entry.name, skip_hidden=skip_hidden)
-            elif entry.is_file(follow_symlinks=False):
-                yield base / entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                try:
+                    yield from self.walk(base / entry.name, skip_hidden=skip_hidden)
+                except (FileNotFoundError, NotADirectoryError, PathRefused):
+                    continue
+            elif stat.S_ISREG(st.st_mode):
+                yield base / entry.name, st
+
+    def walk_files(
+        self, path: str | os.PathLike[str] = "", *, skip_hidden: bool = False
+    ) -> Iterator[PurePosixPath]:
+        """`walk` without the status: the regular files' workspace-relative paths."""
+        for rel, _ in self.walk(path, skip_hidden=skip_hidden):
+            yield rel
 
     # ------------------------------------------------------------------ writing
 
     def makedirs(self, path: str | os.PathLike[str], mode: int = 0o755) -> None:
         """Create the folder `path` and its parents as needed, through no link."""
-        rel = self.rel(path)
         fd = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            for i, name in enumerate(rel.parts):
-                try:
-                    inner = os.open(name, O_PATH_DIR, dir_fd=fd)
-                except FileNotFoundError:
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(name, mode, dir_fd=fd)
-                    inner = self._enter(fd, rel, i)
-                except OSError as exc:
-                    if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
-                        raise
-                    inner = self._enter(fd, rel, i)  # refuses, naming what is there
-                os.close(fd)
-                fd = inner
+            make_dirs(fd, self.root, self.rel(path), mode)
         finally:
             os.close(fd)
-
-    def _enter(self, fd: int, rel: PurePosixPath, i: int) -> int:
-        """The folder `rel.parts[i]` in `fd` (just made, or being made by another thread),
-        or PathRefused naming what stands there instead."""
-        try:
-            return os.open(rel.parts[i], O_PATH_DIR, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
-                raise
-            where = PurePosixPath(*rel.parts[: i + 1])
-            target = None
-            with contextlib.suppress(OSError):
-                if stat.S_ISLNK(os.lstat(rel.parts[i], dir_fd=fd).st_mode):
-                    target = os.readlink(rel.parts[i], dir_fd=fd)
-            if target is not None:
-                raise PathRefused(
-                    f"{self.path(where)}: is a symbolic link (to {target}); "
-                    "LightScientist does not follow links in a workspace"
-                ) from None
-            raise PathRefused(f"{self.path(where)}: is a file, not a folder") from None
 
     def write_atomic(
         self,
@@ -267,14 +283,22 @@ class Beneath:
     ) -> None:
         self.write_atomic(path, text, mode=mode, durable=durable)
 
+    def _create(self, rel: PurePosixPath, flags: int) -> int:
+        """`_open_file` with `O_CREAT`, making the folders on the way when they are missing."""
+        try:
+            return self._open_file(rel, flags)
+        except FileNotFoundError:
+            if len(rel.parts) < 2:
+                raise
+        self.makedirs(rel.parent)
+        return self._open_file(rel, flags)
+
     def append_bytes(self, path: str | os.PathLike[str], data: bytes) -> None:
         """Append `data` in one write, then fsync; a write the disk cuts short is taken back,
         so the file never ends in half an entry. A file with another name elsewhere (a hard
         link) is refused."""
         rel = self.rel(path)
-        if len(rel.parts) > 1:
-            self.makedirs(rel.parent)
-        fd = self._open_file(rel, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        fd = self._create(rel, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
             st = os.fstat(fd)
             if st.st_nlink > 1:
@@ -299,12 +323,22 @@ class Beneath:
 
     def open_write(self, path: str | os.PathLike[str], *, new: bool = False) -> BinaryIO:
         """A binary file object writing `path` from its start (`new`: it must not exist:
-        `O_EXCL`), for output streamed by another process or written in parts."""
+        `O_EXCL`), for output streamed by another process or written in parts. An existing
+        file with a second name (a hard link) is refused before it is emptied."""
         rel = self.rel(path)
-        if len(rel.parts) > 1:
-            self.makedirs(rel.parent)
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if new else os.O_TRUNC)
-        return os.fdopen(self._open_file(rel, flags), "wb")
+        fd = self._create(rel, os.O_WRONLY | os.O_CREAT | (os.O_EXCL if new else 0))
+        try:
+            links = os.fstat(fd).st_nlink
+            if links > 1:
+                raise PathRefused(
+                    f"{self.path(rel)}: has {links} names (a hard link); "
+                    "LightScientist writes only to a file of its own"
+                )
+            os.ftruncate(fd, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        return os.fdopen(fd, "wb")
 
     def unlink(self, path: str | os.PathLike[str], *, missing_ok: bool = True) -> None:
         """Remove the entry at `path` itself (a link is removed, never what it points to)."""

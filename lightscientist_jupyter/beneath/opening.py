@@ -7,11 +7,12 @@ time with `O_NOFOLLOW` and `dir_fd`. `what_is_there` turns a refusal into words.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import stat
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from lightscientist_jupyter.errors import LightScientistError
 
@@ -82,16 +83,21 @@ def _walk_open(dir_fd: int, parts: tuple[str, ...], flags: int, mode: int) -> in
             inner = os.open(name, O_PATH_DIR, dir_fd=fd)
             os.close(fd)
             fd = inner
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
+        found = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
     finally:
         os.close(fd)
+    if flags & os.O_PATH and stat.S_ISLNK(os.fstat(found).st_mode):
+        os.close(found)  # `O_PATH | O_NOFOLLOW` opens a link itself; openat2 refuses it
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), parts[-1])
+    return found
 
 
-def open_beneath(root_fd: int, rel: PurePosixPath, flags: int, mode: int) -> int:
-    """An fd for `rel` (no `..`: see `Beneath.rel`) opened with `flags` beneath `root_fd`."""
-    fd = _openat2(root_fd, str(rel) if rel.parts else ".", flags, mode)
+def open_beneath(root_fd: int, parts: tuple[str, ...], flags: int, mode: int) -> int:
+    """An fd for the path of `parts` (no `..`, no empty or `.` part: see `Beneath.rel`)
+    opened with `flags` beneath `root_fd`."""
+    fd = _openat2(root_fd, "/".join(parts) or ".", flags, mode)
     if fd is None:
-        fd = _walk_open(root_fd, rel.parts or (".",), flags, mode)
+        fd = _walk_open(root_fd, parts or (".",), flags, mode)
     return fd
 
 
@@ -136,3 +142,47 @@ def kind_of(mode: int) -> str:
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
     return "a special file"
+
+
+def make_dirs(root_fd: int, root: Path, rel: PurePosixPath, mode: int) -> None:
+    """Create the folder `rel` beneath `root_fd` (the folder `root`, for messages) and its
+    parents as needed, entering each with `O_NOFOLLOW`: a link or a file in the way is
+    PathRefused naming it."""
+    fd = os.dup(root_fd)
+    try:
+        for i, name in enumerate(rel.parts):
+            try:
+                inner = os.open(name, O_PATH_DIR, dir_fd=fd)
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, mode, dir_fd=fd)
+                inner = _enter(fd, root, rel, i)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                inner = _enter(fd, root, rel, i)  # refuses, naming what is there
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+def _enter(fd: int, root: Path, rel: PurePosixPath, i: int) -> int:
+    """The folder `rel.parts[i]` in `fd` (just made, or being made by another thread), or
+    PathRefused naming what stands there instead."""
+    try:
+        return os.open(rel.parts[i], O_PATH_DIR, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        where = root / PurePosixPath(*rel.parts[: i + 1])
+        target = None
+        with contextlib.suppress(OSError):
+            if stat.S_ISLNK(os.lstat(rel.parts[i], dir_fd=fd).st_mode):
+                target = os.readlink(rel.parts[i], dir_fd=fd)
+        if target is not None:
+            raise PathRefused(
+                f"{where}: is a symbolic link (to {target}); "
+                "LightScientist does not follow links in a workspace"
+            ) from None
+        raise PathRefused(f"{where}: is a file, not a folder") from None

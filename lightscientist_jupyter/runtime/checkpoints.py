@@ -6,6 +6,7 @@ old one left.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -14,6 +15,8 @@ from pathlib import Path
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
+from lightscientist_jupyter._fs import NO_LINKS
+from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.runtime import checkpoint_url
 from lightscientist_jupyter.workspace import Workspace
@@ -31,10 +34,7 @@ def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = checkpoint_url.sqlite_path(workspace, kind)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.close(fd)
-    os.chmod(path, 0o600)
+    _make_file(workspace, path)
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
     try:
         problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(3)")]
@@ -58,6 +58,31 @@ def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> 
     return saver
 
 
+def _make_file(workspace: Workspace, path: Path) -> None:
+    """Create the database file (mode 0600) if need be. SQLite opens it and its journals by
+    name, following links: in the workspace, each is first checked to be a plain file reached
+    through no link, or absent (`beneath.PathRefused` naming it otherwise). A database the
+    user placed elsewhere (`sqlite:///PATH`) is theirs, opened as they named it."""
+    if workspace.root not in path.parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    else:
+        files = Beneath(workspace.root)
+        files.makedirs(path.parent)
+        fd = files.open_fd(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o600)
+        try:
+            for name in (path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-journal"))):
+                with contextlib.suppress(FileNotFoundError):
+                    files.read_bytes(name, limit=0)  # refuses a link, a pipe, a folder
+        except BaseException:
+            os.close(fd)
+            raise
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
 class CheckpointsDamaged(RuntimeLayerError):
     """The checkpoint database fails its integrity check or cannot be read as one."""
 
@@ -75,12 +100,12 @@ def move_aside(workspace: Workspace) -> Path | None:
     """Rename the checkpoint database (and its WAL files) to `checkpoints.damaged-<time>.sqlite`
     so that the next open starts an empty one; returns the new name (None: there was none)."""
     path = workspace.checkpoints_file
-    if not path.exists():
+    if NO_LINKS.lstat(path) is None:
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"checkpoints.damaged-{stamp}.sqlite")
     for suffix in ("", "-wal", "-shm"):
         source = Path(f"{path}{suffix}")
-        if source.exists():
-            os.replace(source, f"{target}{suffix}")
+        if NO_LINKS.lstat(source) is not None:  # renamed, a link among them too: never followed
+            NO_LINKS.replace(source, f"{target}{suffix}")
     return target

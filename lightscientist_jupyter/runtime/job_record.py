@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter._fs import NO_LINKS
 from lightscientist_jupyter.runtime.limits import parse_value
 from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.vocab import JobStatus
@@ -115,9 +116,10 @@ def parse_resources(raw: Mapping[str, Any] | None) -> dict[str, float]:
 
 
 def log_tail(path: Path, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
-    """The last lines of a log (at most `chars` characters), redacted; '' when there is none."""
+    """The last lines of a log (at most `chars` characters), redacted; '' when there is none
+    (or it cannot be read through no link)."""
     try:
-        with open(path, "rb") as fh:
+        with NO_LINKS.open_read(path) as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - chars * 4))

@@ -19,6 +19,7 @@ was lost with the run. Layer 2 polls (`refresh`) and resumes the worker when its
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import os
 import re
@@ -29,7 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs, write_json_atomic
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import shell, spawn
 from lightscientist_jupyter.runtime.job_record import (
@@ -105,7 +107,10 @@ class JobManager:
         wanted = parse_resources(resources)
         cwd = self._folder(folder)
         with self._lock:
-            job_id, name = self._reserve(name or "job")
+            try:
+                job_id, name = self._reserve(name or "job")
+            except PathRefused as exc:  # `jobs/` or the state folder is a link
+                raise JobRefused(str(exc)) from None
             job = Job(
                 id=job_id,
                 name=name,
@@ -136,31 +141,34 @@ class JobManager:
         return job
 
     def _folder(self, folder: str) -> Path:
-        from lightscientist_jupyter.runtime.sandbox import PathRefused, confine
+        from lightscientist_jupyter.runtime.workspace_files import confine
 
         if not folder.strip() or folder.strip() in ("/", "."):
             return self.workspace.root
         try:
-            path = confine(self.workspace.root, folder)
-        except PathRefused as exc:
+            rel = confine(self.workspace.root, folder)
+            if Beneath(self.workspace.root).lstat(rel) is None:
+                raise JobRefused(f"folder '{folder}' is not a folder of the workspace")
+            with Beneath(self.workspace.root).open_dir(rel):  # a folder, through no link
+                return self.workspace.root / rel
+        except (PathRefused, NotADirectoryError) as exc:
             raise JobRefused(f"folder: {exc}") from None
-        if not path.is_dir():
-            raise JobRefused(f"folder '{folder}' is not a folder of the workspace")
-        return path
 
     def _reserve(self, wanted: str) -> tuple[str, str]:
-        """A new job id (`j<n>`) and a log name no other job has."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        """A new job id (`j<n>`) and a log name no other job has (nor any file or folder in
+        `jobs/`; a link there is left for the log's opening to refuse)."""
+        mkdirs(self.folder)
         base = _NAME.sub("-", wanted).strip(".-")[:60] or "job"
         names = {job.name for job in self.all()}
+        taken = {e.name for e in list_dir(self.workspace.root / LOG_DIR) if not e.is_symlink()}
         name, k = base, 2
-        while name in names or (self.workspace.root / LOG_DIR / f"{name}.log").exists():
+        while name in names or f"{name}.log" in taken:
             name, k = f"{base}-{k}", k + 1
-        n = len(list(self.folder.glob("j*.json"))) + 1
+        n = len([e for e in list_dir(self.folder) if fnmatch.fnmatch(e.name, "j*.json")]) + 1
         while True:
             try:
-                fd = os.open(self.folder / f"j{n}.json", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                os.close(fd)
+                flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+                os.close(NO_LINKS.open_fd(self.folder / f"j{n}.json", flags))
                 return f"j{n}", name
             except FileExistsError:
                 n += 1
@@ -171,15 +179,24 @@ class JobManager:
         try:
             return ray_jobs.submit(self, job, cwd)
         except JobRefused:
-            (self.folder / f"{job.id}.json").unlink(missing_ok=True)
+            NO_LINKS.unlink(self.folder / f"{job.id}.json")
             raise
 
     def _start_local(self, job: Job, cwd: Path, conf: spawn.Confinement | None) -> Job:
+        """Start the job's sandbox, its output going to `jobs/<name>.log` (a new file: a link
+        or anything else already there refuses the job, naming it)."""
+        try:
+            return self._spawn_local(job, cwd, conf)
+        except PathRefused as exc:
+            NO_LINKS.unlink(self.folder / f"{job.id}.json")
+            raise JobRefused(str(exc)) from None
+
+    def _spawn_local(self, job: Job, cwd: Path, conf: spawn.Confinement | None) -> Job:
         root = self.workspace.root
         home = self.workspace.workers_dir / job.worker_id / "home"
         status = self._status_file(job)
-        status.parent.mkdir(parents=True, exist_ok=True)
-        status.unlink(missing_ok=True)
+        mkdirs(status.parent)  # in the worker's home, which its commands can write
+        NO_LINKS.unlink(status)
         conf = conf or spawn.Confinement()
         if conf.limits is not None:  # the wall-time limit bounds a job, not CPU seconds
             conf = dataclasses.replace(conf, limits=conf.limits.merged({"cpu": None}))
@@ -189,9 +206,7 @@ class JobManager:
             f"cd {shlex.quote(str(cwd))} && /bin/bash -c {shlex.quote(job.command)}\n"
             f"echo $? > {shlex.quote(str(status))}"
         )
-        log = root / job.log
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "wb") as out:
+        with Beneath(root).open_write(job.log, new=True) as out:
             started = spawn.start(script, conf, cwd=root, env=shell.worker_env(root, home), out=out)
         pgid = started.proc.pid
         self.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s + 60, end=end_tree)
@@ -231,8 +246,8 @@ class JobManager:
 
     def _exit_code(self, job: Job) -> int | None:
         try:
-            text = self._status_file(job).read_text(encoding="ascii").strip()
-        except OSError:
+            text = NO_LINKS.read_bytes(self._status_file(job), limit=64).decode().strip()
+        except (OSError, UnicodeDecodeError):  # missing, or a link its sandbox planted
             return None
         return int(text) if text.isdigit() else None
 
@@ -277,16 +292,19 @@ class JobManager:
     def all(self) -> list[Job]:
         """Every job of the workspace, in submission order."""
         jobs = []
-        for path in self.folder.glob("j*.json") if self.folder.is_dir() else []:
+        for entry in list_dir(self.folder):
+            if not fnmatch.fnmatch(entry.name, "j*.json"):
+                continue
             try:
-                jobs.append(Job.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+                raw = json.loads(NO_LINKS.read_text(self.folder / entry.name))
+                jobs.append(Job.from_dict(raw))
             except (OSError, ValueError, TypeError, KeyError):
                 continue  # a reserved id not written yet, or a torn file of a dead run
         return sorted(jobs, key=lambda j: (j.submitted_at, j.id))
 
     def get(self, job_id: str) -> Job | None:
         try:
-            raw = json.loads((self.folder / f"{job_id}.json").read_text(encoding="utf-8"))
+            raw = json.loads(NO_LINKS.read_text(self.folder / f"{job_id}.json"))
             return Job.from_dict(raw)
         except (OSError, ValueError, TypeError, KeyError):
             return None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter._fs import write_text_atomic
+from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.runtime import shell
 from lightscientist_jupyter.runtime.job_record import Job, JobRefused
 from lightscientist_jupyter.vocab import JobStatus
@@ -131,6 +132,10 @@ def submit(manager: JobManager, job: Job, cwd: Path) -> Job:
         f"cd {shlex.quote(str(cwd))} && env -i {pairs} /bin/bash -c {shlex.quote(job.command)}"
     )
     custom = {k: v for k, v in wanted.items() if k not in ("CPU", "GPU", "memory")}
+    try:  # the log `refresh` fills, through no link (a link at its place is replaced)
+        write_text_atomic(root / job.log, "", durable=False)
+    except PathRefused as exc:
+        raise JobRefused(str(exc)) from None
     try:
         ray_id = client.submit_job(
             entrypoint=entrypoint,
@@ -143,8 +148,6 @@ def submit(manager: JobManager, job: Job, cwd: Path) -> Job:
         )
     except Exception as exc:
         raise JobRefused(f"the Ray cluster at {address} refused the job: {exc}") from None
-    (root / job.log).parent.mkdir(parents=True, exist_ok=True)
-    (root / job.log).touch()
     return dataclasses.replace(job, backend="ray", ray_id=ray_id, address=address)
 
 

@@ -35,6 +35,7 @@ tool-call ids left out. A message's hash is the hash of its compared form.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
@@ -49,6 +50,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs
 from lightscientist_jupyter.runtime.redact import redact, redactor
 from lightscientist_jupyter.runtime.seal import SEALED, Chain
 from lightscientist_jupyter.runtime.tape import META, CallCounter
@@ -339,7 +341,7 @@ class Recorder(BaseCallbackHandler):
     def _write(self, line: dict[str, Any]) -> None:
         if self._fd is None:
             self.path = new_recording(self.folder)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            self._fd = NO_LINKS.open_fd(self.path, os.O_WRONLY | os.O_APPEND)
             header = {
                 "kind": "run",
                 "v": FORMAT,
@@ -358,14 +360,15 @@ class Recorder(BaseCallbackHandler):
 
 
 def new_recording(folder: Path) -> Path:
-    """Create the next free `run-NNNN.jsonl` in `folder` (names sort in run order)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    numbers = [int(p.stem[4:]) for p in folder.glob("run-*.jsonl") if p.stem[4:].isdigit()]
-    n = max([0, *numbers]) + 1
+    """Create the next free `run-NNNN.jsonl` in `folder` (names sort in run order), through
+    no link."""
+    mkdirs(folder)
+    stems = [e.name[4:-6] for e in list_dir(folder) if fnmatch.fnmatch(e.name, "run-*.jsonl")]
+    n = max([0, *(int(s) for s in stems if s.isdigit())]) + 1
     while True:
         path = folder / f"run-{n:04d}.jsonl"
         try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            os.close(NO_LINKS.open_fd(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
             return path
         except FileExistsError:
             n += 1
@@ -373,10 +376,16 @@ def new_recording(folder: Path) -> Path:
 
 def recording_files(path: str) -> list[Path] | None:
     """The recording files at `path` — a file, a folder of `*.jsonl`, or a workspace that
-    recorded — in run order; None when `path` does not exist."""
+    recorded — in run order; None when `path` does not exist. A workspace's recordings are
+    those reached through no link (`path` itself is the user's own)."""
     target = Path(path).expanduser()
     if (target / ".lightscientist" / "recordings").is_dir():
-        target = target / ".lightscientist" / "recordings"
+        folder = target.resolve() / ".lightscientist" / "recordings"
+        return [
+            folder / e.name
+            for e in list_dir(folder)
+            if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)
+        ]
     if target.is_file():
         return [target]
     if target.is_dir():

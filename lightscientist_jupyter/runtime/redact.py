@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from lightscientist_jupyter._fs import NO_LINKS
+
 _CODE = r"(?![A-Za-z_][\w.]*[(\[])(?![A-Za-z_]\w*(?:\.\w+)+(?:[\s,;)\]}]|$))"
 """Not a value but code: a call or a subscript (`tokenizer(x)`, `os.environ["X"]`), or an
 attribute (`args.token`). Tool results are redacted before the model sees them, so a file
@@ -127,12 +129,12 @@ def redact_file(path: Path, scrub: Callable[[str], str] | None = None) -> bool:
     mode) when it held a secret, untouched otherwise; returns whether it was replaced.
 
     Read a piece at a time, cut at line ends, so a log of any size takes bounded memory;
-    bytes that are not UTF-8 are kept as they were. Neither `path` nor its folder is
-    followed when it is a symbolic link (`OSError`, ELOOP): the copy is written in the
-    folder that was opened. On an error nothing is replaced.
+    bytes that are not UTF-8 are kept as they were. Its folder is reached through no link
+    (`_fs.NO_LINKS`) and `path` itself is not followed when it is a link (`OSError`,
+    ELOOP): the copy is written in the folder that was opened. On an error nothing is replaced.
     """
     scrub = scrub or redactor()
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    folder = NO_LINKS.open_fd(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         with open(os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder), "rb") as src:
             return _rewrite(src, path.name, folder, scrub)

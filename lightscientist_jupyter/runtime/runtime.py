@@ -12,6 +12,7 @@ a new process resumes any session the old one left.
 from __future__ import annotations
 
 import builtins
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +25,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
-from lightscientist_jupyter._fs import write_text_atomic
+from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs, read_text, write_text_atomic
+from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import graphs, prune, recording
@@ -115,7 +117,7 @@ class ExecutionRuntime:
                 )
             # (a record left `running` by a crash is started afresh on a new thread)
             folder = self.workspace.workers_dir / worker_id
-            folder.mkdir(parents=True, exist_ok=True)
+            mkdirs(folder)
             now = time.time()
             record = WorkerRecord(
                 id=worker_id,
@@ -187,11 +189,12 @@ class ExecutionRuntime:
         """The message a worker's first turn began with (`task.md`, written by `start`)."""
         path = self.workspace.workers_dir / session.id / "task.md"
         try:
-            return path.read_text(encoding="utf-8")
+            return read_text(path)
         except OSError as exc:
+            why = str(exc) if isinstance(exc, PathRefused) else f"{path}: {exc.strerror}"
             raise RuntimeLayerError(
                 f"worker {session.id} has no checkpoint to continue from and its first "
-                f"message cannot be read ({path}: {exc.strerror})"
+                f"message cannot be read ({why})"
             ) from None
 
     def cancel(self, worker_id: str, timeout: float = 10.0) -> WorkerRecord:
@@ -241,14 +244,12 @@ class ExecutionRuntime:
     def list(self) -> list[WorkerRecord]:
         """Every worker's record in this workspace, oldest first."""
         folder = self.workspace.workers_dir
-        ids = (
-            sorted(
-                (p.name for p in folder.iterdir() if (p / "worker.json").exists()), key=_id_order
-            )
-            if folder.is_dir()
-            else []
-        )
-        return [self.get(i) for i in ids]
+        ids = [
+            e.name
+            for e in list_dir(folder)
+            if e.is_dir(follow_symlinks=False) and NO_LINKS.is_file(folder / e.name / "worker.json")
+        ]
+        return [self.get(i) for i in sorted(ids, key=_id_order)]
 
     def attach(self, worker_id: str, spec: WorkerSpec | None = None) -> WorkerSession:
         """The live session of a worker, loaded from its record when this process has none
@@ -308,15 +309,16 @@ class ExecutionRuntime:
     def new_worker_id(self) -> str:
         """Reserve the next free worker id (`w<n>`) in this workspace."""
         folder = self.workspace.workers_dir
-        folder.mkdir(parents=True, exist_ok=True)
-        numbers = [_id_order(p.name) for p in folder.iterdir() if p.name.startswith("w")]
+        mkdirs(folder)
+        numbers = [_id_order(e.name) for e in list_dir(folder) if e.name.startswith("w")]
         n = max([0, *numbers]) + 1
-        while True:
-            try:
-                (folder / f"w{n}").mkdir()
-                return f"w{n}"
-            except FileExistsError:
-                n += 1
+        with NO_LINKS.open_dir(folder) as fd:
+            while True:
+                try:
+                    os.mkdir(f"w{n}", dir_fd=fd)
+                    return f"w{n}"
+                except FileExistsError:
+                    n += 1
 
     def _session(self, worker_id: str, spec: WorkerSpec | None = None) -> WorkerSession:
         with self._lock:

@@ -16,6 +16,7 @@ once nothing writes to it any more: when the command's group is gone, at its ret
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
 import signal
 import sys
@@ -24,7 +25,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lightscientist_jupyter._fs import report_disk_fault, write_text_atomic
+from lightscientist_jupyter._fs import (
+    NO_LINKS,
+    list_dir,
+    mkdirs,
+    report_disk_fault,
+    write_text_atomic,
+)
+from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.runtime import spawn
 from lightscientist_jupyter.runtime.redact import redact, redact_file
 
@@ -59,7 +67,8 @@ def tool_cache(workspace: Path) -> Path:
 
 def user_font_lists() -> list[Path]:
     """Matplotlib's font lists in the user's own cache (where matplotlib looks for it:
-    `MPLCONFIGDIR`, else `$XDG_CACHE_HOME/matplotlib`, else `~/.cache/matplotlib`)."""
+    `MPLCONFIGDIR`, else `$XDG_CACHE_HOME/matplotlib`, else `~/.cache/matplotlib`): the
+    user's own files, outside any workspace, read as any program of the user would."""
     folder = os.environ.get("MPLCONFIGDIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib"
     )
@@ -72,9 +81,17 @@ def user_font_lists() -> list[Path]:
 def seed_font_list(cache: Path) -> None:
     """Start a new project's matplotlib cache with a copy of the user's font list: without
     one, a project's first figure scans the machine's fonts again (0.2-0.4 s here). The list
-    names the system's font files and nothing else; the project writes to its own copy."""
+    names the system's font files and nothing else; the project writes to its own copy.
+
+    The cache is writable from the sandbox: a link planted in it is refused, never written
+    through (the copy is then left out; matplotlib builds its own list)."""
     own = cache / "matplotlib"
-    if own.is_dir() and any(own.glob("fontlist-v*.json")):
+    try:
+        if any(fnmatch.fnmatch(e.name, "fontlist-v*.json") for e in NO_LINKS.scandir(own)):
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:  # a link or a file where the folder should be: nothing is written
         return
     for source in user_font_lists():
         try:  # a cache: a power loss may leave no copy, and matplotlib builds one then
@@ -88,8 +105,11 @@ def worker_env(workspace: Path, home: Path) -> dict[str, str]:
     """The allow-listed environment of worker commands: no keys, no tokens, no proxies."""
     bindir = str(Path(sys.executable).parent)
     cache = tool_cache(workspace)
-    cache.mkdir(parents=True, exist_ok=True)
-    seed_font_list(cache)
+    try:
+        mkdirs(cache)
+        seed_font_list(cache)
+    except PathRefused:  # a link where the cache should be: the kernel writes nothing there
+        pass
     env = {k: os.environ[k] for k in _SAFE_ENV_KEYS if k in os.environ}
     env.update(
         {
@@ -169,8 +189,9 @@ def _start_time(pid: int) -> str | None:
 
 def mark_group(marker: Path, pgid: int) -> Path:
     """Record a command's process group in `marker` (`<pgid> <leader start time>`), so that a
-    later process can end it when this one is killed before it could (see `end_recorded`)."""
-    marker.write_text(f"{pgid} {_start_time(pgid) or '-'}\n", encoding="ascii")
+    later process can end it when this one is killed before it could (see `end_recorded`).
+    Written through no link, replacing whatever stood there."""
+    write_text_atomic(marker, f"{pgid} {_start_time(pgid) or '-'}\n", durable=False)
     return marker
 
 
@@ -196,20 +217,37 @@ def end_recorded(folder: Path) -> list[int]:
     was recorded (same start time), or while the leader is gone but members remain (the
     kernel does not reuse a pid that is still a group's id)."""
     ended = []
-    for marker in sorted(folder.glob("*/commands/*.pgid")):
+    for marker in _markers(folder):
         try:
-            pgid_text, start = marker.read_text(encoding="ascii").split()[:2]
+            pgid_text, start = NO_LINKS.read_text(marker, errors="replace").split()[:2]
             pgid = int(pgid_text)
         except (OSError, ValueError):
-            marker.unlink(missing_ok=True)
+            NO_LINKS.unlink(marker)
             continue
         now = _start_time(pgid)
         if (now is None or now == start) and group_alive(pgid):
             kill_group(pgid)
             ended.append(pgid)
-        marker.unlink(missing_ok=True)
+        NO_LINKS.unlink(marker)
         redact_log(marker.with_suffix(".log"))
     return ended
+
+
+def _markers(folder: Path) -> list[Path]:
+    """The `*/commands/*.pgid` files under `folder`, each reached through no link."""
+    found = []
+    for worker in _entries(folder):
+        if worker.is_dir(follow_symlinks=False):
+            commands = folder / worker.name / "commands"
+            found += [commands / e.name for e in _entries(commands) if e.name.endswith(".pgid")]
+    return found
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        return list_dir(folder)
+    except PathRefused:  # a link a command planted: no marker of ours is behind it
+        return []
 
 
 class ProcessGroups:
@@ -286,7 +324,7 @@ class ProcessGroups:
             marker = self._markers.pop(pgid, None)
             log = self._logs.pop(pgid, None)
         if marker is not None:
-            marker.unlink(missing_ok=True)
+            NO_LINKS.unlink(marker)
         if log is not None:
             redact_log(log)
 
@@ -324,14 +362,19 @@ def run_command(
     confinement: spawn.Confinement | None = None,
 ) -> CommandResult:
     """Run `command` with bash in its own process group; see the module docstring.
-    `confinement`: the sandbox and limits (see `spawn`; None: plain bash, no limits)."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    `confinement`: the sandbox and limits (see `spawn`; None: plain bash, no limits).
+    The log and its marker are written through no link (`beneath.PathRefused` otherwise)."""
     deadline = time.monotonic() + timeout
-    with open(log_path, "wb") as out:
+    with NO_LINKS.open_write(log_path) as out:
         started = spawn.start(command, confinement, cwd=cwd, env=env, out=out)
     proc = started.proc
     pgid = proc.pid
-    marker: Path | None = mark_group(log_path.with_suffix(".pgid"), pgid)
+    try:
+        marker: Path | None = mark_group(log_path.with_suffix(".pgid"), pgid)
+    except OSError:  # its folder was swapped for a link since the log was opened
+        kill_group(pgid)
+        proc.wait()
+        raise
     timed_out = cancelled = False
     while True:
         if started.returned(0.05):
@@ -352,9 +395,12 @@ def run_command(
         else:
             kill_group(pgid)
     if marker is not None:  # nothing of the command runs: its log is final
-        marker.unlink(missing_ok=True)
+        NO_LINKS.unlink(marker)
         redact_log(log_path)
-    text = log_path.read_bytes().decode("utf-8", errors="replace")
+    try:
+        text = NO_LINKS.read_bytes(log_path).decode("utf-8", errors="replace")
+    except OSError as exc:  # replaced while the command ran
+        text = f"[the command's output cannot be read back: {exc}]"
     truncated = len(text) > HEAD_CHARS + TAIL_CHARS
     if truncated:
         cut = len(text) - HEAD_CHARS - TAIL_CHARS

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter._fs import list_dir, read_text
+
 META = "ls_session"
 """The config-metadata key that marks a session's model calls (see `tape_metadata`)."""
 
@@ -25,16 +27,15 @@ def session_key(role: str, stage: str | None, worker_id: str, workers_dir: Path)
     the workspace's worker ids); `supervisor/<n>` for supervisor sessions."""
     order = _id_number(worker_id)
     earlier = 0
-    if workers_dir.is_dir():
-        for folder in workers_dir.iterdir():
-            if _id_number(folder.name) >= order:
-                continue
-            try:
-                raw = json.loads((folder / "worker.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if raw.get("role") == role and (role == "supervisor" or raw.get("stage") == stage):
-                earlier += 1
+    for entry in list_dir(workers_dir):
+        if _id_number(entry.name) >= order or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            raw = json.loads(read_text(workers_dir / entry.name / "worker.json"))
+        except (OSError, ValueError):
+            continue
+        if raw.get("role") == role and (role == "supervisor" or raw.get("stage") == stage):
+            earlier += 1
     return f"supervisor/{earlier}" if role == "supervisor" else f"{role}/{stage}/{earlier}"
 
 

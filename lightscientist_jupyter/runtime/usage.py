@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lightscientist_jupyter._fs import append_text
+from lightscientist_jupyter._fs import append_text, read_text
 from lightscientist_jupyter.runtime.prices import Price
 
 if TYPE_CHECKING:  # LangChain is imported with the callback, not by layer 1's readers
@@ -258,7 +258,7 @@ class UsageMeter:
 def read_ledger(path: Path) -> list[dict[str, Any]]:
     """The calls in a ledger, oldest first (a line cut by a crash is skipped)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return []
     calls = []

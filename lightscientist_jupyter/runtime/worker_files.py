@@ -9,21 +9,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import write_json_atomic, write_text_atomic
+from lightscientist_jupyter._fs import read_text, write_json_atomic, write_text_atomic
 from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import Role, WorkerStatus
 
 
 def load_record(folder: Path) -> WorkerRecord | None:
-    """The record in `folder/worker.json`, or None when there is none (or it is unreadable).
+    """The record in `folder/worker.json`, or None when there is none (or it is unreadable);
+    `beneath.PathRefused` when it is reached through a link.
 
     A workspace copied or mounted elsewhere (resumed on another host) is where it is now:
     its `workspace` becomes the folder's (`<root>/.lightscientist/workers/<id>`)."""
     try:
-        raw = json.loads((folder / "worker.json").read_text(encoding="utf-8"))
+        raw = json.loads(read_text(folder / "worker.json"))
         record = WorkerRecord.from_dict(raw)
-    except (FileNotFoundError, ValueError, KeyError, TypeError):
+    except (FileNotFoundError, NotADirectoryError, ValueError, KeyError, TypeError):
         return None
     here = folder.absolute().parents[2]
     if record.workspace and Path(record.workspace) != here and folder.parent.name == "workers":

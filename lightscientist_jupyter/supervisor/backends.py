@@ -9,11 +9,12 @@ of its methods. Starting a worker never blocks. Layer 1 is reached only through 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import time
 from collections.abc import Callable
 from typing import Any
 
+from lightscientist_jupyter._fs import read_named, read_text, write_text_atomic
+from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.errors import SupervisorError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
@@ -230,19 +231,25 @@ class WorkerControl:
     def copy_skill(self, task: StageTask) -> str:
         """Copy the stage's skill into the workspace (workers read only the workspace)."""
         target = self.workspace.state_dir / "skills" / f"{task.stage}.md"
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            shutil.copyfile(task.skill_path, target)
+            write_text_atomic(target, read_named(task.skill_path, self.workspace.root))
         except OSError as exc:
+            why = str(exc) if isinstance(exc, PathRefused) else exc.strerror
             raise SupervisorError(
-                f"cannot copy the skill of {task.stage} from {task.skill_path}: {exc.strerror}"
+                f"cannot copy the skill of {task.stage} from {task.skill_path}: {why}"
+            ) from None
+        except UnicodeDecodeError:
+            raise SupervisorError(
+                f"cannot copy the skill of {task.stage} from {task.skill_path}: not UTF-8 text"
             ) from None
         return f"/.lightscientist/skills/{task.stage}.md"
 
     def read_process(self) -> str:
+        """PROCESS.md's text for the worker's digest; none when it is missing or a link (the
+        controller rewrites it from its own record: the digest is left out meanwhile)."""
         try:
-            return self.workspace.process_md.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            return read_text(self.workspace.process_md, errors="replace")
+        except (FileNotFoundError, PathRefused):
             return ""
 
 

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any, TypedDict
 
-from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.errors import SupervisorError
 from lightscientist_jupyter.runtime.types import Progress
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
@@ -118,7 +118,7 @@ def _saved_record(raw: dict[str, Any]) -> WorkerRecord:
 def load_loop_state(path: Path, task_id: str) -> LoopState:
     """The saved state when it belongs to `task_id`, else a fresh one."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text(path))
         if raw.get("task_id") == task_id:
             return LoopState.from_dict(raw)
     except (FileNotFoundError, ValueError, KeyError):

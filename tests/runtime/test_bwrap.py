@@ -11,7 +11,6 @@ they fail: CI installs it (scripts/setup).
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -22,21 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from lightscientist_jupyter.runtime import bwrap
 from lightscientist_jupyter.runtime.cgroups import CommandCgroups
 from lightscientist_jupyter.runtime.limits import parse_spec
 from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.shell import ProcessGroups, group_alive
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 
-
-@pytest.fixture(autouse=True)
-def needs_bwrap() -> None:
-    why = bwrap.problem()
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"bubblewrap is needed under CI: {why}")
-        pytest.skip(why)
+pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ offline model, or the real `ChatOpenAI` client against the local server of
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,24 @@ from typing import Any
 import pytest
 
 from lightscientist_jupyter.controller import StageTable, load_table
+from lightscientist_jupyter.runtime import bwrap
 from lightscientist_jupyter.runtime.models import resolve_model
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
 from support.chat_server import ChatServer
 from support.runtime import Updates, stage_spec
+
+
+@pytest.fixture
+def needs_bwrap() -> None:
+    """Skips a test on a machine without a working bubblewrap, except under CI (`CI=true`),
+    where it fails: CI installs it (scripts/setup)."""
+    why = bwrap.problem()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"bubblewrap is needed under CI: {why}")
+        pytest.skip(why)
 
 
 @pytest.fixture

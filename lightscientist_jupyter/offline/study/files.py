@@ -11,6 +11,8 @@ import re
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
+from lightscientist_jupyter.beneath import Beneath
+
 SHARED = ("study_design.py", "study_common.py")
 """The modules every script imports, copied next to it."""
 
@@ -50,11 +52,9 @@ def probe_path(candidate: str) -> str:
 
 
 def write_into(root: Path, files: dict[str, str]) -> list[Path]:
-    """Write `files` (workspace path -> text) under `root`, as the worker's write_file would."""
-    written = []
+    """Write `files` (workspace path -> text) under `root`, as the worker's write_file would:
+    through no link."""
+    workspace = Beneath(root)
     for rel, text in files.items():
-        path = Path(root) / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+        workspace.write_text_atomic(rel, text, durable=False)
+    return [workspace.path(rel) for rel in files]

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter._fs import read_named
 from lightscientist_jupyter.errors import LiteratureError
 from lightscientist_jupyter.runtime.literature.records import Paper
 
@@ -147,10 +148,11 @@ def paper_of_csl(item: dict[str, Any], source: str = "library") -> Paper:
     )
 
 
-def read_library_file(path: Path) -> list[Paper]:
-    """Every record of one .bib or CSL-JSON (.json) file."""
+def read_library_file(path: Path, root: Path | None = None) -> list[Paper]:
+    """Every record of one .bib or CSL-JSON (.json) file (through no link when it lies in
+    the workspace `root`)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_named(path, root) if root is not None else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LiteratureError(f"library file {path} cannot be read: {exc}") from None
     if path.suffix.lower() == ".json":

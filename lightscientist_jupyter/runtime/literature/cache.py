@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import append_text
+from lightscientist_jupyter._fs import NO_LINKS, append_text, read_text
+from lightscientist_jupyter.beneath import PathRefused
+from lightscientist_jupyter.errors import LiteratureError
 from lightscientist_jupyter.runtime.literature.records import Paper, merge
 
 
@@ -62,7 +64,6 @@ class Cache:
         now = time.time()
         with self._lock:
             self._load()
-            self.folder.mkdir(parents=True, exist_ok=True)
             lines = []
             for paper in papers:
                 line = {"record": paper.to_dict(), "source": source, "retrieved_at": now}
@@ -108,9 +109,11 @@ class Cache:
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
+        text = read_text(path)
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
         return []
+    except PathRefused as exc:  # a link where the cache should be: a line for the worker
+        raise LiteratureError(f"the literature cache cannot be read: {exc}") from None
     out = []
     for raw in text.splitlines():
         try:
@@ -124,6 +127,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _size(path: Path) -> int:
     try:
-        return path.stat().st_size
+        st = NO_LINKS.lstat(path)
     except OSError:
         return -1
+    return -1 if st is None else st.st_size

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import write_json_atomic
+from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.errors import LiteratureError
 from lightscientist_jupyter.runtime.literature.http import Bounds
 
@@ -51,7 +51,7 @@ class LiteratureConfig:
         """The workspace's settings (and `LIGHTSCIENTIST_LIBRARY` when `env`);
         `fallback_library` when none names a library."""
         try:
-            raw: Any = json.loads((folder(root) / "config.json").read_text(encoding="utf-8"))
+            raw: Any = json.loads(read_text(folder(root) / "config.json"))
         except (OSError, ValueError):
             raw = {}
         raw = raw if isinstance(raw, dict) else {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LiteratureError
 from lightscientist_jupyter.runtime.literature.bibtex import read_library_file
 from lightscientist_jupyter.runtime.literature.records import Paper, normalise_title
@@ -16,11 +17,14 @@ from lightscientist_jupyter.runtime.literature.sources import in_years
 SUFFIXES = (".bib", ".json")
 
 
-def library_files(paths: list[Path]) -> list[Path]:
-    """The .bib and .json files the paths name (folders searched recursively)."""
+def library_files(paths: list[Path], root: Path | None = None) -> list[Path]:
+    """The .bib and .json files the paths name (folders searched recursively); those in the
+    workspace `root` reached through no link (see `_in_workspace`)."""
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        if root is not None and (path == root or root in path.parents):
+            files += _in_workspace(Beneath(root), path)
+        elif path.is_dir():
             files += sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES)
         elif path.is_file():
             files.append(path)
@@ -29,15 +33,33 @@ def library_files(paths: list[Path]) -> list[Path]:
     return files
 
 
+def _in_workspace(files: Beneath, path: Path) -> list[Path]:
+    """A library in the workspace: a command may have planted links there, which are
+    neither followed nor listed (a link named as the library is refused)."""
+    try:
+        if files.is_dir(path):
+            return [
+                files.root / rel for rel in files.walk_files(path) if rel.suffix.lower() in SUFFIXES
+            ]
+        if files.lstat(path) is None:
+            raise LiteratureError(f"library {path} does not exist (a .bib, .json or a folder)")
+    except PathRefused as exc:
+        raise LiteratureError(f"library {exc}") from None
+    return [path]  # read through no link by `read_library_file`
+
+
 class Library:
-    """Every record of the library's files, read once."""
+    """Every record of the library's files, read once (`root`: the workspace, whose files
+    are read through no link)."""
 
     name = "library"
 
-    def __init__(self, paths: list[Path]):
+    def __init__(self, paths: list[Path], root: Path | None = None):
         self.paths = paths
         self.records: list[tuple[Paper, Path]] = [
-            (paper, file) for file in library_files(paths) for paper in read_library_file(file)
+            (paper, file)
+            for file in library_files(paths, root)
+            for paper in read_library_file(file, root)
         ]
 
     def search(

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import write_text_atomic
+from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LiteratureError
 from lightscientist_jupyter.runtime.literature import config as settings
 from lightscientist_jupyter.runtime.literature.arxiv import Arxiv
@@ -56,7 +56,7 @@ class Literature:
     @property
     def library(self) -> Library | None:
         if self._library is None and self.config.library:
-            self._library = Library(list(self.config.library))
+            self._library = Library(list(self.config.library), self.root)
         return self._library
 
     def fetcher(self, stage: str, source: str) -> Fetcher:
@@ -155,24 +155,33 @@ class Literature:
         return merge(found)[0]
 
     def cite(self, ident: str, *, stage: str = "") -> tuple[str, bool]:
-        """Add the record to the references file; `(key, added)` (False: it was there)."""
+        """Add the record to the references file; `(key, added)` (False: it was there). The
+        file is read and replaced through no link (workers write it too): a link there is a
+        LiteratureError naming it."""
         paper = self.get_paper(ident, stage=stage)
-        path = self.references_path
         with self._cite_lock:
-            text = path.read_text(encoding="utf-8") if path.exists() else ""
-            entries = parse_bibtex(text, str(path))
-            for key, fields in entries:
-                same = Paper(fields.get("title", ""), doi=fields.get("doi", ""),
-                             arxiv=fields.get("eprint", ""))  # fmt: skip
-                if same.keys() & paper.keys():
-                    return key, False
-            key = cite_key(paper, [k for k, _ in entries])
-            glue = (
-                ""
-                if not text or text.endswith("\n\n")
-                else ("\n" if text.endswith("\n") else "\n\n")
-            )
-            write_text_atomic(path, text + glue + bibtex_entry(paper, key))
+            try:
+                return self._add_reference(paper)
+            except PathRefused as exc:
+                raise LiteratureError(f"cannot cite into {exc}") from None
+
+    def _add_reference(self, paper: Paper) -> tuple[str, bool]:
+        files, path = Beneath(self.root), self.references_path
+        try:
+            text = files.read_text(path)
+        except FileNotFoundError:
+            text = ""
+        entries = parse_bibtex(text, str(path))
+        for key, fields in entries:
+            same = Paper(fields.get("title", ""), doi=fields.get("doi", ""),
+                         arxiv=fields.get("eprint", ""))  # fmt: skip
+            if same.keys() & paper.keys():
+                return key, False
+        key = cite_key(paper, [k for k, _ in entries])
+        glue = (
+            "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        )
+        files.write_text_atomic(path, text + glue + bibtex_entry(paper, key))
         return key, True
 
     @property

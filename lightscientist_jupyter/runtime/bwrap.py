@@ -170,7 +170,7 @@ def argv(root: Path, home: Path, *, network: Network) -> list[str]:
     if state.is_dir():
         # an empty folder over the state folder, with the two folders a command uses bound
         # into it, then made read-only (not recursively: the two stay writable)
-        cache = state / "cache"  # the project's tool cache (`shell.tool_cache`)
+        cache = state / "cache"  # the project's tool cache (`command_env.tool_cache`)
         cache.mkdir(exist_ok=True)
         args += ["--tmpfs", str(state), "--bind", str(cache), str(cache)]
         args += ["--bind", str(home), str(home), "--remount-ro", str(state)]

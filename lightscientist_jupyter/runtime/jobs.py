@@ -1,7 +1,7 @@
 """Jobs: a worker's long command, run apart from its turn until it ends.
 
 `submit_job` (see `job_tools`) hands a command to the `JobManager`. Without a cluster the job
-runs here as a background process of the sandboxed command runner: the same clean
+runs here (`local_jobs`) as a background process of the sandboxed command runner: the same clean
 environment, sandbox and limits as `execute` (but no CPU-seconds limit), its own process
 group, bounded by a wall-time limit (`wall_limit_s`, hours by default) instead of the
 command timeout; it lives on while its worker is suspended, and a cancel of the worker (or
@@ -23,7 +23,6 @@ import fnmatch
 import json
 import os
 import re
-import shlex
 import threading
 import time
 from collections.abc import Mapping
@@ -33,7 +32,7 @@ from typing import Any
 from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs, write_json_atomic
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import shell, spawn
+from lightscientist_jupyter.runtime import local_jobs, shell, spawn
 from lightscientist_jupyter.runtime.job_record import (
     DEFAULT_WALL_S,
     LOG_DIR,
@@ -50,8 +49,6 @@ __all__ = ["Job", "JobManager", "JobRefused", "ended_message", "log_tail"]
 from lightscientist_jupyter.workspace import Workspace
 
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
-DIES = "--die-with-parent"
-"""The sandbox option a job's sandbox goes without."""
 
 
 class JobManager:
@@ -186,70 +183,10 @@ class JobManager:
         """Start the job's sandbox, its output going to `jobs/<name>.log` (a new file: a link
         or anything else already there refuses the job, naming it)."""
         try:
-            return self._spawn_local(job, cwd, conf)
+            return local_jobs.start(self, job, cwd, conf)
         except PathRefused as exc:
             NO_LINKS.unlink(self.folder / f"{job.id}.json")
             raise JobRefused(str(exc)) from None
-
-    def _spawn_local(self, job: Job, cwd: Path, conf: spawn.Confinement | None) -> Job:
-        root = self.workspace.root
-        home = self.workspace.workers_dir / job.worker_id / "home"
-        status = self._status_file(job)
-        mkdirs(status.parent)  # in the worker's home, which its commands can write
-        NO_LINKS.unlink(status)
-        conf = conf or spawn.Confinement()
-        if conf.limits is not None:  # the wall-time limit bounds a job, not CPU seconds
-            conf = dataclasses.replace(conf, limits=conf.limits.merged({"cpu": None}))
-        # the job outlives a killed run (resume finds it again); cancels end it by `end_tree`
-        conf = dataclasses.replace(conf, prefix=tuple(a for a in conf.prefix if a != DIES))
-        script = (
-            f"cd {shlex.quote(str(cwd))} && /bin/bash -c {shlex.quote(job.command)}\n"
-            f"echo $? > {shlex.quote(str(status))}"
-        )
-        with Beneath(root).open_write(job.log, new=True) as out:
-            started = spawn.start(script, conf, cwd=root, env=shell.worker_env(root, home), out=out)
-        pgid = started.proc.pid
-        self.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s + 60, end=end_tree)
-        job = dataclasses.replace(job, pgid=pgid, pgid_start=shell._start_time(pgid))
-        self._watched.add(job.id)
-        threading.Thread(
-            target=self._watch, args=(job, started), daemon=True, name=f"ls-job-{job.id}"
-        ).start()
-        return job
-
-    def _status_file(self, job: Job) -> Path:
-        # in the worker's home: the one place under .lightscientist/ a sandbox may write
-        return self.workspace.workers_dir / job.worker_id / "home" / ".jobs" / f"{job.id}.exit"
-
-    def _watch(self, job: Job, started: spawn.Started) -> None:
-        deadline = time.monotonic() + job.wall_limit_s
-        timed_out = False
-        while not started.returned(0.2):
-            if time.monotonic() >= deadline:
-                timed_out = True
-                end_tree(started.proc.pid)
-        started.settle()
-        if shell.group_alive(started.proc.pid):  # what the job left running ends with it
-            end_tree(started.proc.pid)
-        code = self._exit_code(job)
-        if code is None:
-            code = started.exit_code
-        if job.id in self._stopping:
-            status = JobStatus.STOPPED
-        elif timed_out:
-            status = JobStatus.TIMED_OUT
-        else:
-            status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
-        note = f"stopped at its wall-time limit ({job.wall_limit_s:g} s)" if timed_out else ""
-        self._finish(job.id, status, code, note)
-        self._watched.discard(job.id)
-
-    def _exit_code(self, job: Job) -> int | None:
-        try:
-            text = NO_LINKS.read_bytes(self._status_file(job), limit=64).decode().strip()
-        except (OSError, UnicodeDecodeError):  # missing, or a link its sandbox planted
-            return None
-        return int(text) if text.isdigit() else None
 
     def _finish(
         self,
@@ -333,10 +270,10 @@ class JobManager:
     def _settle_orphan(self, job: Job) -> None:
         """A local job started by another process (a run that was killed). One that ended
         meanwhile ended when its exit status was written, however much later this run looks."""
-        code = self._exit_code(job)
+        code = local_jobs.exit_code(self, job)
         if code is not None:
             status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
-            self._finish(job.id, status, code, ended_at=_mtime(self._status_file(job)))
+            self._finish(job.id, status, code, ended_at=_mtime(local_jobs.status_file(self, job)))
             return
         pgid = job.pgid
         alive = (

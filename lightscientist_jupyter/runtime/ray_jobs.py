@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.beneath import PathRefused
-from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime import command_env
 from lightscientist_jupyter.runtime.job_record import Job, JobRefused
 from lightscientist_jupyter.vocab import JobStatus
 
@@ -126,7 +126,7 @@ def submit(manager: JobManager, job: Job, cwd: Path) -> Job:
             f"(the largest has {_shown(largest) or 'nothing'}); ask for less"
         )
     root = manager.workspace.root
-    env = shell.worker_env(root, manager.workspace.workers_dir / job.worker_id / "home")
+    env = command_env.worker_env(root, manager.workspace.workers_dir / job.worker_id / "home")
     pairs = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()))
     entrypoint = (
         f"cd {shlex.quote(str(cwd))} && env -i {pairs} /bin/bash -c {shlex.quote(job.command)}"

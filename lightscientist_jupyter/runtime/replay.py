@@ -37,14 +37,14 @@ from pydantic import ConfigDict
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.runtime.job_record import JOBS_ENDED
-from lightscientist_jupyter.runtime.recorded import Tape
-from lightscientist_jupyter.runtime.recording import (
+from lightscientist_jupyter.runtime.record_forms import (
     WORKSPACE,
     compared,
     tool_view,
     view_hash,
     views,
 )
+from lightscientist_jupyter.runtime.recorded import Tape
 from lightscientist_jupyter.runtime.redact import redactor
 from lightscientist_jupyter.runtime.tape import META
 from lightscientist_jupyter.runtime.usage import ESTIMATED

@@ -30,7 +30,7 @@ from deepagents.backends.protocol import (
 
 from lightscientist_jupyter._fs import mkdirs
 from lightscientist_jupyter.beneath import PathRefused
-from lightscientist_jupyter.runtime import shell, spawn
+from lightscientist_jupyter.runtime import command_env, shell, spawn
 from lightscientist_jupyter.runtime.workspace_files import WorkspaceFiles, confine
 from lightscientist_jupyter.workspace import STATE_DIR
 
@@ -140,7 +140,7 @@ class WorkspaceBackend(WorkspaceFiles, SandboxBackendProtocol):
             result = shell.run_command(
                 command,
                 cwd=self.root,
-                env=shell.worker_env(self.root, own.home),
+                env=command_env.worker_env(self.root, own.home),
                 log_path=log,
                 timeout=float(timeout) if timeout else self.timeout,
                 cancel=own.cancel,

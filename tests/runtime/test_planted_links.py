@@ -23,7 +23,7 @@ import pytest
 from support.literature_servers import ENV, LiteratureServer, Work
 
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime import command_env, shell
 from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused
 from lightscientist_jupyter.runtime.literature import config as settings
 from lightscientist_jupyter.runtime.literature import literature_tools
@@ -68,7 +68,7 @@ def sandboxed(ws: Workspace, command: str, worker: str = "w1") -> shell.CommandR
     result = shell.run_command(
         command,
         cwd=ws.root,
-        env=shell.worker_env(ws.root, home),
+        env=command_env.worker_env(ws.root, home),
         log_path=ws.workers_dir / worker / "commands" / f"plant-{next(_RUNS)}.log",
         timeout=60,
         confinement=ShellPolicy(sandbox=True).confinement(ws.root, home),
@@ -195,7 +195,7 @@ def test_the_kernel_never_writes_the_font_cache_through_a_link(ws, outside, tmp_
     cache = ws.state_dir / "cache"
     sandboxed(ws, f"rm -rf {cache}/matplotlib && ln -s {outside}/mpl {cache}/matplotlib")
 
-    env = shell.worker_env(ws.root, home_of(ws))  # what the next command's start does
+    env = command_env.worker_env(ws.root, home_of(ws))  # what the next command's start does
     assert env["XDG_CACHE_HOME"] == str(cache)
     assert list((outside / "mpl").iterdir()) == []
     assert (cache / "matplotlib").is_symlink()
@@ -219,7 +219,7 @@ def test_command_logs_and_markers_are_never_written_through_a_link(ws, outside, 
     tried = shell.run_command(
         f"ln -s {outside}/profile {commands}/0002.log",
         cwd=ws.root,
-        env=shell.worker_env(ws.root, home_of(ws)),
+        env=command_env.worker_env(ws.root, home_of(ws)),
         log_path=commands / "try.log",
         confinement=ShellPolicy(sandbox=True).confinement(ws.root, home_of(ws)),
     )
@@ -253,7 +253,7 @@ def test_a_marker_link_cannot_make_the_next_run_kill_a_process(ws, outside):
         unsandboxed = shell.run_command(
             f"ln -s {outside}/pgid {commands}/0001.pgid",
             cwd=ws.root,
-            env=shell.worker_env(ws.root, home_of(ws)),
+            env=command_env.worker_env(ws.root, home_of(ws)),
             log_path=commands / "plant.log",
         )
         assert unsandboxed.exit_code == 0

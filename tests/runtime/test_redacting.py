@@ -16,7 +16,7 @@ from support.runtime import answer, checkpoint_messages, finish, http_error, pla
 from support.waiting import wait_for
 
 from lightscientist_jupyter.events import EventBus, JsonlWriter
-from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime import command_env, shell
 from lightscientist_jupyter.runtime.jobs import JobManager, ended_message
 from lightscientist_jupyter.runtime.models import resolve_model
 from lightscientist_jupyter.runtime.redact import PIECE_BYTES, redact_file
@@ -140,7 +140,7 @@ def test_output_a_command_left_running_writes_is_redacted_once_it_ends(tmp_path)
     result = shell.run_command(
         "echo started; (sleep 0.5; cat .env; echo after) &",
         cwd=root,
-        env=shell.worker_env(root, root / "home"),
+        env=command_env.worker_env(root, root / "home"),
         log_path=log,
         timeout=20,
         groups=groups,

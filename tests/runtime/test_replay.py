@@ -12,8 +12,8 @@ from support.runtime import answer, finish, http_error, plain_spec, tool_call
 from lightscientist_jupyter.errors import ModelConfigError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.models import resolve_model
+from lightscientist_jupyter.runtime.record_forms import compared, view_hash
 from lightscientist_jupyter.runtime.recorded import Tape
-from lightscientist_jupyter.runtime.recording import compared, view_hash
 from lightscientist_jupyter.runtime.replay import ReplayChatModel
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.seal import Chain

@@ -15,7 +15,7 @@ from support.runtime import plain_spec, tool_call
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime import command_env, shell
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE
 from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.shell import ProcessGroups, group_alive, run_command
@@ -50,7 +50,7 @@ def run(root: Path, command: str, **options) -> shell.CommandResult:
     return run_command(
         command,
         cwd=root,
-        env=shell.worker_env(root, root / "home"),
+        env=command_env.worker_env(root, root / "home"),
         log_path=root / "logs" / "cmd.log",
         **options,
     )
@@ -301,7 +301,7 @@ def test_a_new_projects_first_figure_uses_the_users_font_list(root, tmp_path, mo
     (font_list,) = user.glob("fontlist-v*.json")
     monkeypatch.setenv("MPLCONFIGDIR", str(user))
 
-    shell.worker_env(root, root / "home")  # what every worker command of the project gets
+    command_env.worker_env(root, root / "home")  # what every worker command of the project gets
     copy = root / ".lightscientist" / "cache" / "matplotlib" / font_list.name
     assert copy.read_bytes() == font_list.read_bytes()
     copied = copy.stat().st_mtime_ns
@@ -320,10 +320,10 @@ def test_a_projects_own_font_list_is_kept_and_no_user_list_is_no_error(root, tmp
     user.mkdir()
     (user / "fontlist-v2.json").write_text('{"user": 1}')
     monkeypatch.setenv("MPLCONFIGDIR", str(user))
-    shell.worker_env(root, root / "home")
+    command_env.worker_env(root, root / "home")
     assert sorted(p.name for p in own.iterdir()) == ["fontlist-v1.json"]
 
     other = tmp_path / "other-ws"
     monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "nothing-here"))
-    shell.worker_env(other, other / "home")
+    command_env.worker_env(other, other / "home")
     assert not (other / ".lightscientist" / "cache" / "matplotlib").exists()

@@ -6,10 +6,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-import sqlite3
 import stat
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -198,53 +196,6 @@ def remove_stray_tmp(*folders: Path) -> list[Path]:
                 NO_LINKS.unlink(folder / name)
                 removed.append(folder / name)
     return removed
-
-
-def disk_fault(exc: BaseException | None) -> str | None:
-    """`disk full while writing PATH` (or `read-only file system while writing PATH`) when
-    that is what `exc`, or an exception it was raised from, is; else None."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
-            what = "read-only file system" if exc.errno == errno.EROFS else "disk full"
-            return f"{what} while writing {exc.filename or '?'}"
-        if isinstance(exc, sqlite3.OperationalError):
-            text = str(exc).lower()
-            if "disk is full" in text:
-                return "disk full while writing the checkpoint database"
-            if "readonly database" in text:
-                return "read-only file system while writing the checkpoint database"
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return None
-
-
-_fault_listeners: list[Callable[[str], None]] = []
-_fault_lock = threading.Lock()
-
-
-def watch_disk_faults(listener: Callable[[str], None], *, stop: bool = False) -> None:
-    """Call `listener(fault)` (see `disk_fault`) for each disk fault any thread reports
-    (with `stop`: no longer)."""
-    with _fault_lock:
-        if stop:
-            if listener in _fault_listeners:
-                _fault_listeners.remove(listener)
-        elif listener not in _fault_listeners:
-            _fault_listeners.append(listener)
-
-
-def report_disk_fault(exc: BaseException) -> str | None:
-    """Tell the listeners when `exc` is a disk fault (see `disk_fault`); returns it.
-
-    Threads whose writes fail on a full disk report the fault instead of raising it, so the
-    run that owns them stops with one line rather than one traceback per thread."""
-    fault = disk_fault(exc)
-    if fault is not None:
-        with _fault_lock:
-            listeners = list(_fault_listeners)
-        for listener in listeners:
-            listener(fault)
-    return fault
 
 
 RESERVE_BYTES = 256 * 1024

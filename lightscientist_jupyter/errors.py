@@ -46,13 +46,15 @@ class ModelConfigError(RuntimeLayerError):
     """A model specification cannot be used (unknown provider, missing key…)."""
 
 
-class DiskFault(LightScientistError):
-    """A write failed on a full or read-only disk; the run stopped (`stopped`) and
-    `lightscientist resume` continues once there is room. The shells exit 1."""
+class StorageFault(LightScientistError):
+    """The storage of a project went away: a full or read-only disk, a checkpoint database
+    unreachable, damaged or unwritable (`fault`, see `_faults`). A run that meets it stops
+    (`stopped`), and `lightscientist resume` goes on once the storage is back; opening a
+    project on it raises it too. The shells exit 1."""
 
-    def __init__(self, fault: str):
+    def __init__(self, fault: object, line: str | None = None):
         self.fault = fault
-        super().__init__(f"{fault}: free space and run `lightscientist resume`")
+        super().__init__(line or str(fault))
 
 
 class BadInput(LightScientistError):

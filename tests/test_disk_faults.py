@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -48,7 +49,11 @@ cd "$1"; mkdir mnt; mount -t tmpfs -o size=$2 tmpfs mnt
 {PYTHON} -m lightscientist_jupyter research "{GOAL}" --mode auto --workspace mnt/ws \
     > out1 2> err1; echo $? > rc1
 cp mnt/ws/.lightscientist/state.json state1.json
-mount -o remount,size=512m mnt   # space freed
+cat /dev/zero > mnt/filler 2> /dev/null   # still full: not a byte left
+{PYTHON} -m lightscientist_jupyter resume --workspace mnt/ws > out_full 2> err_full
+echo $? > rc_full
+cp mnt/ws/.lightscientist/state.json state_full.json
+rm mnt/filler; mount -o remount,size=512m mnt   # space freed
 {PYTHON} -m lightscientist_jupyter resume --workspace mnt/ws > out2 2> err2; echo $? > rc2
 cp mnt/ws/.lightscientist/state.json state2.json
 ls mnt/ws/paper > paper2
@@ -63,11 +68,22 @@ def test_a_full_disk_stops_the_run_with_one_line_and_resume_goes_on(tmp_path):
     assert "Traceback" not in err and "Errno" not in err, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith("lightscientist research: disk full while writing /"), err
+    assert re.match(
+        r"lightscientist research: disk full while writing (the checkpoint database )?/", lines[0]
+    ), err
     assert lines[0].endswith(": free space and run `lightscientist resume`"), err
     first = json.loads(read(tmp_path / "state1.json"))
     assert first["status"] == "stopped", first
     assert first["reason"] == lines[0].removeprefix("lightscientist research: ")
+    assert f" at stage {first['stage']}: " in first["reason"]
+
+    # resumed while the disk is still full: one line again, and the project as it was
+    err = read(tmp_path / "err_full")
+    assert read(tmp_path / "rc_full").strip() == "1", err
+    assert "Traceback" not in err and "Errno" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith("lightscientist resume: disk full while writing /"), err
+    assert err.rstrip().endswith(": free space and run `lightscientist resume`"), err
+    assert json.loads(read(tmp_path / "state_full.json")) == first
 
     # nothing was lost: once there is room, resume carries the project to its end
     assert read(tmp_path / "rc2").strip() == "0", read(tmp_path / "err2")
@@ -249,12 +265,12 @@ set -u
 cd "$1"; mkdir mnt; mount -t tmpfs -o size=2m tmpfs mnt
 {PYTHON} - mnt/ws > out 2> err <<'PY'
 import sys, time
-from lightscientist_jupyter._fs import watch_disk_faults
+from lightscientist_jupyter._faults import watch_storage_faults
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.workspace import Workspace
 c = ResearchController.create(Workspace.at(sys.argv[1]), "A goal", mode="manual")
 heard = []
-watch_disk_faults(heard.append)
+watch_storage_faults(heard.append)
 line = {{"worker": "w1", "task_id": c.task_id, "run": "r1", "run_s": 0.1, "model_calls": 1,
          "input_tokens": 10, "output_tokens": 5}}
 c.charge(line)  # within 0.5 s of the last save: held back, for a timer to write

@@ -43,6 +43,7 @@ LAYERS = {  # first segment under the package -> rank
     "errors": LEAF,
     "_fs": LEAF,
     "beneath": LEAF,
+    "_faults": LEAF,
     "workspace": LEAF,
     "vocab": LEAF,
 }

@@ -25,7 +25,7 @@ from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.starting import check_new
 from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.errors import BadInput, ControllerError, DiskFault
+from lightscientist_jupyter.errors import BadInput, ControllerError, StorageFault
 from lightscientist_jupyter.events import EventBuffer, Subscriber
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
 from lightscientist_jupyter.workspace import Workspace
@@ -116,7 +116,7 @@ class Run(ProjectView):
             return
         try:
             self.project.run(wait_for_replies=True)
-        except DiskFault as exc:  # the project is `stopped`; resume continues it
+        except StorageFault as exc:  # the project is `stopped`; resume continues it
             self.error = exc
         except BaseException as exc:  # noqa: BLE001 - kept on the handle; a thread must not print
             self.error = exc

@@ -17,14 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter._fs import (
-    disk_fault,
-    release_space,
-    report_disk_fault,
-    reserve_space,
-    watch_disk_faults,
+from lightscientist_jupyter._faults import report_storage_fault
+from lightscientist_jupyter.app import (
+    commands,
+    literature,
+    outage,
+    repair,
+    sandboxing,
+    usage,
 )
-from lightscientist_jupyter.app import commands, literature, repair, sandboxing, usage
 from lightscientist_jupyter.app import controls as run_controls
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.kept_settings import keep_given
@@ -34,7 +35,7 @@ from lightscientist_jupyter.app.starting import check_new, usable
 from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.lock import WorkspaceLock
-from lightscientist_jupyter.errors import ControllerError, DiskFault
+from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventLog, Subscriber
 from lightscientist_jupyter.runtime import checkpoint_url, job_limit, ray_jobs
 from lightscientist_jupyter.runtime.models import default_spec, resolve_model
@@ -107,12 +108,13 @@ class Project:
         keep_given(  # `resume --checkpoints/--ray/--job-time-limit`: kept
             controller, checkpoints=checkpoints, ray=ray, job_time_limit=job_time_limit
         )
+        checkpointer = checkpoint_url.choose(checkpointer, checkpoints, settings)
         self.supervisor = StageSupervisor(
             workspace,
             self.model,
             controller,
             bus=bus,
-            checkpointer=checkpoint_url.choose(checkpointer, checkpoints, settings),
+            checkpointer=checkpointer,
             stall_after_s=stall_after_s,
             retries=retries,
             retry_initial_delay=retry_initial_delay,
@@ -131,14 +133,17 @@ class Project:
         self._poll_stop = True
         self.retried: str | None = None
         """What failed before, when this run retries a failed stage (see `reopen`)."""
-        self.fault: str | None = None
-        """Set when a write failed on a full or read-only disk (see `_fs.disk_fault`)."""
+        self.storage = outage.StorageWatch(
+            workspace, self.stop_event, checkpoint_url.label(workspace, checkpointer)
+        )
+        """Stops the run when its disk or checkpoint database goes away (see `outage`)."""
         self.notes: list[str] = []
         """What opening the project put right (a killed run's processes, fresh sessions)."""
 
     # ------------------------------------------------------------------ opening
 
     @classmethod
+    @outage.opening
     def create(
         cls,
         root: str | Path,
@@ -204,6 +209,7 @@ class Project:
             raise
 
     @classmethod
+    @outage.opening
     def open(
         cls,
         root: str | Path,
@@ -252,9 +258,7 @@ class Project:
         self.reopen()
         self._poll_stop = False
         poller = threading.Thread(target=self._poll_inbox, daemon=True, name="ls-inbox")
-        watch_disk_faults(self._on_disk_fault)
-        reserve = self.workspace.state_dir / "space.reserve"
-        reserve_space(reserve)
+        self.storage.start()
         seen = until_stage.since(controller)  # a kept request: from when it was made
         try:
             controller.poll_inbox()  # replies queued while nobody ran it: before the first look
@@ -283,37 +287,17 @@ class Project:
                 if controller.pending_kind == DecisionKind.BUDGET:
                     usage.settle(self)  # the running turns end, held at their next call
                 until_stage.pause_if_finished(controller, self.until, seen)
-                if result.status == StageOutcome.FAILED and self.fault is None:
+                if result.status == StageOutcome.FAILED and self.storage.fault is None:
                     controller.fail(result.summary)
         except Exception as exc:
-            fault = disk_fault(exc)
-            if fault is None:
+            if not self.storage.absorb(exc):
                 raise
-            self._on_disk_fault(fault)
         finally:
             self._poll_stop = True
-            watch_disk_faults(self._on_disk_fault, stop=True)
-            release_space(reserve)  # on a full disk: room to record the stop
-        if self.fault is not None:
-            error = DiskFault(self.fault)
-            try:
-                controller.stop(str(error))
-            except Exception as exc:  # the state cannot be written: it stays `running`
-                if disk_fault(exc) is None:
-                    raise
-            raise error
+            self.storage.end()
+        if self.storage.fault is not None:  # the disk or the checkpoint database went away
+            raise self.storage.stop(controller)
         return controller.status
-
-    def _on_disk_fault(self, fault: str) -> None:
-        """A write of this run failed on a full or read-only disk: stop at once."""
-        where = fault.split(" while writing ", 1)[-1]
-        if (self.fault is None or self.fault.endswith(" ?")) and (
-            not where.startswith("/") or where.startswith(str(self.workspace.root))
-        ):  # a path elsewhere is another project's fault
-            self.fault = fault.replace(
-                "the checkpoint database", str(self.workspace.checkpoints_file)
-            )
-            self.stop_event.set()
 
     def reopen(self) -> str | None:
         """Set a failed or cancelled project running again. A failed stage starts again from
@@ -364,7 +348,7 @@ class Project:
                     with contextlib.suppress(ControllerError):  # answered meanwhile by a person
                         self._recorded_reply()  # (the stage's run waits for the answer)
             except Exception as exc:
-                if report_disk_fault(exc) is None:
+                if report_storage_fault(exc) is None:
                     raise
                 return
             self.stop_event.wait(INBOX_POLL_S)
@@ -376,10 +360,12 @@ class Project:
         self._poll_stop = True
         if self._cancelling is not None:  # let the workers finalize before the process ends
             self._cancelling.join(timeout=30)
-        self.supervisor.close()
-        self.controller.flush()  # the usage totals of the last model calls
-        self.log.close()  # late events of stopping threads are not logged
-        self.lock.release()
+        try:  # after a storage fault, each step may meet it again (see `outage`)
+            self.storage.absorbing(self.supervisor.close)
+            self.storage.absorbing(self.controller.flush)  # the last model calls' usage totals
+            self.storage.absorbing(self.log.close)  # late events of stopping threads: not logged
+        finally:
+            self.lock.release()
 
     def __enter__(self) -> Project:
         return self

@@ -28,9 +28,9 @@ from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import PendingDecision
 from lightscientist_jupyter.errors import (
     BadInput,
-    DiskFault,
     LightScientistError,
     StageTableError,
+    StorageFault,
 )
 from lightscientist_jupyter.events import follow, format_line, make_filter, printable, read_tail
 from lightscientist_jupyter.vocab import ProjectStatus
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = COMMANDS[args.command][1]
     try:
         return handler(args)
-    except DiskFault as exc:  # the run stopped; `resume` continues once there is room
+    except StorageFault as exc:  # the run stopped; `resume` continues once the storage is back
         print(f"lightscientist {args.command}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except StageTableError as exc:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from lightscientist_jupyter._fs import report_disk_fault
+from lightscientist_jupyter._faults import report_storage_fault
 from lightscientist_jupyter.controller import actions, budget
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import StageTable
@@ -61,7 +61,7 @@ class BudgetCalls:
         try:
             self.flush()
         except OSError as exc:
-            if not report_disk_fault(exc):
+            if not report_storage_fault(exc):
                 raise
 
     def _run(self, action: actions.Action) -> actions.Respond:  # ResearchController's

@@ -56,8 +56,13 @@ class WorkspaceLock:
             "purpose": purpose,
             "command": " ".join(sys.argv[:3]),
         }
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+        except OSError as exc:  # a full disk: the lock is not held, and the file is named
+            os.close(fd)
+            exc.filename = exc.filename or str(path)
+            raise
         self._fd = fd
         return self
 

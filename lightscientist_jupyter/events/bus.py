@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lightscientist_jupyter._fs import report_disk_fault
+from lightscientist_jupyter._faults import report_storage_fault
 from lightscientist_jupyter.events.event import EVENT_TYPES, Event
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class EventBus:
             try:
                 subscriber(event)
             except Exception as exc:  # a broken observer must not break the run
-                if report_disk_fault(exc):  # the run that listens stops with one line
+                if report_storage_fault(exc):  # the run that listens stops with one line
                     continue
                 key = id(subscriber)
                 if key not in self._reported:

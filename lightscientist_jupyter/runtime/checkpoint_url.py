@@ -154,6 +154,16 @@ def sqlite_path(workspace: Workspace, url: str) -> Path:
     return path if path.is_absolute() else workspace.root / path
 
 
+def label(workspace: Workspace, checkpointer: Any) -> str:
+    """How a stopped run's line names its checkpoint database (see `choose`): the file, or
+    the PostgreSQL database and server, never the password."""
+    if isinstance(checkpointer, str) and is_postgres(checkpointer):
+        return f"the checkpoint {where(checkpointer)}"
+    if isinstance(checkpointer, str) and checkpointer.startswith("sqlite"):
+        return f"the checkpoint database {sqlite_path(workspace, checkpointer)}"
+    return "the checkpoint database"
+
+
 def where(url: str) -> str:
     """`database 'D' on HOST:PORT` (the libpq defaults filled in), never the password."""
     from psycopg.conninfo import conninfo_to_dict

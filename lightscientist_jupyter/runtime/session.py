@@ -18,7 +18,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command, Durability
 
-from lightscientist_jupyter._fs import missing_files, report_disk_fault
+from lightscientist_jupyter._faults import report_storage_fault
+from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.runtime import graphs, prune
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, settled_reply, stop_call
 from lightscientist_jupyter.runtime.observe import SessionObserver
@@ -214,11 +215,11 @@ class WorkerSession:
         except BudgetHold as hold:  # the call did not start: the turn waits for a resume
             self._hold(str(hold))
         except Exception as exc:  # a worker failure never escapes its thread
-            report_disk_fault(exc)  # a full disk stops the run before the failure counts
+            report_storage_fault(exc)  # a full disk stops the run before the failure counts
             try:
                 self._fail(failure_text(exc, 600))
             except Exception as again:  # the record cannot be written either
-                if not report_disk_fault(again):
+                if not report_storage_fault(again):
                     raise
         finally:
             self.unpruned_turns += 1  # a settled thread keeps one checkpoint

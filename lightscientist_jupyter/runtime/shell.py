@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lightscientist_jupyter._faults import report_storage_fault
 from lightscientist_jupyter._fs import (
     NO_LINKS,
     list_dir,
-    report_disk_fault,
     write_text_atomic,
 )
 from lightscientist_jupyter.beneath import PathRefused
@@ -119,7 +119,7 @@ def redact_log(log: Path) -> None:
     except FileNotFoundError:
         pass
     except OSError as exc:
-        report_disk_fault(exc)
+        report_storage_fault(exc)
 
 
 def end_recorded(folder: Path) -> list[int]:

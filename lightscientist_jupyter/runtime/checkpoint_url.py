@@ -10,6 +10,7 @@ finds the same database; the password comes from the URL given again, `PGPASSWOR
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.runtime.saver_guard import guarded
 from lightscientist_jupyter.workspace import Workspace, creatable_problem
 
 ENV = "LIGHTSCIENTIST_CHECKPOINTS"
@@ -213,7 +215,14 @@ def _modules() -> Any:
         raise CheckpointsUnavailable(
             f"PostgreSQL checkpoints need the postgres extra: {EXTRA_HINT}"
         ) from None
+    # The pool logs each failed reconnection as a warning, again and again while the server
+    # is down, and Python prints them to stderr when no handler takes them; a run reports the
+    # outage itself, in one line (see `saver_guard`). Handlers the user set still get them.
+    logging.getLogger("psycopg").addHandler(_QUIET)
     return psycopg, psycopg_pool, PostgresSaver
+
+
+_QUIET = logging.NullHandler()
 
 
 def _connect(url: str) -> Any:
@@ -249,7 +258,8 @@ def open_postgres(url: str) -> BaseCheckpointSaver:
     )
     try:
         pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 3)
-        saver = postgres_saver(pool)
+        # its waiting callers fail at once, and its reconnecting ends, when the server is gone
+        saver = guarded(postgres_saver, pool, on_gone=pool.close)
         saver.setup()
     except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
         pool.close()

@@ -19,6 +19,7 @@ from lightscientist_jupyter._fs import NO_LINKS
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.runtime import checkpoint_url
+from lightscientist_jupyter.runtime.saver_guard import guarded
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -42,7 +43,7 @@ def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> 
             lines = [" ".join(p.split()) for row in problems for p in row.splitlines()]
             found = [p for p in lines if p and not p.startswith("***")]
             raise CheckpointsDamaged(path, "; ".join(found[:2]) or "quick_check failed")
-        saver = SqliteSaver(conn)
+        saver = guarded(SqliteSaver, conn)
         saver.setup()
         # WAL (turned on by the saver) with NORMAL sync stays consistent across a process
         # crash; only a power loss may drop the newest checkpoints, which a resume then redoes

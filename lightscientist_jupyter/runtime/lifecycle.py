@@ -109,6 +109,18 @@ def settled_reply(messages: list[Any]) -> str | None:
     return "done" if "done" in replies else replies[0]
 
 
+def turn_reply(messages: list[Any]) -> str:
+    """The one-line answer a turn ended with: a settling tool's (`settled_reply`), else the
+    text of the last model message."""
+    settled = settled_reply(messages)
+    if settled:
+        return settled
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and isinstance(message.content, str):
+            return message.content.strip()
+    return ""
+
+
 def stop_call(messages: list[Any]) -> dict[str, Any] | None:
     """The stopping lifecycle call that ended the current turn, if any: `{"name", "args"}`.
 

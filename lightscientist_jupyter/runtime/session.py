@@ -21,7 +21,7 @@ from langgraph.types import Command, Durability
 from lightscientist_jupyter._faults import report_storage_fault
 from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.runtime import graphs, prune
-from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, settled_reply, stop_call
+from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, stop_call, turn_reply
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
 from lightscientist_jupyter.runtime.redacting import failure_text
@@ -215,7 +215,8 @@ class WorkerSession:
         except BudgetHold as hold:  # the call did not start: the turn waits for a resume
             self._hold(str(hold))
         except Exception as exc:  # a worker failure never escapes its thread
-            report_storage_fault(exc)  # a full disk stops the run before the failure counts
+            if report_storage_fault(exc) is not None:
+                return  # the run stops; the record stays `running`, as a crash leaves it
             try:
                 self._fail(failure_text(exc, 600))
             except Exception as again:  # the record cannot be written either
@@ -280,7 +281,7 @@ class WorkerSession:
                     {"reason": str(args.get("reason", "")), "check_after_s": after},
                 )
             else:
-                text = settled_reply(messages) or _last_ai_text(messages)
+                text = turn_reply(messages)
                 if self.record.role == Role.SUPERVISOR:
                     self._set(
                         status=WorkerStatus.BACKGROUND, result={"kind": "reply", "text": text}
@@ -392,10 +393,3 @@ class WorkerSession:
             task_id=self.record.task_id,
             data=data,
         )
-
-
-def _last_ai_text(messages: list[Any]) -> str:
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and isinstance(message.content, str):
-            return message.content.strip()
-    return ""

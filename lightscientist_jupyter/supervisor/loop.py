@@ -39,7 +39,7 @@ from lightscientist_jupyter.supervisor.loop_state import (
 from lightscientist_jupyter.supervisor.recovery import recover
 from lightscientist_jupyter.supervisor.task import StageHost, StageResult, StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent, apply_update, filter_update
-from lightscientist_jupyter.vocab import EventType, SchedulingKind, StageOutcome
+from lightscientist_jupyter.vocab import EventType, SchedulingKind, StageOutcome, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
 
 TICK_S = 0.05
@@ -242,7 +242,9 @@ class StageSupervisor:
             data={"event": event.to_dict(), "input_chars": len(message)},
         )
         agent.run_turn(self.runtime, agent.agent_spec(control, message))
-        if self.runtime.get(agent.SUPERVISOR_ID).held:  # a budget is spent: decided on resume
+        after = self.runtime.get(agent.SUPERVISOR_ID)
+        if after.held or after.status == WorkerStatus.RUNNING:  # a budget is spent, or the
+            # turn was cut short (its storage went away, the run stops): decided on resume
             return decisions.Reply.CONTINUE  # (the event stays in progress, for `recover`)
         reply, text = decisions.parse_reply(self.runtime.get(agent.SUPERVISOR_ID))
         self.bus.emit(

@@ -103,6 +103,16 @@ def postgres() -> Iterator[Any]:
 
 
 @pytest.fixture
+def own_postgres() -> Iterator[Any]:
+    """A real PostgreSQL server of one test's own, for a test that stops it (the session's
+    serves the other tests)."""
+    from support.postgres import server_in_tmp
+
+    with server_in_tmp() as server:
+        yield server
+
+
+@pytest.fixture
 def magic_shell() -> Iterator[Any]:
     """The in-process IPython shell with the extension loaded (`%lightscientist`); this
     kernel's runs are stopped at the end."""

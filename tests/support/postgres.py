@@ -123,6 +123,7 @@ class PostgresServer:
                 time.sleep(0.2)
 
     def stop(self) -> None:
+        """Stop the server at once (`-m immediate`: its connections are cut, as in a crash)."""
         subprocess.run(
             [*self.prefix, self.pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop"],
             capture_output=True,

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Literal
 
+from lightscientist_jupyter._fs import NO_LINKS, mkdirs
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import netstack
@@ -167,11 +168,15 @@ def argv(root: Path, home: Path, *, network: Network) -> list[str]:
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(root), str(root)]
     state = root / ".lightscientist"
-    if state.is_dir():
+    if NO_LINKS.is_dir(state):
         # an empty folder over the state folder, with the two folders a command uses bound
-        # into it, then made read-only (not recursively: the two stay writable)
+        # into it, then made read-only (not recursively: the two stay writable). bwrap
+        # follows a link it is asked to bind, so both are checked to be folders reached
+        # through no link (a command run with `--sandbox none` could have left one):
+        # PathRefused, and the command does not start
         cache = state / "cache"  # the project's tool cache (`command_env.tool_cache`)
-        cache.mkdir(exist_ok=True)
+        mkdirs(cache)
+        mkdirs(home)
         args += ["--tmpfs", str(state), "--bind", str(cache), str(cache)]
         args += ["--bind", str(home), str(home), "--remount-ro", str(state)]
     else:

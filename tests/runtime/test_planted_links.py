@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from support.literature_servers import ENV, LiteratureServer, Work
 
+from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime import command_env, shell
 from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused
@@ -239,6 +240,22 @@ def test_command_logs_and_markers_are_never_written_through_a_link(ws, outside, 
     assert backend.execute("echo again").output.strip() == "again"  # its marker: 0003.pgid
     assert sorted(p.name for p in outside.iterdir()) == ["bashrc"]
     assert (outside / "bashrc").read_text() == "original\n"
+
+
+def test_a_cache_or_home_link_left_unsandboxed_is_never_bound_into_a_sandbox(ws, outside, groups):
+    """bwrap follows a link it is asked to bind: a cache (or a home) that a `--sandbox none`
+    command turned into a link to the user's folder would hand that folder, writable, to the
+    next sandboxed worker's commands. Its sandbox is refused instead, in one line, when the
+    worker's shell is made (a sandboxed command cannot replace either: both are mount
+    points inside its sandbox)."""
+    cache = ws.state_dir / "cache"
+    backend = WorkspaceBackend(ws.root, worker_id="w1", groups=groups, policy=ShellPolicy())
+    planted = backend.execute(f"rm -rf {cache} && ln -s {outside} {cache} && echo planted")
+    assert planted.exit_code == 0, planted.output
+    with pytest.raises(PathRefused) as refused:
+        WorkspaceBackend(ws.root, worker_id="w2", groups=groups, policy=ShellPolicy(sandbox=True))
+    assert str(refused.value) == f"{cache}: is a symbolic link (to {outside}); {NO_LINKS}"
+    assert sorted(p.name for p in outside.iterdir()) == ["bashrc"]
 
 
 def test_a_marker_link_cannot_make_the_next_run_kill_a_process(ws, outside):

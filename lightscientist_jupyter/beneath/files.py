@@ -9,7 +9,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -161,18 +161,18 @@ class Beneath:
 
     def is_file(self, path: str | os.PathLike[str]) -> bool:
         """Whether `path` is a regular file reached through no link (a link is not a file)."""
-        try:
-            st = self.lstat(path)
-        except PathRefused:
-            return False
-        return st is not None and stat.S_ISREG(st.st_mode)
+        return self._kind_is(path, stat.S_ISREG)
 
     def is_dir(self, path: str | os.PathLike[str]) -> bool:
+        """Whether `path` is a folder reached through no link (a link is not a folder)."""
+        return self._kind_is(path, stat.S_ISDIR)
+
+    def _kind_is(self, path: str | os.PathLike[str], test: Callable[[int], bool]) -> bool:
         try:
             st = self.lstat(path)
         except PathRefused:
             return False
-        return st is not None and stat.S_ISDIR(st.st_mode)
+        return st is not None and test(st.st_mode)
 
     def entry(self, path: str | os.PathLike[str]) -> os.stat_result | None:
         """`lstat` of a path that must be reached through no link: a link at `path` is

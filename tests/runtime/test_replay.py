@@ -55,6 +55,15 @@ def replay_runtime(other: Workspace, source: Workspace, spec: str = "", **option
     return ExecutionRuntime(other, model, bus=bus, **options), seen
 
 
+def record_one(chat_server, chat_model, make_runtime, final: str) -> None:
+    """A worker session recorded through the real client: it writes `a.md`, then answers
+    `final`."""
+    chat_server.play(tool_call("write_file", file_path="/a.md", content="a"), answer(final))
+    runtime = make_runtime(chat_model, retries=0, record=True)
+    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
+    runtime.close()
+
+
 def test_a_recording_holds_no_key_and_no_secret_of_the_environment(
     chat_server, make_runtime, ws, monkeypatch
 ):
@@ -100,10 +109,7 @@ def test_a_retried_call_is_recorded_once(chat_server, chat_model, make_runtime, 
 def test_a_replay_matches_sessions_by_stage_and_order_not_by_worker_id(
     chat_server, chat_model, make_runtime, ws, other
 ):
-    chat_server.play(tool_call("write_file", file_path="/a.md", content="a"), answer("all done"))
-    runtime = make_runtime(chat_model, retries=0, record=True)
-    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
-    runtime.close()
+    record_one(chat_server, chat_model, make_runtime, "all done")
     chat_server.close()
 
     replayer, seen = replay_runtime(other, ws)
@@ -122,10 +128,7 @@ def test_a_replay_matches_sessions_by_stage_and_order_not_by_worker_id(
 def test_a_session_that_asks_for_more_calls_than_recorded_fails(
     chat_server, chat_model, make_runtime, ws, other
 ):
-    chat_server.play(tool_call("write_file", file_path="/a.md", content="a"), answer("ok"))
-    runtime = make_runtime(chat_model, retries=0, record=True)
-    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
-    runtime.close()
+    record_one(chat_server, chat_model, make_runtime, "ok")
     (path,) = (ws.state_dir / "recordings").glob("*.jsonl")
     path.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))  # drop the last
 
@@ -259,10 +262,7 @@ def test_a_replay_whose_worker_has_other_tools_fails_naming_them(
 def test_a_recording_written_before_the_seal_replays_only_leniently(
     chat_server, chat_model, make_runtime, ws, other
 ):
-    chat_server.play(tool_call("write_file", file_path="/a.md", content="a"), answer("all done"))
-    runtime = make_runtime(chat_model, retries=0, record=True)
-    assert finish(runtime, runtime.start(plain_spec()))["status"] == "completed"
-    runtime.close()
+    record_one(chat_server, chat_model, make_runtime, "all done")
     (path,) = (ws.state_dir / "recordings").glob("*.jsonl")
     old = [{k: v for k, v in line.items() if k not in ("prev", "answer")} for line in recording(ws)]
     old[0]["v"] = 1  # as the recorder wrote it before recordings were sealed

@@ -19,6 +19,17 @@ def tool_call(name: str, **args: Any) -> dict[str, Any]:
     return {"tool": name, "args": args}
 
 
+def tool_calls(*calls: dict[str, Any]) -> dict[str, Any]:
+    """A scripted reply: several tool calls in one message (each made with `tool_call`)."""
+    return {"tools": list(calls)}
+
+
+def _calls(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """A reply's tool calls, with their ids' suffixes (the first call's id is `call_<n>`)."""
+    calls = reply.get("tools") or ([reply] if "tool" in reply else [])
+    return [{**c, "suffix": f"_{i}" if i else ""} for i, c in enumerate(calls)]
+
+
 def answer(text: str) -> dict[str, Any]:
     """A scripted reply: a final text answer."""
     return {"text": text}
@@ -106,13 +117,14 @@ class ChatServer:
     def _completion(self, reply: dict[str, Any], n: int, body: dict[str, Any]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("text")}
         finish = "stop"
-        if "tool" in reply:
+        if _calls(reply):
             message["tool_calls"] = [
                 {
-                    "id": f"call_{n}",
+                    "id": f"call_{n}{c['suffix']}",
                     "type": "function",
-                    "function": {"name": reply["tool"], "arguments": json.dumps(reply["args"])},
+                    "function": {"name": c["tool"], "arguments": json.dumps(c["args"])},
                 }
+                for c in _calls(reply)
             ]
             finish = "tool_calls"
         return {
@@ -136,26 +148,27 @@ class ChatServer:
             return f"data: {json.dumps(data)}\n\n".encode()
 
         parts = [chunk({"role": "assistant", "content": ""})]
-        if "tool" in reply:
-            arguments = json.dumps(reply["args"])
+        for i, call in enumerate(_calls(reply)):
+            arguments = json.dumps(call["args"])
             half = len(arguments) // 2  # the arguments arrive in two pieces, as real servers do
             parts.append(
                 chunk(
                     {
                         "tool_calls": [
                             {
-                                "index": 0,
-                                "id": f"call_{n}",
+                                "index": i,
+                                "id": f"call_{n}{call['suffix']}",
                                 "type": "function",
-                                "function": {"name": reply["tool"], "arguments": arguments[:half]},
+                                "function": {"name": call["tool"], "arguments": arguments[:half]},
                             }
                         ]
                     }
                 )
             )
             parts.append(
-                chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[half:]}}]})
+                chunk({"tool_calls": [{"index": i, "function": {"arguments": arguments[half:]}}]})
             )
+        if _calls(reply):
             parts.append(chunk({}, "tool_calls"))
         else:
             text = reply["text"]

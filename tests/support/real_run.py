@@ -45,16 +45,35 @@ def is_model_check(body: dict[str, Any]) -> bool:
     return [t["function"]["name"] for t in body.get("tools") or []] == ["report_word"]
 
 
+def supervisor_turn(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
+    """For a request of the supervisor agent: the event it decides on, and the messages of
+    its turn since (its tool calls and their results); None for a worker's request."""
+    messages = body["messages"]
+    if not str(messages[0].get("content", "")).startswith("You are the LightScientist supervisor"):
+        return None
+    last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    return messages[last]["content"], messages[last + 1 :]
+
+
+def worker_task(body: dict[str, Any]) -> str:
+    """A worker's task: the first message it was given."""
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+def answers_given(body: dict[str, Any]) -> int:
+    """How many answers the session got before this request."""
+    return sum(1 for m in body["messages"] if m["role"] == "assistant")
+
+
 def scientist(body: dict[str, Any]) -> dict[str, Any]:
     """The chat server's answers: a supervisor that starts one worker per stage and finishes
     it when the worker does, and workers that read their skill, write their outputs, run one
     command and complete the stage."""
     if is_model_check(body):
         return tool_call("report_word", word="ready")
-    messages = body["messages"]
-    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
-    if str(messages[0].get("content", "")).startswith("You are the LightScientist supervisor"):
-        event, since = messages[users[-1]]["content"], messages[users[-1] + 1 :]
+    turn = supervisor_turn(body)
+    if turn is not None:
+        event, since = turn
         stage = field(event, "stage")
         if since:
             return answer("done" if "event: worker_finished" in event else "continue")
@@ -68,7 +87,7 @@ def scientist(body: dict[str, Any]) -> dict[str, Any]:
                 next_stage=NEXT[stage],
             )
         return answer("continue")
-    task = messages[users[0]]["content"]
+    task = worker_task(body)
     stage = field(task, "stage")
     plan = [tool_call("read_file", file_path=field(task, "skill"))]
     plan += [tool_call("write_file", file_path="/" + p, content=CONTENT[p]) for p in OUTPUTS[stage]]
@@ -81,17 +100,15 @@ def scientist(body: dict[str, Any]) -> dict[str, Any]:
             next_stage=NEXT[stage],
         )
     )
-    done = sum(1 for m in messages if m["role"] == "assistant")
-    return plan[min(done, len(plan) - 1)]
+    return plan[min(answers_given(body), len(plan) - 1)]
 
 
 def asking_scientist(body: dict[str, Any]) -> dict[str, Any]:
     """`scientist`, but the supervisor asks the user a project-level question when stage a
     starts, and starts its worker when the answer arrives."""
-    messages = body["messages"]
-    if str(messages[0].get("content", "")).startswith("You are the LightScientist supervisor"):
-        users = [i for i, m in enumerate(messages) if m["role"] == "user"]
-        event, since = messages[users[-1]]["content"], messages[users[-1] + 1 :]
+    turn = supervisor_turn(body)
+    if turn is not None:
+        event, since = turn
         if not since and "event: stage_started" in event and field(event, "stage") == "a":
             return tool_call(
                 "request_user_decision", question="Use the larger data set?", options=["yes", "no"]

@@ -70,14 +70,15 @@ def one_run(folder: Path, record: bool, stage: str | None) -> dict[str, Any]:
         project.close()
     wall = time.perf_counter() - began
     files = sorted((folder / ".lightscientist" / "recordings").glob("*.jsonl"))
-    lines = sum(len(f.read_text(encoding="utf-8").splitlines()) for f in files)
+    texts = [f.read_text(encoding="utf-8") for f in files]
+    calls = sum(text.count('"kind": "call"') for text in texts)  # not the run and update lines
     return {
         "record": record,
         "status": status,
         "wall_s": wall,
         "recording_s": _spent["seconds"] if record else 0.0,
         "recording_bytes": sum(f.stat().st_size for f in files),
-        "calls": max(0, lines - len(files)),  # minus each file's run line
+        "calls": calls,
     }
 
 

@@ -3,7 +3,8 @@
 `Tape.load` reads the recording files a `replay:PATH` names (see `recording` for the format)
 and checks each line's shape: a run line first, then call lines (a session key, a call index,
 the request's message and tool hashes, each defined in the file, and a response with text or
-content blocks, tool calls and usage) and reply lines. A line of the wrong shape is a
+content blocks, tool calls and usage), reply lines and update lines (a session key and a
+status: what layer 2 took in, see `update_order`). A line of the wrong shape is a
 `ModelConfigError` naming its file and line, in strict and lenient replays alike.
 
 It then checks each file's seal (`seal`). A strict replay refuses a file whose seal is broken,
@@ -13,7 +14,8 @@ call line whose response it cannot vouch for is marked (`edited`), and the repla
 it as a `replay.divergence` when it gives that answer.
 
 The `Tape` then serves the replay model: the recorded calls by session and index, the
-recorded replies, and which recorded session answers a live one (`Tape.match`).
+recorded replies, which recorded session answers a live one (`Tape.match`), and the order in
+which layer 2 took in its workers' updates between the supervisor's calls (`Tape.order`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from lightscientist_jupyter.errors import ModelConfigError
 from lightscientist_jupyter.runtime import seal
 from lightscientist_jupyter.runtime.recording import FORMAT, recording_files
 from lightscientist_jupyter.runtime.tape import CallCounter
+from lightscientist_jupyter.runtime.update_order import Line, UpdateOrder
 
 RESEAL = "record the run again with --record, or replay it with replay:PATH,lenient"
 
@@ -42,6 +45,7 @@ class Tape:
         """The recorded human replies, in order (`--replies recorded` gives them again)."""
         self.models: list[str] = []
         """The model label of each file's run line."""
+        self._order: list[Line] = []
         for path in files:
             self._read(path, strict)
         self.counter = CallCounter()
@@ -50,6 +54,9 @@ class Tape:
         self.divergences = 0
         self._matched: dict[str, str] = {}
         """Live session key -> the recorded session that answers it (`match`)."""
+        updates = any(call is None for _, call in self._order)
+        self.order = UpdateOrder(self._order, self.recorded_key) if updates else None
+        """The order layer 2 took in its updates (None: the recording has no update lines)."""
 
     @classmethod
     def load(cls, path: str, *, strict: bool = True) -> Tape:
@@ -91,6 +98,12 @@ class Tape:
             self._matched[key] = chosen
             return chosen
 
+    def recorded_key(self, live: str) -> str:
+        """The recorded session that answers the live session `live` (itself until `match`
+        paired it with another)."""
+        with self.lock:
+            return self._matched.get(live, live)
+
     def _read(self, path: Path, strict: bool) -> None:
         try:
             data = path.read_bytes()
@@ -123,8 +136,12 @@ class Tape:
         for line in lines[1:]:
             if line["kind"] == "reply":
                 self.replies.append(line)
+            elif line["kind"] == "update":
+                self._order.append((line["session"], None))
             else:
                 self.sessions.setdefault(line["session"], {}).setdefault(line["call"], line)
+                if line.get("role") == "supervisor":
+                    self._order.append((line["session"], line["call"]))
         self.models.append(str(lines[0].get("model") or ""))
 
 
@@ -160,7 +177,9 @@ def _shape_problem(n: int, line: dict[str, Any]) -> str | None:
         return _call_problem(line)
     if kind == "reply":
         return _reply_problem(line)
-    return f"kind {kind!r}; after its run line a recording holds 'call' and 'reply' lines"
+    if kind == "update":
+        return _update_problem(line)
+    return f"kind {kind!r}; after its run line a recording holds 'call', 'reply' and 'update' lines"
 
 
 def _call_problem(line: dict[str, Any]) -> str | None:
@@ -207,6 +226,15 @@ def _reply_problem(line: dict[str, Any]) -> str | None:
     for key in ("stage", "comment", "to", "source"):
         if not isinstance(line.get(key), str | None):
             return f"a reply whose '{key}' is not text"
+    return None
+
+
+def _update_problem(line: dict[str, Any]) -> str | None:
+    if not isinstance(line.get("session"), str) or not line["session"]:
+        return "an update without 'session' (a text such as worker/<stage>/<n>)"
+    for key in ("status", "worker", "stage"):
+        if not isinstance(line.get(key), str | None):
+            return f"an update whose '{key}' is not text"
     return None
 
 

@@ -17,7 +17,10 @@ holds:
   estimate flagged `estimated` for a model that reports none) and `answer`, its hash.
 
 A human's reply (a gate's approve / reject, in manual mode) is a line of its own
-(`"kind": "reply"`: `stage`, `approve`, `comment`, `to`, `source`), in the order they came.
+(`"kind": "reply"`: `stage`, `approve`, `comment`, `to`, `source`), in the order they came. So
+is each worker update layer 2 takes in that changes what the supervisor agent is told
+(`"kind": "update"`: `session`, `worker`, `stage`, `status`), written by layer 2's loop between
+the supervisor's calls: a replay takes them in in that order again (`update_order`).
 Every line after the run line carries `prev`, the hash of the line before it: the file is
 sealed (`seal`), so a strict replay refuses a response edited after the run (`recorded`).
 
@@ -44,11 +47,12 @@ from langchain_core.callbacks import BaseCallbackHandler
 from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs
 from lightscientist_jupyter.runtime.record_forms import portable, response_view, tool_views, views
 from lightscientist_jupyter.runtime.redact import redactor
-from lightscientist_jupyter.runtime.seal import SEALED, Chain
+from lightscientist_jupyter.runtime.seal import Chain
 from lightscientist_jupyter.runtime.tape import META, CallCounter
 
-FORMAT = SEALED
-"""The format written: 1 had no seal; 2 chains the lines and hashes each answer."""
+FORMAT = 3
+"""The format written: 1 had no seal; 2 chains the lines and hashes each answer (`SEALED`); 3
+adds the update lines."""
 RECORD_ENV = "LIGHTSCIENTIST_RECORD"
 
 
@@ -176,6 +180,13 @@ class Recorder(BaseCallbackHandler):
         }
         with self._lock:
             self._write(line)
+
+    def write_update(self, session: str, worker: str, stage: str | None, status: str) -> None:
+        """Append an update layer 2 took in (worker `worker`, whose session is `session`, is
+        now `status`)."""
+        line = {"kind": "update", "session": session, "worker": worker, "stage": stage}
+        with self._lock:
+            self._write({**line, "status": status})
 
     def _write(self, line: dict[str, Any]) -> None:
         if self._fd is None:

@@ -17,6 +17,9 @@ before anything ran. `replay:PATH,lenient` answers anyway and reports each new d
 command's output (an `execute` result) that differs — times, random numbers — never fails a
 replay: it is reported the same way. A call beyond the recorded ones fails the session.
 
+Layer 2 takes in its workers' updates, between the supervisor's calls, in the order the
+recording did (`update_order`): this model tells the order each supervisor call it answered.
+
 The bound tools are compared as the recorder saw them: the `tools` a request carries. This
 model binds them as LangChain's chat models do (`bind(tools=[…])`), so a replayed request
 carries them the same way.
@@ -128,6 +131,8 @@ class ReplayChatModel(BaseChatModel):
             reports.append(
                 {"kind": kind, "call": index + 1, "where": where, "recorded": recorded, "now": now}
             )
+        if self.tape.order is not None:  # the updates recorded after this call may come in
+            self.tape.order.answered(key, index)
         output = {"replay_divergences": reports, "replay_total": total} if reports else {}
         message = _answer(line["response"], root)
         return ChatResult(generations=[ChatGeneration(message=message, generation_info=output)])

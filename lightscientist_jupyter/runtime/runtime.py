@@ -36,6 +36,7 @@ from lightscientist_jupyter.runtime.session import WorkerSession
 from lightscientist_jupyter.runtime.shell import ProcessGroups
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
+from lightscientist_jupyter.runtime.update_order import UpdateOrder
 from lightscientist_jupyter.runtime.usage import UsageMeter
 from lightscientist_jupyter.runtime.worker_files import id_order as _id_order
 from lightscientist_jupyter.runtime.worker_files import load_record
@@ -273,6 +274,19 @@ class ExecutionRuntime:
         with self._lock:
             session = self._sessions.get(worker_id)
             return session is not None and session.running
+
+    def tape_key(self, worker_id: str) -> str | None:
+        """The worker's session key in a recording or a replay (`tape.session_key`); None when
+        this runtime neither records nor replays, or the worker has no session here."""
+        with self._lock:
+            session = self._sessions.get(worker_id)
+        return session.tape_key if session is not None else None
+
+    @property
+    def update_order(self) -> UpdateOrder | None:
+        """In a replay, the order in which the recorded run's layer 2 took in its workers'
+        updates (see `update_order`); None otherwise, or when the recording kept none."""
+        return getattr(getattr(self.model, "tape", None), "order", None)
 
     def wait(self, worker_id: str, timeout: float | None = None) -> bool:
         """Block until the worker's current turn ends; returns whether it did."""

@@ -1,20 +1,20 @@
 """StageSupervisor: layer 2's control loop around the supervisor agent, one stage at a time.
 
-Layer-3 updates land in a raw queue. The loop folds each into the worker's record (the
-update function), passes it through the event filter, and queues the scheduling events that
-matter. When the agent is idle it takes one event, runs one turn of its persistent session
-with that event as its whole input, and reads back its one-line reply. Scheduled resumes fire
-by themselves; silent workers raise `worker.stalled`. Everything the loop needs to pick up
-after a crash — records, queued events, schedules — is in `.lightscientist/supervisor.json`.
+Layer-3 updates land in the inbox (`inbox`: as they come; in a replay, in the order the
+recording took them in). The loop folds each into the worker's record (the update function),
+passes it through the event filter, and queues the scheduling events that matter. When the
+agent is idle it takes one event, runs one turn of its persistent session with that event as
+its whole input, and reads back its one-line reply. Scheduled resumes fire by themselves;
+silent workers raise `worker.stalled`. Everything the loop needs to pick up after a crash —
+records, queued events, schedules — is in `.lightscientist/supervisor.json`.
 
 The pieces live beside it: the pure rules in `decisions`, the update function and the event
 filter in `updates`, the tools' backends in `backends`, the agent's turn in `agent`, the
-restart in `recovery`, the saved state in `loop_state`.
+restart in `recovery`, the saved state in `loop_state`, the updates' way in in `inbox`.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from typing import Any
@@ -30,6 +30,7 @@ from lightscientist_jupyter.runtime.usage import UsageMeter
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor import agent, decisions, handoff, prompts
 from lightscientist_jupyter.supervisor.backends import WorkerControl
+from lightscientist_jupyter.supervisor.inbox import Inbox
 from lightscientist_jupyter.supervisor.jobs import JobPoller
 from lightscientist_jupyter.supervisor.loop_state import (
     LoopState,
@@ -83,11 +84,11 @@ class StageSupervisor:
         self.host = host
         self.bus = bus or EventBus()
         self.stall_after_s = stall_after_s
-        self._raw: queue.Queue[WorkerUpdate] = queue.Queue()
+        self.inbox = Inbox()
         self.runtime = ExecutionRuntime(
             workspace,
             model,
-            on_update=self._raw.put,
+            on_update=self.inbox.put,
             bus=self.bus,
             checkpointer=checkpointer,
             command_timeout=command_timeout,
@@ -97,6 +98,7 @@ class StageSupervisor:
             shell_policy=shell_policy,
             meter=meter,
         )
+        self.inbox.bind(self.runtime)
         self._lock = threading.RLock()
         self._stage: SupervisedStage | None = None
         self.control = WorkerControl(self._current, self.runtime, host, self.bus, workspace)
@@ -146,7 +148,7 @@ class StageSupervisor:
             if outcome is not None:
                 handoff.release_if_taken(self, task.task_id)
                 return outcome
-            event = stage.take_event()
+            event = stage.take_event() if self.inbox.may_decide(stage) else None
             if event is None:
                 # read before the loop's lock is taken: a reply in progress holds layer 1's
                 # lock and then takes the loop's, to queue its `user_answered` event
@@ -174,10 +176,10 @@ class StageSupervisor:
                         )
                     )
                     continue
-                try:
-                    self._absorb(stage, self._raw.get(timeout=TICK_S))
-                except queue.Empty:
-                    pass
+                self.inbox.unstick(stage, status)
+                update = self.inbox.next(stage, TICK_S)
+                if update is not None:
+                    self._absorb(stage, update)
                 continue
             reply = self._decide(stage, control, event)
             failure = decisions.reply_failure(
@@ -195,11 +197,8 @@ class StageSupervisor:
     # ------------------------------------------------------------------ updates → events
 
     def _drain(self, stage: SupervisedStage) -> None:
-        while True:
-            try:
-                self._absorb(stage, self._raw.get_nowait())
-            except queue.Empty:
-                return
+        while (update := self.inbox.next(stage)) is not None:
+            self._absorb(stage, update)
 
     def _absorb(self, stage: SupervisedStage, update: WorkerUpdate) -> None:
         if update.worker_id == agent.SUPERVISOR_ID:
@@ -211,7 +210,10 @@ class StageSupervisor:
             after = apply_update(before, update)
             stage.state.records[update.worker_id] = after
             stage.state.stalled.discard(update.worker_id)  # a new silence starts now
-            event = self.jobs.screen(stage, filter_update(before, after))
+            change = filter_update(before, after)
+            if change is not None:  # what the agent is told changed: recorded, or replayed
+                self.inbox.took(after)
+            event = self.jobs.screen(stage, change)
             if event is not None:
                 self._emit_about(
                     after,

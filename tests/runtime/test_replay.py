@@ -321,8 +321,12 @@ RUN = {"kind": "run", "v": 2, "model": "x", "price": None}
         (call_line("worker/s/0", "hi", response={"content": 7}),
          "the response's 'content' is neither text nor a list of blocks"),
         ({"kind": "reply", "stage": "gate"}, "a reply without 'approve' (true or false)"),
-        ({"kind": "answer"}, "kind 'answer'; after its run line a recording holds 'call' and "
-         "'reply' lines"),
+        ({"kind": "update", "status": "completed"}, "an update without 'session' (a text such "
+         "as worker/<stage>/<n>)"),
+        ({"kind": "update", "session": "worker/s/0", "status": 3}, "an update whose 'status' is "
+         "not text"),
+        ({"kind": "answer"}, "kind 'answer'; after its run line a recording holds 'call', "
+         "'reply' and 'update' lines"),
     ],
 )  # fmt: skip
 def test_a_malformed_line_names_its_file_and_line(tmp_path, line, what):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lightscientist_jupyter.runtime.call_forms import view_hash
+from lightscientist_jupyter.runtime.record_forms import view_hash
 from lightscientist_jupyter.runtime.recorded import Tape
 from lightscientist_jupyter.runtime.seal import Chain
 

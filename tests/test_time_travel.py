@@ -79,11 +79,15 @@ def test_every_stage_visit_has_a_start_and_a_finish_snapshot(finished: Path):
 
 @pytest.mark.slow
 def test_bad_refs_are_one_line_and_exit_2(finished: Path, tmp_path: Path):
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.md").write_text("mine\n")
     cases = {
         ("diff", "nosuch"): "names no snapshot and no stage",
         ("rewind", "experiment.loop#9"): "has no start snapshot",
         ("diff", "experiment.loop#x"): "must be a number",
-        ("fork", "idea.gate", str(finished)): "not an empty folder",
+        ("fork", "idea.gate", str(busy)): "not an empty folder",
+        ("fork", "idea.gate", str(finished)): "inside the workspace it forks",
     }
     for args, words in cases.items():
         proc = cli(finished, *args)

@@ -13,17 +13,23 @@ always showed it.
 A failure whose text holds nothing to redact is raised as it was, so its kind still decides
 what follows (a retry, a disk fault); LangGraph's control flow (an interrupt) and a budget's
 hold pass untouched whatever their text says.
+
+A failure the middleware never sees — a middleware of deepagents' own calling its model, such
+as the summarisation of a long history — still reaches the checkpoints as a write of the
+failed task: `RedactedWrites`, a mixin of the savers the runtime opens, redacts any exception
+among a task's writes before the saver stores it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
@@ -50,6 +56,21 @@ def redacted_failure(exc: Exception) -> Exception:
     if redact(text) == text:
         return exc
     return RedactedFailure(type(exc).__name__, redact(str(exc)))
+
+
+class RedactedWrites:
+    """A checkpoint saver's `put_writes` that stores an exception among a task's writes (how
+    LangGraph keeps a failed task's error) as `redacted_failure` makes it."""
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        clean = [(c, redacted_failure(v) if isinstance(v, Exception) else v) for c, v in writes]
+        super().put_writes(config, clean, task_id, task_path)  # type: ignore[misc]
 
 
 def failure_text(exc: BaseException, limit: int) -> str:

@@ -28,6 +28,7 @@ from langgraph.checkpoint.base import (
 
 from lightscientist_jupyter._faults import Fault, report_storage_fault
 from lightscientist_jupyter.errors import StorageFault
+from lightscientist_jupyter.runtime.redacting import RedactedWrites
 
 
 class StorageGuard:
@@ -112,7 +113,8 @@ S = TypeVar("S", bound=BaseCheckpointSaver)
 
 
 def guarded(saver_class: type[S], *args: Any, on_gone: Callable[[], None] | None = None) -> S:
-    """`saver_class(*args)`, with `StorageGuard` in front of its methods."""
+    """`saver_class(*args)`, with `StorageGuard` in front of its methods (and the failures
+    among a task's writes redacted: `redacting.RedactedWrites`)."""
     saver = _guarded_class(saver_class)(*args)
     saver.on_gone = on_gone
     return cast(S, saver)
@@ -125,5 +127,5 @@ def _guarded_class(saver_class: type) -> type:
     """The guarded subclass of `saver_class`, made once."""
     if saver_class not in _CLASSES:
         name = f"Guarded{saver_class.__name__}"
-        _CLASSES[saver_class] = type(name, (StorageGuard, saver_class), {})
+        _CLASSES[saver_class] = type(name, (StorageGuard, RedactedWrites, saver_class), {})
     return _CLASSES[saver_class]

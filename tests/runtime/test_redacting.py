@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.errors import GraphInterrupt
 from support.runtime import answer, checkpoint_messages, finish, http_error, plain_spec, tool_call
 from support.waiting import wait_for
@@ -18,6 +19,7 @@ from support.waiting import wait_for
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 from lightscientist_jupyter.runtime import command_env, shell
+from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
 from lightscientist_jupyter.runtime.jobs import JobManager, ended_message
 from lightscientist_jupyter.runtime.models import resolve_model
 from lightscientist_jupyter.runtime.redact import PIECE_BYTES, redact_file
@@ -211,6 +213,25 @@ def test_redact_file_follows_no_link(tmp_path):
     with pytest.raises(PathRefused, match="linked: is a symbolic link"):  # its folder one
         redact_file(tmp_path / "linked" / "0001.log")
     assert DOT_ENV["OPENAI_API_KEY"] in outside.read_text()
+
+
+def test_a_failed_task_a_middleware_never_saw_is_stored_redacted(ws, monkeypatch):
+    """A failure raised where no middleware of ours stands (deepagents' own summarisation
+    calling the model) is stored as the failed task's write: the runtime's saver stores it
+    redacted, and a plain write as it came."""
+    monkeypatch.setenv("LS_TEST_PROXY_TOKEN", PROXY_KEY)
+    saver = open_checkpointer(ws, "sqlite")
+    config = saver.put(
+        {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {}
+    )
+    failure = RuntimeError(f"summarisation failed: 401, header Authorization: Bearer {PROXY_KEY}")
+    saver.put_writes(config, [("__error__", failure), ("notes", "plain text")], "task-1")
+    stored = {channel: value for _, channel, value in saver.get_tuple(config).pending_writes}
+    assert PROXY_KEY not in repr(stored["__error__"])
+    assert "[REDACTED]" in str(stored["__error__"])
+    assert stored["notes"] == "plain text"
+    saver.conn.close()
+    assert holding(ws.root, PROXY_KEY) == []
 
 
 # ----------------------------------------------------------------------------- the middleware

@@ -3,7 +3,6 @@ the guarded path of `beneath` (no link followed, ever)."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import stat
@@ -12,9 +11,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
-
-DISK_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EDQUOT)
-
 
 NO_LINKS = Beneath("/")
 """Every absolute path the kernel builds under a workspace's (resolved) root, opened through

@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from support.tables import DEFAULT_STAGE_IDS
@@ -20,6 +21,7 @@ from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 
 GOAL = "Does learning-rate warmup help a small MLP?"
+REPO = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str, cwd, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -100,7 +102,8 @@ def test_stages_lists_the_default_table(tmp_path):
     result = cli("stages", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = stdout_lines(result)
-    assert "14 stages + done" in lines[0] and "start: idea.survey" in lines[0]
+    drawn = REPO / "stages" / "research.toml"  # the file to copy, named from any folder
+    assert lines[0] == f"stage table {drawn} · 14 stages + done · start: idea.survey"
     header, *rows = lines[2:]
     assert header.split() == ["stage", "gate", "next", "allowed", "outputs"]
     assert [row.split()[0] for row in rows] == [*DEFAULT_STAGE_IDS, "done"]

@@ -1,17 +1,23 @@
-"""The default stage table is found from a source checkout and from an installed wheel."""
+"""The shipped stage tables are found from a source checkout and from an installed wheel.
+
+The repository keeps them in its top-level `stages/` folder; the wheel carries that folder
+into the package (pyproject's `force-include`).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 
 import lightscientist_jupyter
-from lightscientist_jupyter.controller import default_table_path, load_table
+from lightscientist_jupyter.controller import default_table_path, load_table, shipped_stages
 
 pytestmark = pytest.mark.slow
 
@@ -19,11 +25,12 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE_NAME = "lightscientist_jupyter"
 
 
-def test_source_checkout_uses_the_package_stages_folder():
+def test_source_checkout_uses_the_top_level_stages_folder():
     assert Path(lightscientist_jupyter.__file__).resolve().parent == REPO / PACKAGE_NAME
-    assert default_table_path() == REPO / PACKAGE_NAME / "stages" / "research.toml"
-    assert load_table().path == REPO / PACKAGE_NAME / "stages" / "research.toml"
-    assert not (REPO / "stages").exists()  # one place for the default table
+    assert shipped_stages() == REPO / "stages"
+    assert default_table_path() == REPO / "stages" / "research.toml"
+    assert load_table().path == REPO / "stages" / "research.toml"
+    assert not (REPO / PACKAGE_NAME / "stages").exists()  # one source for the shipped tables
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +42,14 @@ def unpacked_wheel(built_wheel: Path, tmp_path_factory) -> Path:
     return site
 
 
-def test_wheel_ships_the_table_and_every_skill(unpacked_wheel):
+def test_wheel_ships_every_table_and_every_skill(unpacked_wheel):
     shipped = unpacked_wheel / PACKAGE_NAME / "stages"
-    assert (shipped / "research.toml").is_file()
-    source_skills = sorted(p.name for p in (REPO / PACKAGE_NAME / "stages" / "skills").glob("*.md"))
+    assert sorted(p.name for p in shipped.glob("*.toml")) == ["research.toml"]
+    source_skills = sorted(p.name for p in (REPO / "stages" / "skills").glob("*.md"))
     assert sorted(p.name for p in (shipped / "skills").glob("*.md")) == source_skills
     assert len(source_skills) == 14
+    for name in ("research.toml", "skills/idea.survey.md"):
+        assert (shipped / name).read_bytes() == (REPO / "stages" / name).read_bytes()
 
 
 def run_installed(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -71,6 +80,68 @@ def test_installed_wheel_finds_its_own_table(unpacked_wheel, tmp_path):
     rows = lines[3:]  # title, blank line, column header
     assert len(rows) == 15
     assert rows[0].split()[0] == "idea.survey" and rows[-1].split()[0] == "done"
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(built_wheel: Path, tmp_path_factory) -> Path:
+    """A new virtual environment outside the checkout, the wheel installed into it.
+
+    The dependencies come from this interpreter's site-packages through a plain path line in
+    a `.pth` file: a path line does not run the `.pth` files of that folder, so an editable
+    install of the checkout there does not put the checkout on the new environment's path.
+    """
+    root = tmp_path_factory.mktemp("fresh") / "venv"
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(root)], capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    python = root / "bin" / "python"
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+         "--no-index", "--disable-pip-version-check", "--quiet", str(built_wheel)],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    (site_packages(root) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return root
+
+
+def site_packages(venv: Path) -> Path:
+    (folder,) = (venv / "lib").glob("python3*/site-packages")
+    return folder
+
+
+def run_in_venv(venv: Path, cwd: Path, *args: str, timeout: float = 60):
+    """`venv/bin/<args>` from `cwd`, with no PYTHONPATH and no model configured."""
+    unset = {"PYTHONPATH", "LIGHTSCIENTIST_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    return subprocess.run(
+        [str(venv / "bin" / args[0]), *args[1:]],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def test_a_fresh_venv_draws_the_tables_and_runs_the_first_stage_from_the_wheel(
+    fresh_venv, tmp_path
+):
+    shipped = (site_packages(fresh_venv) / PACKAGE_NAME / "stages").resolve()
+    drawn = run_in_venv(fresh_venv, tmp_path, "lightscientist", "stages")
+    assert drawn.returncode == 0, drawn.stderr
+    first = drawn.stdout.splitlines()[0]
+    assert first.startswith(f"stage table {shipped / 'research.toml'} · 14 stages + done"), first
+
+    ws = tmp_path / "demo-project"
+    run = run_in_venv(
+        fresh_venv, tmp_path, "lightscientist", "research",
+        "Does learning-rate warmup help a small MLP train?", "--workspace", str(ws),
+        "--mode", "auto", "--model", "offline", "--until", "idea.survey", timeout=180,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    state = json.loads((ws / ".lightscientist" / "state.json").read_text(encoding="utf-8"))
+    assert state["status"] == "paused" and state["stage"] == "idea.generate", state["status"]
+    assert Path(state["stages_file"]) == shipped / "research.toml"
+    assert (ws / "idea" / "survey.md").stat().st_size > 0
+    assert not Path(state["stages_file"]).is_relative_to(REPO)
 
 
 def test_wheel_ships_the_offline_study_scripts(unpacked_wheel, tmp_path):
@@ -104,8 +175,6 @@ def test_the_wheel_installs_with_the_postgres_and_ray_extras(built_wheel, tmp_pa
         capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    import json
-
     (install,) = json.loads(report.read_text())["install"]
     assert install["requested_extras"] == ["postgres", "ray"]
     metadata = install["metadata"]

@@ -41,7 +41,7 @@ from lightscientist_jupyter.api.usage import estimate, usage
 from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, worker_records
-from lightscientist_jupyter.controller import StageTable, load_table
+from lightscientist_jupyter.controller import StageTable, load_table, shipped_stages
 from lightscientist_jupyter.errors import BadInput, Conflict
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ __all__ = [
     "reply",
     "resume",
     "runs",
+    "shipped_stages",
     "stages",
     "start",
     "status",
@@ -168,5 +169,8 @@ def cancel(workspace: Where = ".", worker_id: str | None = None) -> str:
 
 
 def stages(path: Where | None = None) -> StageTable:
-    """Load and validate a stage table (the shipped one by default)."""
+    """Load and validate a stage table (the shipped default, `research.toml`, by default).
+
+    The shipped tables live in `shipped_stages()`: copy one with its `skills/` to change it.
+    """
     return load_table(path)

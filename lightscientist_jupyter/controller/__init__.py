@@ -5,7 +5,11 @@ from lightscientist_jupyter.controller.controller import (
     ReplyOutcome,
     ResearchController,
 )
-from lightscientist_jupyter.controller.loader import default_table_path, load_table
+from lightscientist_jupyter.controller.loader import (
+    default_table_path,
+    load_table,
+    shipped_stages,
+)
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 
@@ -20,4 +24,5 @@ __all__ = [
     "StageTable",
     "default_table_path",
     "load_table",
+    "shipped_stages",
 ]

@@ -40,18 +40,29 @@ _HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0
 _KEY = re.compile(r"""^\s*([A-Za-z0-9_-]+)\s*=""")
 
 
-def default_table_path() -> Path:
-    """The default stage table, `lightscientist_jupyter/stages/research.toml` (package data).
+def shipped_stages() -> Path:
+    """The folder of the shipped stage tables (`research.toml` and its `skills/`).
 
-    Its skill files must be real files a worker can read, so the table is found only in a
-    package that lives in a folder (a source checkout or an installed wheel), never in a zip.
+    The repository keeps them in its top-level `stages/` folder, the one source; a wheel
+    carries that folder into the package (`lightscientist_jupyter/stages`, pyproject's
+    `force-include`). So the package's own `stages/` is looked at first (an installed wheel),
+    then the checkout's top-level one beside the package (an editable install, a run from
+    the checkout). Skill files must be real files a worker can read, so the tables are found
+    only in a package that lives in a folder, never in a zip.
     """
-    resource = importlib.resources.files("lightscientist_jupyter") / "stages" / "research.toml"
-    if isinstance(resource, Path) and resource.is_file():
-        return resource.resolve()
+    package = importlib.resources.files("lightscientist_jupyter")
+    if isinstance(package, Path):
+        for folder in (package / "stages", package.parent / "stages"):
+            if (folder / "research.toml").is_file():
+                return folder.resolve()
     raise StageTableError(
-        str(resource), ["the default stage table is missing from this installation"]
+        str(package / "stages"), ["the shipped stage tables are missing from this installation"]
     )
+
+
+def default_table_path() -> Path:
+    """The default stage table, `research.toml` among the shipped tables (`shipped_stages`)."""
+    return shipped_stages() / "research.toml"
 
 
 class _Lines:

@@ -44,11 +44,11 @@ def unpacked_wheel(built_wheel: Path, tmp_path_factory) -> Path:
 
 def test_wheel_ships_every_table_and_every_skill(unpacked_wheel):
     shipped = unpacked_wheel / PACKAGE_NAME / "stages"
-    assert sorted(p.name for p in shipped.glob("*.toml")) == ["research.toml"]
+    assert sorted(p.name for p in shipped.glob("*.toml")) == ["research.toml", "review.toml"]
     source_skills = sorted(p.name for p in (REPO / "stages" / "skills").glob("*.md"))
     assert sorted(p.name for p in (shipped / "skills").glob("*.md")) == source_skills
-    assert len(source_skills) == 14
-    for name in ("research.toml", "skills/idea.survey.md"):
+    assert len(source_skills) == 14 + 4
+    for name in ("research.toml", "review.toml", "skills/review.read.md"):
         assert (shipped / name).read_bytes() == (REPO / "stages" / name).read_bytes()
 
 
@@ -129,6 +129,11 @@ def test_a_fresh_venv_draws_the_tables_and_runs_the_first_stage_from_the_wheel(
     assert drawn.returncode == 0, drawn.stderr
     first = drawn.stdout.splitlines()[0]
     assert first.startswith(f"stage table {shipped / 'research.toml'} · 14 stages + done"), first
+    review = run_in_venv(
+        fresh_venv, tmp_path, "lightscientist", "stages", "--stages", str(shipped / "review.toml")
+    )
+    assert review.returncode == 0, review.stderr
+    assert "4 stages + done · start: review.scope" in review.stdout.splitlines()[0]
 
     ws = tmp_path / "demo-project"
     run = run_in_venv(

@@ -41,7 +41,7 @@ _KEY = re.compile(r"""^\s*([A-Za-z0-9_-]+)\s*=""")
 
 
 def shipped_stages() -> Path:
-    """The folder of the shipped stage tables (`research.toml` and its `skills/`).
+    """The folder of the shipped stage tables (`research.toml`, `review.toml`, `skills/`).
 
     The repository keeps them in its top-level `stages/` folder, the one source; a wheel
     carries that folder into the package (`lightscientist_jupyter/stages`, pyproject's

@@ -15,6 +15,7 @@ from lightscientist_jupyter.controller import (
     StageTable,
     default_table_path,
     load_table,
+    shipped_stages,
 )
 from lightscientist_jupyter.errors import LightScientistError, StageTableError
 
@@ -108,6 +109,37 @@ def test_loaded_values_are_frozen(default_table: StageTable):
     with pytest.raises(TypeError):
         default_table.stages["x"] = stage  # type: ignore[index]
     assert isinstance(stage.outputs, tuple) and isinstance(stage.allowed, tuple)
+
+
+# ------------------------------------------------------------------ every shipped table
+
+
+@pytest.mark.parametrize("name", ["research.toml", "review.toml"])
+def test_every_shipped_table_validates(name):
+    assert sorted(p.name for p in shipped_stages().glob("*.toml")) == [
+        "research.toml",
+        "review.toml",
+    ]
+    table = load_table(shipped_stages() / name)
+    for stage in table:
+        assert stage.skill.parent == shipped_stages() / "skills", stage.id
+        assert stage.skill.read_text(encoding="utf-8").startswith(f"# {stage.id} — ")
+
+
+def test_every_shipped_skill_belongs_to_a_shipped_table():
+    tables = [load_table(shipped_stages() / name) for name in ("research.toml", "review.toml")]
+    used = {stage.skill for table in tables for stage in table}
+    assert set((shipped_stages() / "skills").glob("*.md")) == used
+
+
+def test_the_review_table_is_the_short_flow_with_one_gate():
+    review = load_table(shipped_stages() / "review.toml")
+    assert review.ids() == ["review.scope", "review.read", "review.gate", "review.write"]
+    assert review.gates() == ["review.gate"]
+    assert ("review.read", "review.read") in set(review.edges())  # reading may repeat
+    assert review["review.read"].max_visits == 3
+    assert review["review.write"].next == DONE
+    assert review.literature["references"] == "review/references.bib"
 
 
 def test_a_good_custom_table_loads(tmp_path, write_table):

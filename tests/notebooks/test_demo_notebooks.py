@@ -135,6 +135,18 @@ def test_custom_stages_validates_reports_a_broken_table_and_runs_its_own_flow(fo
     nb = execute(folder, "custom-stages.ipynb")
     assert_clean(nb)
 
+    copied = printed(cell_with(nb, "shutil.copytree(shipped")).splitlines()
+    assert copied[0] == f"shipped tables in {REPO / 'stages'}"
+    assert "your copy: my-stages/review.toml" in copied
+    shipped, mine = REPO / "stages", folder / "my-stages"
+    assert (mine / "review.toml").read_text() == (shipped / "review.toml").read_text()
+    assert (mine / "skills" / "review.read.md").read_text() == (
+        shipped / "skills" / "review.read.md"
+    ).read_text()
+    edited = (mine / "skills" / "review.scope.md").read_text()  # the copy changed, not the source
+    assert edited.endswith("Keep to work published in the last ten years.\n")
+    assert "ten years" not in (shipped / "skills" / "review.scope.md").read_text()
+
     drawing = mimes(cell_with(nb, "%lightscientist stages --stages my-stages/review.toml"))[0]
     assert 'data-stage="review.gate"' in drawing["text/html"]
     report = printed(cell_with(nb, "my-stages/broken.toml\nexcept"))

@@ -10,6 +10,7 @@ outputs.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -89,6 +90,21 @@ def test_the_committed_notebooks_have_no_outputs():
         for cell in nb.cells:
             assert "execution" not in cell.metadata, (name, cell.source)
         assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+
+
+def test_the_notebooks_links_into_the_repository_resolve():
+    """A relative link opens the file in JupyterLab (on Binder, the repository's root)."""
+    links = {
+        (name, target)
+        for name in NAMES
+        for cell in nbformat.read(NOTEBOOKS / name, as_version=4).cells
+        if cell.cell_type == "markdown"
+        for target in re.findall(r"\]\(([^)#]+)\)", cell.source)
+        if "://" not in target
+    }
+    assert ("custom-stages.ipynb", "../stages/review.toml") in links
+    for name, target in links:
+        assert (NOTEBOOKS / target).exists(), (name, target)
 
 
 @pytest.mark.timeout(300)

@@ -144,5 +144,8 @@ def test_binder_steps_install_the_package_and_run_the_quickstart(tmp_path):
     assert Path(package).is_relative_to(venv / "lib"), probe  # ... on the installed wheel
     (project,) = (notebooks / "studies").iterdir()
     assert (project / "paper" / "figures" / "figure1.png").is_file()
+    drawn = json.loads((project / ".lightscientist" / "state.json").read_text())["stages_file"]
+    assert Path(drawn).resolve().is_relative_to((venv / "lib").resolve()), drawn  # the wheel's
+    assert (repo / "stages" / "review.toml").is_file()  # and the root Binder opens shows them
     print("\nBinder replay: " + ", ".join(f"{step} {seconds:.0f} s"
                                           for step, seconds in durations.items()))

@@ -10,6 +10,7 @@ handlers have run and the standard streams are flushed there is nothing left to 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import signal
 import sys
@@ -18,21 +19,38 @@ from typing import NoReturn
 
 from lightscientist_jupyter.cli import main
 
+_leaving_with: int | None = None
+"""The exit code `leave` was given; None until then (an uncaught exception, say, or a
+non-daemon thread: the interpreter then ends as it always does)."""
 
-def leave(code: int) -> NoReturn:
-    """Exit with `code`: the `atexit` handlers and a flush of stdout and stderr, then
-    `os._exit`. With a non-daemon thread still running (none of ours is), the normal exit,
-    which waits for it."""
-    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
-    if any(not t.daemon for t in others):
-        sys.exit(code)
-    atexit._run_exitfuncs()
+
+def _end_without_teardown() -> None:
+    """The last `atexit` handler to run (it is registered when this module is imported,
+    before LangChain and the rest register theirs, and the handlers run newest first):
+    logging's own shutdown (registered earlier, so it would come after this one), a flush of
+    stdout and stderr, then `os._exit`."""
+    if _leaving_with is None:
+        return
+    logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: nothing more can be said there
             pass
-    os._exit(code)
+    os._exit(_leaving_with)
+
+
+atexit.register(_end_without_teardown)
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with `code`: the interpreter waits for non-daemon threads (none is ours) and runs
+    the `atexit` handlers as usual, then `_end_without_teardown` skips the teardown."""
+    global _leaving_with
+    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    if not any(not t.daemon for t in others):
+        _leaving_with = code
+    sys.exit(code)
 
 
 def run() -> NoReturn:

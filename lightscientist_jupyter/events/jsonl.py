@@ -16,7 +16,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from json import encoder as _json_encoder
 from pathlib import Path
 from typing import Any
 
@@ -35,36 +34,23 @@ def _encode_reference(event: Event) -> bytes:
 
 
 # The same line, built faster: the fixed fields are formatted directly and only `data` goes
-# through the JSON encoder, which is made once (json.dumps builds a new one per call). The
-# string escaper is the one json.dumps uses with ensure_ascii=False. Anything unusual (a
-# field of another type, a non-finite time, a circular `data`) takes the reference path, so
-# the output — and the error for what cannot be encoded — is byte for byte json.dumps's.
-_escape = _json_encoder.encode_basestring
+# through a JSON encoder made once (json.dumps builds a new one per call; the encoder's own
+# `encode` uses the C accelerator where the interpreter has it). Strings go through
+# `encode_basestring`, the escaping json.dumps applies with ensure_ascii=False, which raises
+# TypeError for anything but a `str`.
+# Anything unusual (a field of another type, a non-finite time, a circular `data`) takes the
+# reference path, so the output — and the error for what cannot be encoded — is byte for byte
+# json.dumps's.
+_encode_data = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False
+).encode
+"""Without the circular-reference bookkeeping: a circular `data` ends in RecursionError and
+goes to the reference path, which reports it as json.dumps does."""
 _LINE = (
     '{"v":' + str(int(SCHEMA_VERSION)) + ',"seq":%s,"ts":%s,"layer":%s,"type":%s,'
     '"message":%s,"task_id":%s,"worker_id":%s,"stage":%s,"data":%s}\n'
 )
-
-
-def _make_data_encoder() -> Callable[[Any], str]:
-    make = getattr(_json_encoder, "c_make_encoder", None)
-    if make is None:  # no C accelerator: one reusable encoder object still saves a little
-        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-    try:
-        # markers=None: no circular-reference bookkeeping; a circular `data` ends in
-        # RecursionError and goes to the reference path, which reports it as json.dumps does
-        iterencode = make(None, str, _escape, None, ":", ",", False, False, True)
-        sample = {"a": [1, 2.5, None, True, {"é": 'x\n"y\u2028'}], "b": float("nan"), "c": object}
-        if "".join(iterencode(sample, 0)) != json.dumps(
-            sample, ensure_ascii=False, separators=(",", ":"), default=str
-        ):
-            raise ValueError("the C encoder disagrees with json.dumps")
-    except Exception:  # noqa: BLE001 - an interpreter whose private encoder differs
-        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-    return lambda obj: "".join(iterencode(obj, 0))
-
-
-_encode_data = _make_data_encoder()
+_escape = json.encoder.encode_basestring
 
 
 def _encode(event: Event) -> bytes:
@@ -78,7 +64,6 @@ def _encode(event: Event) -> bytes:
             or not (type(ts) is int or (type(ts) is float and math.isfinite(ts)))
         ):
             raise TypeError
-        # _escape raises TypeError for anything but a str
         line = _LINE % (
             seq,
             repr(ts),

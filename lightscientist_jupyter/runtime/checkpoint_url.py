@@ -273,12 +273,11 @@ def drop_threads(url: str, thread_ids: list[str]) -> int:
     """Delete these sessions' checkpoints from a PostgreSQL database (`resume --fresh-sessions`:
     the SQLite file is moved aside instead); returns how many of them had any."""
     _, _, postgres_saver = _modules()
+    dropped = 0
     with _connect(url) as conn:
-        row = conn.execute(
-            "SELECT count(DISTINCT thread_id) FROM checkpoints WHERE thread_id = ANY(%s)",
-            (thread_ids,),
-        ).fetchone()
         saver = postgres_saver(conn)
         for thread_id in thread_ids:
+            if saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None:
+                dropped += 1
             saver.delete_thread(thread_id)
-    return int(row[0]) if row else 0
+    return dropped

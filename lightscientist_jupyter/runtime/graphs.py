@@ -103,25 +103,9 @@ def _middleware(runtime: ExecutionRuntime, flags: Any, current_turn_only: bool) 
     return middleware
 
 
-def _release_version_tag() -> None:
-    """deepagents tags each graph with its version for LangSmith's traces (`lc_versions`).
-    To tell an editable checkout from a release, the first `create_deep_agent` of a process
-    reads and parses the metadata of every installed distribution: 0.2-0.3 s here, on the
-    path to a project's first worker. The tag becomes the release's version string, without
-    that scan (an editable deepagents loses its `+editable` suffix in traces)."""
-    import deepagents
-    from deepagents import graph
-
-    version = getattr(deepagents, "__version__", None)
-    if isinstance(version, str) and callable(getattr(graph, "_lc_version", None)):
-        setattr(graph, "_lc_version", lambda: version)  # noqa: B010 (a private name)
-
-
 def _worker_agent(runtime: ExecutionRuntime, prompt: str, extra: builtins.list[Any]) -> Any:
     from deepagents import create_deep_agent
     from langchain.agents.middleware import TodoListMiddleware
-
-    _release_version_tag()
 
     backend = WorkspaceBackend(
         runtime.workspace.root,

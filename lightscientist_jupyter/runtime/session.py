@@ -20,7 +20,8 @@ from langgraph.types import Command, Durability
 
 from lightscientist_jupyter._faults import report_storage_fault
 from lightscientist_jupyter._fs import missing_files
-from lightscientist_jupyter.runtime import graphs, prune
+from lightscientist_jupyter.runtime import prune
+from lightscientist_jupyter.runtime.binding import BOUND, Binding
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, stop_call, turn_reply
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
@@ -49,7 +50,7 @@ class WorkerSession:
         self.record = record
         self.folder = folder
         self.graph: Any = None
-        self.binding: graphs.Binding | None = None
+        self.binding: Binding | None = None
         """What a worker binds the runtime's shared graph to, for its turns."""
         self.cancel = threading.Event()
         self.hard_stop = threading.Event()
@@ -194,8 +195,8 @@ class WorkerSession:
             self._thread.start()
 
     def _turn(self, inp: Any) -> None:
-        if self.binding is not None:  # this thread's turn is this worker's (see `graphs`)
-            graphs.BOUND.set(self.binding)
+        if self.binding is not None:  # this thread's turn is this worker's (see `binding`)
+            BOUND.set(self.binding)
         try:
             state: dict[str, Any] = {}
             interrupts: tuple[Any, ...] = ()

@@ -29,6 +29,7 @@ from lightscientist_jupyter.runtime.redacting import failure_text
 from lightscientist_jupyter.runtime.tape import session_key, tape_metadata
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
 from lightscientist_jupyter.runtime.usage import BudgetHold, Usage, UsageMeter
+from lightscientist_jupyter.runtime.usage_callback import UsageCallback
 from lightscientist_jupyter.runtime.worker_files import save_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, EventType, Role, WorkerStatus
@@ -102,13 +103,14 @@ class WorkerSession:
 
     def meter(self, meter: UsageMeter) -> None:
         """Count, price and gate this session's model calls (see `runtime.usage`)."""
-        hook = meter.callback(
+        hook = UsageCallback(
+            meter,
             lambda: {
                 "worker": self.id,
                 "role": str(self.record.role),
                 "stage": self.record.stage,
                 "task_id": self.record.task_id,
-            }
+            },
         )
         hook.on_usage = self._add_usage
         self.callbacks.append(hook)

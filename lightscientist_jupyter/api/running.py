@@ -314,26 +314,19 @@ def start(
         raise BadInput(
             f"{root} is already being run in this kernel; see it with `%lightscientist status`"
         )
-    table = check_new(
-        root, goal, mode=mode, stage=stage, stages=stages, model=model, base_url=base_url,
-        options=options,
-    )  # fmt: skip
+    given: dict[str, Any] = {
+        "mode": mode,
+        "stage": stage,
+        "stages": stages,
+        "model": model,
+        "base_url": base_url,
+    }  # checked here, then given to the project the run's thread creates
+    table = check_new(root, goal, **given, options=options)
 
     def create(subs: tuple[Subscriber, ...]) -> Project:
         from lightscientist_jupyter.app.project import Project
 
-        return Project.create(
-            root,
-            goal,
-            mode=mode,
-            stage=stage,
-            stages=stages,
-            model=model,
-            base_url=base_url,
-            record=record,
-            subscribers=subs,
-            **options,
-        )
+        return Project.create(root, goal, **given, record=record, subscribers=subs, **options)
 
     return _launch(create, subscribers, root=root, table=table, goal=goal)
 

@@ -1,24 +1,45 @@
-"""The house's size rule: no module of the package over 400 lines, TypeScript included.
+"""The house's size mark: a module of the package past 450 lines, TypeScript included, is
+named in a warning (pytest's warnings summary), not failed.
 
-A module that grows past it has taken on a second job and splits (CONTRIBUTING.md).
+A module has one job and its size follows from it; one that grows long may have taken on a
+second job, and then it splits by job (CONTRIBUTING.md). A hard limit was met by squeezing
+(joined lines, shortened why-comments, `# fmt: skip`), which is harder to read than the
+longer file, so the length only asks the question.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
-MAX_LINES = 400
+WARN_LINES = 450
 
 
-def oversized(files: list[Path], limit: int = MAX_LINES) -> list[str]:
-    """`path: N lines` for every file longer than `limit` lines."""
+class LongModule(UserWarning):
+    """A module past `WARN_LINES` lines: has it taken on a second job?"""
+
+
+def oversized(files: list[Path], limit: int = WARN_LINES) -> list[str]:
+    """`path: N lines` for every file longer than `limit` lines (paths from the repository)."""
     found = []
     for path in files:
         count = len(path.read_text(encoding="utf-8").splitlines())
         if count > limit:
-            found.append(f"{path.relative_to(REPO)}: {count} lines")
+            shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+            found.append(f"{shown}: {count} lines")
     return found
+
+
+def warn_long(files: list[Path], limit: int = WARN_LINES) -> None:
+    """A `LongModule` warning for every file longer than `limit` lines."""
+    for entry in oversized(files, limit):
+        warnings.warn(
+            LongModule(f"{entry} (past {limit}): has it taken on a second job? (CONTRIBUTING.md)"),
+            stacklevel=2,
+        )
 
 
 def package_sources() -> list[Path]:
@@ -29,14 +50,28 @@ def package_sources() -> list[Path]:
     return sorted(python) + typescript
 
 
-def test_no_module_is_over_400_lines():
+@pytest.mark.filterwarnings("default::UserWarning")  # shown in the summary, not an error
+def test_long_modules_are_named_in_a_warning():
     sources = package_sources()
     assert any(p.suffix == ".ts" for p in sources) and len(sources) > 50, sources
-    assert oversized(sources) == []
+    warn_long(sources)
 
 
-def test_the_rule_flags_a_long_module():
-    long = REPO / "tests" / "test_house.py"  # this file, against a limit it exceeds
-    assert oversized([long], limit=10) == [
-        f"tests/test_house.py: {len(long.read_text().splitlines())} lines"
+def test_the_mark_names_a_long_module_and_its_length(tmp_path):
+    long = tmp_path / "long.py"
+    long.write_text("x = 1\n" * (WARN_LINES + 1), encoding="utf-8")
+    short = tmp_path / "short.py"
+    short.write_text("x = 1\n" * WARN_LINES, encoding="utf-8")
+    with pytest.warns(LongModule) as seen:
+        warn_long([long, short])
+    assert [str(w.message) for w in seen] == [
+        f"{long}: {WARN_LINES + 1} lines (past {WARN_LINES}): has it taken on a second job? "
+        "(CONTRIBUTING.md)"
+    ]
+
+
+def test_the_mark_reads_paths_from_the_repository():
+    this = REPO / "tests" / "test_house.py"
+    assert oversized([this], limit=10) == [
+        f"tests/test_house.py: {len(this.read_text().splitlines())} lines"
     ]

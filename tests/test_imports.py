@@ -1,10 +1,15 @@
-"""Imports point one way: shells → api → app → controller → supervisor → runtime.
+"""Imports point one way: shells → api → app → controller → supervisor → runtime, in no circle.
 
 Every module of the package is parsed with `ast` (nothing is imported), each import —
-absolute or relative, at the top or inside a function — is resolved to the module it names,
-and an arrow from a lower rank to a higher one fails the test. Leaves (`events`, `vocab`,
-`errors`, …) import no layer; the offline scientist (`offline`) is reached only through the
-model resolver, `runtime.models`.
+absolute or relative, at the top, inside a function or under `if TYPE_CHECKING:` — is
+resolved to the module it names, and an arrow from a lower rank to a higher one fails the
+test. Leaves (`events`, `vocab`, `errors`, …) import no layer; the offline scientist
+(`offline`) is reached only through the model resolver, `runtime.models`.
+
+The same arrows must form no circle: two modules that import each other (however far round)
+cannot be read, tested or moved one without the other, and a circle that only works because
+one side imports late or under `TYPE_CHECKING` is still a circle. `from pkg import name`
+is an arrow to `pkg/__init__.py` unless `name` is a submodule.
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ def rank_of(module: str) -> int | None:
 
 
 def discover(package_dir: Path = PACKAGE_DIR) -> dict[str, tuple[str, bool, str]]:
-    """`{module name: (source, is_package, file)}` for every .py file of the package."""
+    """`{module name: (source, is_package, file from the repository)}` for every .py file."""
     modules = {}
     for path in sorted(package_dir.rglob("*.py")):
         rel = path.relative_to(package_dir.parent).with_suffix("")
@@ -88,22 +93,24 @@ def discover(package_dir: Path = PACKAGE_DIR) -> dict[str, tuple[str, bool, str]
         is_package = parts[-1] == "__init__"
         if is_package:
             parts = parts[:-1]
-        modules[".".join(parts)] = (path.read_text(encoding="utf-8"), is_package, str(path))
+        file = str(path.relative_to(package_dir.parent))
+        modules[".".join(parts)] = (path.read_text(encoding="utf-8"), is_package, file)
     return modules
 
 
-def imported_modules(
+def imports(
     module: str, source: str, is_package: bool, known: set[str]
-) -> list[tuple[int, str]]:
-    """`(line, absolute module name)` for every import in `source`, wherever it appears.
+) -> list[tuple[int, str, str]]:
+    """`(line, absolute module name, name imported)` for every import in `source`, wherever it is.
 
-    `from X import y` names `X.y` when that is a module of the package, else `X`.
+    `from X import y` names `X.y` when that is a module of the package, else `X` (for a
+    package, its `__init__.py`); `import X.Y` names `X.Y`, imported as `X.Y`.
     """
     package = module if is_package else module.rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found.extend((node.lineno, alias.name) for alias in node.names)
+            found.extend((node.lineno, alias.name, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -113,8 +120,15 @@ def imported_modules(
                 target = node.module or ""
             for alias in node.names:
                 candidate = f"{target}.{alias.name}"
-                found.append((node.lineno, candidate if candidate in known else target))
+                found.append((node.lineno, candidate if candidate in known else target, alias.name))
     return found
+
+
+def imported_modules(
+    module: str, source: str, is_package: bool, known: set[str]
+) -> list[tuple[int, str]]:
+    """`(line, absolute module name)` for every import in `source`, wherever it appears."""
+    return [(line, target) for line, target, _ in imports(module, source, is_package, known)]
 
 
 def violations(modules: dict[str, tuple[str, bool, str]]) -> list[str]:
@@ -148,6 +162,74 @@ def violations(modules: dict[str, tuple[str, bool, str]]) -> list[str]:
     return problems
 
 
+def arrows(
+    modules: dict[str, tuple[str, bool, str]],
+) -> dict[str, dict[str, list[tuple[int, str]]]]:
+    """`{module: {module it imports: [(line, name imported), …]}}` inside the package."""
+    known = set(modules)
+    graph: dict[str, dict[str, list[tuple[int, str]]]] = {module: {} for module in modules}
+    for module, (source, is_package, _) in modules.items():
+        for line, target, name in imports(module, source, is_package, known):
+            if target in known and target != module:
+                graph[module].setdefault(target, []).append((line, name))
+    return graph
+
+
+def strongly_connected(graph: dict[str, dict[str, list[tuple[int, str]]]]) -> list[list[str]]:
+    """The strongly connected components of `graph` (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def circles(modules: dict[str, tuple[str, bool, str]]) -> list[str]:
+    """One entry per import circle: its modules, then each arrow inside it as
+    `file:line -> file: names imported`."""
+    graph = arrows(modules)
+    found = []
+    for component in sorted(strongly_connected(graph)):
+        if len(component) < 2:
+            continue
+        members = set(component)
+        lines = [f"a circle of {len(component)} modules: {', '.join(component)}"]
+        for module in component:
+            for target, uses in sorted(graph[module].items()):
+                if target in members:
+                    names = ", ".join(dict.fromkeys(name for _, name in uses))
+                    lines.append(
+                        f"  {modules[module][2]}:{uses[0][0]} -> {modules[target][2]}: {names}"
+                    )
+        found.append("\n".join(lines))
+    return found
+
+
 def test_every_module_is_mapped_to_a_layer():
     modules = discover()
     assert f"{PACKAGE}.controller.controller" in modules and f"{PACKAGE}.cli" in modules
@@ -157,6 +239,11 @@ def test_every_module_is_mapped_to_a_layer():
 
 def test_imports_point_one_way():
     assert violations(discover()) == []
+
+
+def test_no_import_circles():
+    found = circles(discover())
+    assert not found, "modules that import each other:\n" + "\n".join(found)
 
 
 def test_controller_never_imports_a_model_library():
@@ -291,11 +378,60 @@ def test_checker_accepts_the_right_way():
         errors="",
         events__init="",
         events__event="",
-        supervisor__init="",
+        supervisor__init="from . import task\n",
     )
     assert violations(modules) == []
+    assert circles(modules) == []
 
 
 def test_checker_refuses_an_unmapped_module():
     with pytest.raises(AssertionError, match="belongs to no layer"):
         violations(synthetic(newthing="import os\n"))
+
+
+def test_checker_finds_a_circle_in_a_package_on_disk(tmp_path):
+    package = tmp_path / PACKAGE
+    (package / "app").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "app" / "__init__.py").write_text("")
+    (package / "app" / "project.py").write_text(
+        "from lightscientist_jupyter.app.controls import Controls\n\nclass Project: ...\n"
+    )
+    (package / "app" / "controls.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from .project import Project, open_project\n\nclass Controls: ...\n"
+    )
+    found = circles(discover(package))
+    assert found == [
+        f"a circle of 2 modules: {PACKAGE}.app.controls, {PACKAGE}.app.project\n"
+        f"  {PACKAGE}/app/controls.py:4 -> {PACKAGE}/app/project.py: Project, open_project\n"
+        f"  {PACKAGE}/app/project.py:1 -> {PACKAGE}/app/controls.py: Controls"
+    ]
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [
+        {  # a late import inside a function still closes the circle
+            "runtime__usage": "from .usage_callback import UsageCallback\n",
+            "runtime__usage_callback": "def meter():\n    from .usage import Usage\n",
+        },
+        {  # `from . import x` is an arrow to the submodule x
+            "runtime__jobs": "from . import ray_jobs\n",
+            "runtime__ray_jobs": "from .jobs import JobManager\n",
+        },
+        {  # a name re-exported by a package's __init__ is an arrow to the __init__
+            "cli__init": "from .handoff import handoff\n",
+            "cli__handoff": f"from {PACKAGE}.cli import _fail\n",
+        },
+        {  # three modules round
+            "runtime__graphs": "from .session import WorkerSession\n",
+            "runtime__session": "from .runtime import ExecutionRuntime\n",
+            "runtime__runtime": "import lightscientist_jupyter.runtime.graphs\n",
+        },
+    ],
+)
+def test_checker_finds_each_kind_of_circle(sources):
+    found = circles(synthetic(**sources))
+    assert len(found) == 1, found
+    assert f"a circle of {len(sources)} modules" in found[0]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lightscientist_jupyter.api.views import ProjectView, _quietly
+from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.starting import check_new
 from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
@@ -283,7 +283,7 @@ def open_project(workspace: str | os.PathLike[str] = ".") -> ProjectView:
     with _lock:
         view = _views.get(root)
         if view is None:
-            view = _views[root] = ProjectView(ws)
+            view = _views[root] = ProjectView(ws, resumer=_resume_controller)
         return view
 
 
@@ -314,26 +314,19 @@ def start(
         raise BadInput(
             f"{root} is already being run in this kernel; see it with `%lightscientist status`"
         )
-    table = check_new(
-        root, goal, mode=mode, stage=stage, stages=stages, model=model, base_url=base_url,
-        options=options,
-    )  # fmt: skip
+    given: dict[str, Any] = {
+        "mode": mode,
+        "stage": stage,
+        "stages": stages,
+        "model": model,
+        "base_url": base_url,
+    }  # checked here, then given to the project the run's thread creates
+    table = check_new(root, goal, **given, options=options)
 
     def create(subs: tuple[Subscriber, ...]) -> Project:
         from lightscientist_jupyter.app.project import Project
 
-        return Project.create(
-            root,
-            goal,
-            mode=mode,
-            stage=stage,
-            stages=stages,
-            model=model,
-            base_url=base_url,
-            record=record,
-            subscribers=subs,
-            **options,
-        )
+        return Project.create(root, goal, **given, record=record, subscribers=subs, **options)
 
     return _launch(create, subscribers, root=root, table=table, goal=goal)
 
@@ -364,6 +357,11 @@ def resume(
         )
 
 
+def _resume_controller(root: Path, options: dict[str, Any]) -> ResearchController:
+    """A view's `Resumer`: the project resumed in this kernel, as its controller."""
+    return resume(root, **options).controller
+
+
 def on_stop_all(hook: Callable[[], None]) -> None:
     """Call `hook` after `stop_all` stopped the runs (the notebook closes its dashboards)."""
     with _lock:
@@ -384,6 +382,15 @@ def stop_all(timeout: float = 5.0) -> None:
         hooks = list(_stop_hooks)
     for hook in hooks:
         _quietly(hook)
+
+
+def _quietly(fn: Any, *args: Any) -> None:
+    """Run `fn` on a background thread where an error has nowhere to go (a finished worker,
+    a project that someone else resumed first)."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 atexit.register(stop_all, 2.0)

@@ -3,7 +3,8 @@
 A view works when this kernel runs the project, when `lightscientist` runs it in a terminal,
 and when nobody does; its replies go to the inbox exactly as `lightscientist reply` writes
 them (see `app.commands`). Nothing here displays anything: the notebook's dashboard for a view
-is made by `lightscientist_jupyter.jupyter.display`.
+is made by `lightscientist_jupyter.jupyter.display`. Nothing here starts a run either: a view
+that may resume an idle project is handed a `Resumer` by whoever made it (`api.running`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lightscientist_jupyter._fs import NO_LINKS
 from lightscientist_jupyter.api.frames import events_frame, workers_frame
@@ -34,16 +35,29 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+class Resumer(Protocol):
+    """Runs a project nobody runs in this kernel and hands back its controller."""
+
+    def __call__(self, root: Path, options: dict[str, Any]) -> ResearchController: ...
+
+
 class ProjectView:
-    """A project read from its workspace; replies go to its inbox."""
+    """A project read from its workspace; replies go to its inbox.
+
+    Args:
+        workspace: the project's workspace.
+        resumer: how a reply with `resume_if_idle` runs a project nobody runs (`api.open_project`
+            gives `api.resume`); without one such a reply is queued for the next run.
+    """
 
     @property
     def live(self) -> bool:
         """True for a live run of this process (its events come from a buffer, not the log)."""
         return False
 
-    def __init__(self, workspace: Workspace):
+    def __init__(self, workspace: Workspace, *, resumer: Resumer | None = None):
         self.workspace = workspace
+        self._resumer = resumer
         self._cached: tuple[int, ProjectState] | None = None
         self._table: StageTable | None = None
 
@@ -136,13 +150,13 @@ class ProjectView:
         with `resume_options`) and the reply takes effect in that run once the project is
         open; a project that cannot be opened raises, and nothing is queued.
         """
-        resumed: list[ProjectView] = []
+        resumer = self._resumer
+        resumed: list[ResearchController] = []
 
         def take() -> ResearchController:
-            from lightscientist_jupyter.api.running import resume
-
-            resumed.append(run := resume(self.workspace.root, **(resume_options or {})))
-            return run.controller
+            assert resumer is not None
+            resumed.append(resumer(self.workspace.root, dict(resume_options or {})))
+            return resumed[-1]
 
         sent = commands.submit_reply(
             self.workspace,
@@ -152,7 +166,7 @@ class ProjectView:
             decision_id=decision_id,
             source=source,
             live=self.controller_here(),
-            take=take if resume_if_idle else None,
+            take=take if resume_if_idle and resumer is not None else None,
             budget=budget,
         )
         if sent.route is Route.QUEUED:
@@ -168,12 +182,3 @@ class ProjectView:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.workspace.root}>"
-
-
-def _quietly(fn: Any, *args: Any) -> None:
-    """Run `fn` on a background thread where an error has nowhere to go (a finished worker,
-    a project that someone else resumed first)."""
-    try:
-        fn(*args)
-    except Exception:  # noqa: BLE001
-        pass

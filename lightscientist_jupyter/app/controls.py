@@ -13,7 +13,7 @@ Each is one operation over the time-travel and run machinery, never a copy of it
   kernel and the server that started it), or says the exact command when it cannot.
 
 `apply_command` is the running project's side of the inbox commands (these and the others:
-a hand-over step, a cancel).
+a hand-over step, a cancel); the project hands itself in as a `RunningProject`.
 """
 
 from __future__ import annotations
@@ -26,20 +26,20 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lightscientist_jupyter.app import handoff, history
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.commands import project_locked, require_project
-from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.inbox import write_command
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
 from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
-if TYPE_CHECKING:
-    from lightscientist_jupyter.app.project import Project
+if TYPE_CHECKING:  # the screens' controls load no session machinery
+    from lightscientist_jupyter.supervisor.loop import StageSupervisor
 
 STOP_WAIT_S = 20.0
 """How long `rerun` waits for the running process to stop."""
@@ -100,7 +100,20 @@ def _keep_request(ws: Workspace, stage: str) -> bool:
     return True
 
 
-def apply_command(project: Project, command: dict[str, Any]) -> bool:
+class RunningProject(Protocol):
+    """The project this process runs, as its inbox commands reach it (`app.project.Project`)."""
+
+    controller: ResearchController
+    supervisor: StageSupervisor
+    until: str | None
+    """The stage after which the run pauses (None: it does not)."""
+
+    def stop(self) -> None: ...
+
+    def cancel_soon(self, reason: str) -> None: ...
+
+
+def apply_command(project: RunningProject, command: dict[str, Any]) -> bool:
     """Apply a command from the inbox to the running `project` — `until` and `stop` (the
     screens), a hand-over step, a `cancel` of one worker or of the whole run; whether it was
     one."""

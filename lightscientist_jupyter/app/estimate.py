@@ -34,7 +34,7 @@ from lightscientist_jupyter.errors import BadInput, LightScientistError
 from lightscientist_jupyter.runtime.models import default_spec
 from lightscientist_jupyter.runtime.prices import Price, parse_price, price_for
 from lightscientist_jupyter.runtime.recording import recording_files, run_headers
-from lightscientist_jupyter.runtime.usage import CHARS_PER_TOKEN
+from lightscientist_jupyter.runtime.tokens import CHARS_PER_TOKEN
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS, SUPERVISOR_PROMPT
 from lightscientist_jupyter.workspace import Workspace
 

@@ -216,8 +216,9 @@ def rewind(ws: Workspace, ref: str, *, source: str = "cli") -> Rewound:
             f"rewound to {target.ref} by {who}",
             {"to": target.ref, "snapshot": target.id, "from": head[:12], "by": who},
         )
-        snap = history.take(target.stage, target.visit, "rewound", time.time(), note=note,
-                            parent=target.id)  # fmt: skip
+        snap = history.take(
+            target.stage, target.visit, "rewound", time.time(), note=note, parent=target.id
+        )
         message = f"rewound to the start of {target.ref} (snapshot {target.id}); "
         message += "continue with `lightscientist resume`"
         return Rewound(message, snap, target.stage, target.visit)
@@ -293,12 +294,15 @@ def gate_changes(ws: Workspace) -> list[FileChange]:
     for rel in dict.fromkeys([*pending.outputs, *filter(None, changed.split("\0"))]):
         new = files.read_bytes(rel) if files.is_file(rel) else None
         old = history.read(base, rel)
-        status = (
-            "removed" if new is None and old is not None
-            else "new" if old is None
-            else "unchanged" if old == new
-            else "changed"
-        )  # fmt: skip
         if new is not None or old is not None:
-            changes.append(FileChange(rel, status, old, new))
+            changes.append(FileChange(rel, _change(old, new), old, new))
     return changes
+
+
+def _change(old: bytes | None, new: bytes | None) -> str:
+    """How a file changed since the gate's base: removed, new, unchanged or changed."""
+    if new is None:
+        return "removed"
+    if old is None:
+        return "new"
+    return "unchanged" if old == new else "changed"

@@ -34,8 +34,12 @@ class CheckReport:
 
     @property
     def problems(self) -> list[str]:
-        return [f"{name}: {i.what} -> {i.trace}" for name, items in self.sections
-                for i in items if not i.ok]  # fmt: skip
+        return [
+            f"{name}: {i.what} -> {i.trace}"
+            for name, items in self.sections
+            for i in items
+            if not i.ok
+        ]
 
     def lines(self) -> list[str]:
         out = []

@@ -24,6 +24,15 @@ from lightscientist_jupyter.cli import jobs as jobs_commands
 from lightscientist_jupyter.cli import literature as literature_commands
 from lightscientist_jupyter.cli import reply as reply_command
 from lightscientist_jupyter.cli import usage as usage_commands
+from lightscientist_jupyter.cli.foreground import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    finish_line,
+    next_step,
+    run_project,
+    subscribers,
+)
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import PendingDecision
 from lightscientist_jupyter.errors import (
@@ -33,10 +42,7 @@ from lightscientist_jupyter.errors import (
     StorageFault,
 )
 from lightscientist_jupyter.events import follow, format_line, make_filter, printable, read_tail
-from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def _workspace(args: argparse.Namespace) -> Workspace:
@@ -75,7 +81,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         for out in pending["outputs"]:
             print(f"         {printable(out)}")
         reply = "reply with `lightscientist reply y` or `reply n --comment … [--to STAGE]`"
-        print("         " + handoff.next_step(PendingDecision.from_dict(pending), reply))
+        print("         " + next_step(PendingDecision.from_dict(pending), reply))
     used = info["usage"]
     print(f"usage:   {used['tokens']:,} tokens in {used['model_calls']} calls, cost {used['cost']}")
     warning = info["sandbox"]["warning"]
@@ -85,63 +91,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _finish_line(status: str) -> int:
-    """Print the status as the last line; exit 1 for a project that ended without reaching
-    its goal (`failed`, `cancelled`), 0 otherwise (as the README's command-line section says)."""
-    print(status)
-    ended = status in (ProjectStatus.FAILED, ProjectStatus.CANCELLED)
-    return EXIT_FAILED if ended else EXIT_OK
-
-
 # ------------------------------------------------------------------------- research, resume
-
-
-def _subscribers(args: argparse.Namespace) -> tuple:
-    from lightscientist_jupyter.events import TerminalPrinter
-
-    return (TerminalPrinter(sys.stdout),) if getattr(args, "watch", False) else ()
-
-
-def _announce_gate(project) -> Callable[[], None]:
-    """With --wait: say once per decision that the run waits at a gate, and for what."""
-    shown: set[str] = set()
-
-    def announce() -> None:
-        pending = project.controller.state.pending
-        if pending is not None and pending.id not in shown:
-            shown.add(pending.id)
-            reply = "reply with `lightscientist reply y` or `n` (or from the side panel)"
-            hint = handoff.next_step(pending, reply)
-            print(f"waiting at {pending.stage}: {printable(pending.question)} — {hint}", flush=True)
-
-    return announce
-
-
-def _run_project(project, args: argparse.Namespace) -> int:
-    import gc
-    import signal
-
-    gc.freeze()  # the imports' 100,000+ objects live to the end: full collections skip them
-    previous = signal.signal(signal.SIGTERM, lambda *_: project.stop())
-    try:
-        status = project.run(
-            wait_for_replies=getattr(args, "wait", False), on_idle=_announce_gate(project)
-        )
-    except KeyboardInterrupt:
-        project.stop()
-        status = project.controller.status
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        project.close()
-    reason = project.controller.state.reason
-    if status == ProjectStatus.FAILED and reason:
-        print(f"reason: {printable(reason)}")
-    pending = project.controller.state.pending
-    if status == ProjectStatus.WAITING_USER and pending:
-        question = printable(pending.question)
-        hint = handoff.next_step(pending, "reply with `lightscientist reply y` or `n`")
-        print(f"waiting: {question} — {hint}")
-    return _finish_line(status)
 
 
 def cmd_research(args: argparse.Namespace) -> int:
@@ -159,13 +109,13 @@ def cmd_research(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         record=bool(args.record),
         replies=args.replies,
-        subscribers=_subscribers(args),
+        subscribers=subscribers(args),
         skip_model_check=args.skip_model_check,
         handoffs=args.handoff,
         until=args.until,
         **options.sandbox_values(args),
     )
-    return _run_project(project, args)
+    return run_project(project, args)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -177,7 +127,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         record=bool(args.record),
         replies=args.replies,
-        subscribers=_subscribers(args),
+        subscribers=subscribers(args),
         fresh_sessions=args.fresh_sessions,
         check_model=not args.skip_model_check,
         until=args.until,
@@ -191,7 +141,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     for outcome in project.controller.poll_inbox():  # replies queued while nobody ran it
         verdict = "applied" if outcome.applied else "not applied"
         print(f"queued reply {verdict}: {printable(outcome.message)}", flush=True)
-    return _run_project(project, args)
+    return run_project(project, args)
 
 
 # ------------------------------------------------------------------------- workers, cancel
@@ -223,7 +173,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         return EXIT_OK
     if sent.route is Route.UNCHANGED:
         print(sent.message)
-    _finish_line(sent.status)
+    finish_line(sent.status)
     return EXIT_OK  # the cancel took effect (or had nothing left to do)
 
 

@@ -12,16 +12,13 @@ import argparse
 
 from lightscientist_jupyter.app import handoff
 from lightscientist_jupyter.app.handoff import Step
-from lightscientist_jupyter.controller.state import PendingDecision
-from lightscientist_jupyter.vocab import DecisionKind
+from lightscientist_jupyter.cli.foreground import finish_line, run_project, subscribers
 from lightscientist_jupyter.workspace import Workspace
 
 EXIT_OK, EXIT_REFUSED = 0, 2
 
 
 def _hand(args: argparse.Namespace, step: Step, **kw) -> int:
-    from lightscientist_jupyter import cli
-
     ws = Workspace.at(args.workspace or ".")
     done = handoff.hand(ws, step, source="cli", **kw)
     print(done.message)
@@ -29,20 +26,10 @@ def _hand(args: argparse.Namespace, step: Step, **kw) -> int:
         print(done.status or "")
         return EXIT_REFUSED
     if not done.resume:
-        return cli._finish_line(str(done.status))
+        return finish_line(str(done.status))
     from lightscientist_jupyter.app.project import Project
 
-    return cli._run_project(Project.open(ws.root, subscribers=cli._subscribers(args)), args)
-
-
-def next_step(pending: PendingDecision, reply: str) -> str:
-    """What to do about a pending decision: `reply` for a gate or a question."""
-    if pending.kind != DecisionKind.HANDOFF:
-        return reply
-    return (
-        f"do it (the outputs: {', '.join(pending.outputs)}), then `lightscientist deliver "
-        '--summary "…"`, or `lightscientist give-back`'
-    )
+    return run_project(Project.open(ws.root, subscribers=subscribers(args)), args)
 
 
 def cmd_take(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from lightscientist_jupyter import _fs
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.usage import parse_budget
+from lightscientist_jupyter.cli.foreground import finish_line, run_project, subscribers
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.inbox import take_receipt
 from lightscientist_jupyter.controller.lock import read_holder
@@ -29,14 +30,13 @@ REPLY_WAIT_S = 10.0
 
 
 def cmd_reply(args: argparse.Namespace) -> int:
-    from lightscientist_jupyter import cli
     from lightscientist_jupyter.app.project import Project
 
     ws = Workspace.at(args.workspace or ".")
     opened: list[Project] = []
 
     def take() -> ResearchController:  # nobody runs the project: run it here, with the reply
-        opened.append(Project.open(ws.root, subscribers=cli._subscribers(args)))
+        opened.append(Project.open(ws.root, subscribers=subscribers(args)))
         return opened[0].controller
 
     try:
@@ -61,19 +61,17 @@ def cmd_reply(args: argparse.Namespace) -> int:
     if not opened or sent.route is Route.UNCHANGED:
         for project in opened:
             project.close()
-        return cli._finish_line(load_state(ws.state_file).status)
+        return finish_line(load_state(ws.state_file).status)
     project = opened[0]
     if project.controller.status == ProjectStatus.FAILED:  # `reply n` at a budget: it ended
         project.close()
         print(f"reason: {printable(project.controller.state.reason or '')}")
-        return cli._finish_line(ProjectStatus.FAILED)
-    return cli._run_project(project, args)
+        return finish_line(ProjectStatus.FAILED)
+    return run_project(project, args)
 
 
 def _await_runner(ws: Workspace, path: Path) -> int:
     """Another process runs the project: wait for it to take the reply, then report."""
-    from lightscientist_jupyter import cli
-
     holder = read_holder(ws) or {}
     deadline = time.monotonic() + REPLY_WAIT_S
     while _fs.NO_LINKS.lstat(path) is not None and time.monotonic() < deadline:
@@ -81,10 +79,10 @@ def _await_runner(ws: Workspace, path: Path) -> int:
     pid = holder.get("pid", "?")
     if _fs.NO_LINKS.lstat(path) is not None:
         print(f"reply queued in {path}; the run held by pid {pid} will apply it")
-        return cli._finish_line(load_state(ws.state_file).status)
+        return finish_line(load_state(ws.state_file).status)
     receipt = take_receipt(path)
     if receipt is None or receipt.get("applied"):
         print(f"reply taken by the run held by pid {pid}")
     else:  # dropped: replaced by a later reply, or a decision no longer pending
         print(f"reply not applied by the run held by pid {pid}: {receipt.get('message')}")
-    return cli._finish_line(load_state(ws.state_file).status)
+    return finish_line(load_state(ws.state_file).status)

@@ -140,6 +140,7 @@ class KeepSettings:
     values: dict[str, Any]
 
 
+# fmt: skip below: the formatter would give each of the twelve names a line of its own
 Action = (
     Start | Finish | Ask | Reply | End | Reopen | Charge | SetBudget | KeepSettings | Take
     | Deliver | GiveBack

@@ -96,9 +96,14 @@ class ResearchController(HandoffTools, BudgetCalls):
         """Start a new project in `workspace` (which must not hold one yet); `handoffs` are
         stages for the researcher (`--handoff`), beside the table's `handoff = true` ones."""
         goal, run_mode, table, start = cls.check_new(
-            workspace, goal, mode=mode, table=table, start_stage=start_stage,
-            max_goal_chars=max_goal_chars, handoffs=handoffs,
-        )  # fmt: skip
+            workspace,
+            goal,
+            mode=mode,
+            table=table,
+            start_stage=start_stage,
+            max_goal_chars=max_goal_chars,
+            handoffs=handoffs,
+        )
         state = ProjectState(
             goal=goal,
             mode=run_mode,

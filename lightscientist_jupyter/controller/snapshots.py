@@ -166,7 +166,8 @@ class History:
         return snapshot_files.listing(self.workspace.root, self.max_bytes)
 
     def _stage_files(self, kept: list[str]) -> None:
-        """Stage `kept` in the history's own index (a cache: a damaged one is rebuilt)."""
+        """Stage `kept` in the history's own index. The index is only a cache: a damaged
+        one is rebuilt from the files."""
         try:
             self._stage(kept)
         except ControllerError:  # a stale lock or a torn index from a killed snapshot
@@ -177,8 +178,9 @@ class History:
 
     def tree_now(self) -> str:
         """The tree of the workspace's files now, for a reader (`diff`, the gate card's and
-        the panel's diff), in another process too: where git must stage it, in a private
-        copy of the index, never in the one the run's snapshots and rewinds use."""
+        the panel's diff). Where git must stage it, it stages in a private copy of the index,
+        so that a reader in another process (the server extension, a terminal) never writes
+        the index the run's snapshots and rewinds are using at that moment."""
         fd, name = tempfile.mkstemp(prefix=".history-index-", dir=self.workspace.state_dir)
         os.close(fd)
         scratch = Path(name)
@@ -195,9 +197,9 @@ class History:
             scratch.with_name(scratch.name + ".lock").unlink(missing_ok=True)
 
     def write_tree(self) -> tuple[str, list[str]]:
-        """The tree of the workspace's files now, and what was left out: written here
-        (`git_objects.Trees`), or by git where only git can (another object format, a
-        `.gitattributes`)."""
+        """The tree of the workspace's files now, and what was left out: written without
+        a git process (`git_objects.Trees`), or staged in the index and written by git
+        where only git can (another object format, a `.gitattributes`)."""
         self.ensure()
         kept, skipped = self.files()
         native = git_objects.plain_sha1(self.git_dir)
@@ -214,9 +216,13 @@ class History:
         self._indexed = None  # until this staging is through
         if gone:
             self.git(
-                "rm", "-q", "--cached", "--pathspec-from-file=-", "--pathspec-file-nul",
+                "rm",
+                "-q",
+                "--cached",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
                 stdin="\0".join(sorted(gone)),
-            )  # fmt: skip
+            )
         if kept:
             self.git(
                 "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", stdin="\0".join(kept)
@@ -238,9 +244,10 @@ class History:
         return self._commit([(stage, visit, event)], at, note, parent)[0]
 
     def take_all(self, marks: Sequence[tuple[str, int, str]], at: float) -> list[str]:
-        """Record the workspace once for each of `marks` (stage, visit, event) one step of
-        layer 1 made due (a stage's finish and the next one's start): one tree, each mark a
-        commit on the one before; the branch moves once, to the last. Returns their ids."""
+        """Record the workspace once for each of `marks` (stage, visit, event): snapshots
+        that one step of layer 1 made due, such as a stage's finish and the next stage's
+        start, hold the same files, so they are staged once and each is a commit of that
+        tree on the one before; the branch moves once, to the last. Returns their ids."""
         return self._commit(marks, at, "", None)
 
     def _commit(
@@ -277,8 +284,7 @@ class History:
             if not self._warned:
                 self._warned = True
                 where = ", ".join(f"{stage}#{visit}" for stage, visit, _ in marks)
-                print(f"lightscientist: warning: no snapshot of {where}: {exc}",
-                      file=sys.stderr)  # fmt: skip
+                print(f"lightscientist: warning: no snapshot of {where}: {exc}", file=sys.stderr)
             return []
 
     # ------------------------------------------------------------------ reading
@@ -289,9 +295,16 @@ class History:
             return []
         fmt = _RECORD + _FIELD.join(("%H", "%P", "%B")) + _FIELD
         out = self.git(
-            "log", "--branches", "--glob=refs/kept/*", "--root", "--no-renames",
-            "--topo-order", "--reverse", "--name-status", f"--format={fmt}",
-        )  # fmt: skip
+            "log",
+            "--branches",
+            "--glob=refs/kept/*",
+            "--root",
+            "--no-renames",
+            "--topo-order",
+            "--reverse",
+            "--name-status",
+            f"--format={fmt}",
+        )
         snaps = [s for s in (_parse(chunk) for chunk in out.split(_RECORD)) if s]
         # parents first, so snapshots of one moment (a finish and the next start) keep
         # their order under the stable sort

@@ -11,16 +11,14 @@ The operations are `api.take` / `api.deliver` / `api.give_back`; a refused deliv
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.display import display
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app.handoff import Handover
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.jupyter.magic import LightScientistMagics
+from lightscientist_jupyter.jupyter.magic_session import MagicSession
 
 
 def _said(name: str, done: Handover) -> None:
@@ -29,13 +27,13 @@ def _said(name: str, done: Handover) -> None:
     print(done.message)
 
 
-def _resume_here(m: LightScientistMagics, workspace: str, done: Handover) -> None:
+def _resume_here(m: MagicSession, workspace: str, done: Handover) -> None:
     if done.resume:  # nobody ran the project: it goes on in this kernel
         api.resume(workspace, model=m.model or None, base_url=m.base_url or None, record=m.record)
         print("the project resumes in this kernel")
 
 
-def take(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def take(m: MagicSession, args: argparse.Namespace) -> Any:
     """Take the stage, show the dashboard (with its card), and put the skeleton in the next
     cell when the stage is handed now."""
     from lightscientist_jupyter.app import handover
@@ -50,14 +48,14 @@ def take(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     display(boards.dashboard_of(view))
 
 
-def deliver(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def deliver(m: MagicSession, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
     done = api.deliver(workspace, args.summary, args.next, args.output, source="magic")
     _said("deliver", done)
     _resume_here(m, workspace, done)
 
 
-def give_back(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def give_back(m: MagicSession, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
     done = api.give_back(workspace, source="magic")
     _said("give-back", done)

@@ -11,17 +11,15 @@ The operations are `api.history` / `api.diff` / `api.rewind` / `api.fork`.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from IPython.core.error import UsageError
 
 from lightscientist_jupyter import api, options
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.jupyter.magic import LightScientistMagics
+from lightscientist_jupyter.jupyter.magic_session import MagicSession
 
 
-def history(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def history(m: MagicSession, args: argparse.Namespace) -> Any:
     workspace = m.workspace_of(args)
     if args.json:
         from lightscientist_jupyter.app import history as timeline
@@ -31,7 +29,7 @@ def history(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     return api.history(workspace)
 
 
-def diff(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def diff(m: MagicSession, args: argparse.Namespace) -> None:
     refs, paths = options.diff_words(args)
     if len(refs) > 2:
         raise UsageError(f"%lightscientist diff takes at most two REFs, not {len(refs)}")
@@ -41,9 +39,9 @@ def diff(m: LightScientistMagics, args: argparse.Namespace) -> None:
     )
 
 
-def rewind(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def rewind(m: MagicSession, args: argparse.Namespace) -> None:
     print(api.rewind(m.workspace_of(args), args.ref, source="notebook"))
 
 
-def fork(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def fork(m: MagicSession, args: argparse.Namespace) -> None:
     print(api.fork(m.workspace_of(args), args.ref, args.new_dir))

@@ -9,16 +9,14 @@ The operations are `app.jobs.job_rows` and, for the frame, `api.jobs`.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app import jobs
+from lightscientist_jupyter.jupyter.magic_session import MagicSession
 from lightscientist_jupyter.workspace import Workspace
 
-if TYPE_CHECKING:
-    from lightscientist_jupyter.jupyter.magic import LightScientistMagics
 
-
-def jobs_table(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def jobs_table(m: MagicSession, args: argparse.Namespace) -> Any:
     where = m.workspace_of(args)
     return jobs.job_rows(Workspace.at(where)) if args.json else api.jobs(where)

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
 from lightscientist_jupyter.app import literature
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.jupyter.magic import LightScientistMagics
+from lightscientist_jupyter.jupyter.magic_session import MagicSession
 
 
-def check(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def check(m: MagicSession, args: argparse.Namespace) -> None:
     from pathlib import Path
 
     report = literature.check(Path(m.workspace_of(args)), args.paths, args.results)

@@ -16,26 +16,24 @@ The operations are `api.usage` and `api.estimate` (`app.usage`, `app.estimate` u
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightscientist_jupyter import options
 from lightscientist_jupyter.api.usage import estimate as estimate_frame
 from lightscientist_jupyter.api.usage import usage as usage_frame
 from lightscientist_jupyter.app import estimate as estimates
 from lightscientist_jupyter.app import usage as usages
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.jupyter.magic import LightScientistMagics
+from lightscientist_jupyter.jupyter.magic_session import MagicSession
 
 
-def usage(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def usage(m: MagicSession, args: argparse.Namespace) -> Any:
     workspace = m.workspace_of(args)
     if args.json:
         return usages.usage_view(workspace, args.by).to_dict()
     return usage_frame(workspace, args.by)
 
 
-def estimate(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def estimate(m: MagicSession, args: argparse.Namespace) -> Any:
     """`estimate`, and `research --dry-run` (its goal counts in the task's size)."""
     where = {
         "stages": args.stages,
@@ -50,7 +48,7 @@ def estimate(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     return estimate_frame(m.workspace_of(args), **where)
 
 
-def run_values(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, Any]:
+def run_values(m: MagicSession, args: argparse.Namespace) -> dict[str, Any]:
     """`options.sandbox_values`, with the session's `%config` budget, price, checkpoints, ray,
     library and job time limit as defaults (an option on the line wins)."""
     values = options.sandbox_values(args)

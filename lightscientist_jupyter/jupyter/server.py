@@ -11,6 +11,7 @@ run the functions of `server_data` on a worker thread and write their answer or 
     GET  /lightscientist/file?path=REL&name=NAME
     POST /lightscientist/reply  {"path", "approve", "comment", "to_stage", "decision_id",
                                  "budget" (at a budget decision: {"tokens": N} or "usd=…")}
+                                or a hand-over step {"path", "handoff", …} (server_handoff)
     POST /lightscientist/control  {"path", "action", "stage"}  (server_control: run controls)
 """
 
@@ -28,6 +29,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.ioloop import IOLoop
 
+from lightscientist_jupyter.jupyter import server_handoff
 from lightscientist_jupyter.jupyter.server_control import control
 from lightscientist_jupyter.jupyter.server_data import (
     list_projects,
@@ -109,11 +111,18 @@ class FileHandler(_Handler):
         await self.answer(project_file, self.arg("path") or "", self.arg("name"))
 
 
+def reply(root: Path, body: Any) -> dict[str, Any]:
+    """The reply endpoint: a hand-over step (take / deliver / give-back) or an approve/reject."""
+    if isinstance(body, dict) and body.get("handoff"):
+        return server_handoff.reply(root, body)
+    return project_reply(root, body)
+
+
 class ReplyHandler(_Handler):
     @tornado.web.authenticated
     @authorized
     async def post(self) -> None:
-        await self.answer(project_reply, self.json_body())
+        await self.answer(reply, self.json_body())
 
 
 class ControlHandler(_Handler):

@@ -313,10 +313,6 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
     pending one (so a stale page cannot answer a newer gate), or the project cannot be
     opened to apply it — and then nothing is queued.
     """
-    if isinstance(body, dict) and body.get("handoff"):  # take / deliver / give-back
-        from lightscientist_jupyter.jupyter import server_handoff
-
-        return server_handoff.reply(root, body)
     rel, approve, comment, to_stage, decision_id = _reply_fields(body)
     ws, rel = open_project(root, rel)
     _state(ws)  # a project whose state cannot be read is refused with its reason

@@ -58,9 +58,15 @@ def note_stage(
     ]
 
 
-def read_then_note(task: Task, h: History, command: str, path: str,
-                   build: Callable[[str], str], summary: str,
-                   feedback: bool = True) -> list[Step]:  # fmt: skip
+def read_then_note(
+    task: Task,
+    h: History,
+    command: str,
+    path: str,
+    build: Callable[[str], str],
+    summary: str,
+    feedback: bool = True,
+) -> list[Step]:
     """Read with `command` (its output is `h.result("read")` once it ran), then write the note
     `build` makes of it and complete the stage."""
     note = note_stage(task, path, build(h.result("read")), [summary], feedback=feedback)
@@ -150,9 +156,14 @@ def helper_labels(stage: str) -> tuple[str, ...]:
 
 def plan_probe_collect(task: Task, h: History) -> list[Step]:
     return read_then_note(
-        task, h, "cat idea/probes/*.md", "idea/probes/summary.md", probes.probe_summary_md,
-        "Merged the probe results into idea/probes/summary.md.", feedback=False,
-    )  # fmt: skip
+        task,
+        h,
+        "cat idea/probes/*.md",
+        "idea/probes/summary.md",
+        probes.probe_summary_md,
+        "Merged the probe results into idea/probes/summary.md.",
+        feedback=False,
+    )
 
 
 def plan_setup(task: Task, h: History) -> list[Step]:
@@ -209,9 +220,13 @@ def script_stage(
 
 def plan_experiment_gate(task: Task, h: History) -> list[Step]:
     return read_then_note(
-        task, h, "cat experiment/summary.csv", "experiment/brief.md", briefs.experiment_brief_md,
+        task,
+        h,
+        "cat experiment/summary.csv",
+        "experiment/brief.md",
+        briefs.experiment_brief_md,
         "Prepared the experiment decision brief from experiment/summary.csv.",
-    )  # fmt: skip
+    )
 
 
 def script_plan(target: str, summary: str, *outputs: str, goal_arg: bool = False) -> Plan:

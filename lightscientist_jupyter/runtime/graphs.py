@@ -4,76 +4,89 @@ Every worker of a runtime runs one deepagents graph, built once: its tools' sche
 middleware and the general-purpose subagent took about 40 ms to build for each worker, on
 the supervisor's path. What differs from one worker to the next — its stop flags, its shell
 (id, cancel flag, `$HOME`, sandbox), its stage's literature hub, whose jobs it submits — is
-its `Binding`, which the session's turn sets in `BOUND` before it runs the graph; LangGraph
-carries the context into the threads that run the tools. The supervisor agent's graph (its
-own tools, no files) is built for its session, as is a worker's with tools of its own.
+its `Binding` (`binding`), which the session's turn sets in `BOUND` before it runs the graph;
+LangGraph carries the context into the threads that run the tools. The supervisor agent's
+graph (its own tools, no files) is built for its session, as is a worker's with tools of its
+own.
+
+The runtime hands itself in as a `GraphHost` and each session as a `BoundSession`: what the
+graphs need of them, so that neither module is imported here.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextvars
-import dataclasses
-from typing import TYPE_CHECKING, Any
+import threading
+from typing import Any, Protocol
 
-from lightscientist_jupyter.errors import RuntimeLayerError
-from lightscientist_jupyter.runtime.job_tools import JobContext, job_tools
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from lightscientist_jupyter.runtime.binding import Binding, bound
 from lightscientist_jupyter.runtime.job_tools import for_worker as job_context
+from lightscientist_jupyter.runtime.job_tools import job_tools
+from lightscientist_jupyter.runtime.jobs import JobManager
 from lightscientist_jupyter.runtime.lifecycle import (
     LifecycleMiddleware,
     TurnFlags,
     lifecycle_tools,
 )
-from lightscientist_jupyter.runtime.literature.service import Literature
 from lightscientist_jupyter.runtime.literature.tools import bound_literature_tools, worker_hub
 from lightscientist_jupyter.runtime.models import retry_middleware
 from lightscientist_jupyter.runtime.redacting import RedactionMiddleware
 from lightscientist_jupyter.runtime.sandbox import WorkerShell, WorkspaceBackend
+from lightscientist_jupyter.runtime.shell import ProcessGroups
+from lightscientist_jupyter.runtime.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
-    from lightscientist_jupyter.runtime.session import WorkerSession
+from lightscientist_jupyter.workspace import Workspace
 
 
-@dataclasses.dataclass(eq=False)
-class Binding:
-    """One worker's side of the shared graph."""
+class GraphHost(Protocol):
+    """What the graphs take of their runtime (`runtime.ExecutionRuntime`)."""
 
-    flags: TurnFlags
-    shell: WorkerShell
-    literature: tuple[Literature, str]
-    jobs: JobContext
-
-
-BOUND: contextvars.ContextVar[Binding] = contextvars.ContextVar("lightscientist_worker")
-"""The binding of the worker whose turn runs in this context."""
-
-
-def bound() -> Binding:
-    try:
-        return BOUND.get()
-    except LookupError:
-        raise RuntimeLayerError("a worker's step ran outside its session's turn") from None
+    workspace: Workspace
+    model: BaseChatModel
+    saver: BaseCheckpointSaver
+    shell_policy: ShellPolicy
+    groups: ProcessGroups
+    jobs: JobManager
+    command_timeout: float
+    retries: int
+    retry_initial_delay: float
 
 
-def bind(runtime: ExecutionRuntime, record: WorkerRecord, session: WorkerSession) -> Binding:
+class BoundSession(Protocol):
+    """What the graphs take of a worker's session (`session.WorkerSession`)."""
+
+    record: WorkerRecord
+    cancel: threading.Event
+    hard_stop: threading.Event
+    binding: Binding | None
+
+    def amend(self, **changes: Any) -> None: ...
+
+
+def bind(runtime: GraphHost, record: WorkerRecord, session: BoundSession) -> Binding:
     """The binding of a worker's session (its stage's sandbox and limits)."""
     root = runtime.workspace.root
     policy = runtime.shell_policy.for_stage(record.network, record.limits)
+
+    def remember(job_id: str) -> None:  # into its record, saved with its next change
+        session.amend(jobs=(*session.record.jobs, job_id))
+
     return Binding(
         flags=TurnFlags(session.cancel, session.hard_stop),
         shell=WorkerShell.of(root, record.id, session.cancel, policy),
         literature=worker_hub(root, record, runtime.model),
-        jobs=job_context(runtime, record, session),
+        jobs=job_context(runtime.workspace, policy, record, remember),
     )
 
 
 def session_graph(
-    runtime: ExecutionRuntime,
+    runtime: GraphHost,
     record: WorkerRecord,
-    session: WorkerSession,
+    session: BoundSession,
     extra: builtins.list[Any],
     cache: dict[str, Any],
 ) -> Any:
@@ -91,7 +104,7 @@ def session_graph(
     return cache[prompt]
 
 
-def _middleware(runtime: ExecutionRuntime, flags: Any, current_turn_only: bool) -> list[Any]:
+def _middleware(runtime: GraphHost, flags: Any, current_turn_only: bool) -> list[Any]:
     """A session's own middleware, outermost first: redaction (outside the retries, which
     must see a failure's own kind), the lifecycle, the retries."""
     middleware: list[Any] = [
@@ -103,7 +116,7 @@ def _middleware(runtime: ExecutionRuntime, flags: Any, current_turn_only: bool) 
     return middleware
 
 
-def _worker_agent(runtime: ExecutionRuntime, prompt: str, extra: builtins.list[Any]) -> Any:
+def _worker_agent(runtime: GraphHost, prompt: str, extra: builtins.list[Any]) -> Any:
     from deepagents import create_deep_agent
     from langchain.agents.middleware import TodoListMiddleware
 
@@ -138,9 +151,7 @@ def _general_purpose() -> Any:
     return {**GENERAL_PURPOSE_SUBAGENT, "middleware": [RedactionMiddleware()]}
 
 
-def _agent(
-    runtime: ExecutionRuntime, record: WorkerRecord, extra: builtins.list[Any], flags: Any
-) -> Any:
+def _agent(runtime: GraphHost, record: WorkerRecord, extra: builtins.list[Any], flags: Any) -> Any:
     from langchain.agents import create_agent
 
     return create_agent(

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
 from lightscientist_jupyter.runtime import spawn
 from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused, log_tail
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
-    from lightscientist_jupyter.runtime.session import WorkerSession
+from lightscientist_jupyter.workspace import Workspace
 
 SUBMITTED = "job"
 """The key of a successful `submit_job`'s artifact (its job id): the call ends the turn."""
@@ -38,21 +35,18 @@ class JobContext:
 
 
 def for_worker(
-    runtime: ExecutionRuntime, record: WorkerRecord, session: WorkerSession
+    workspace: Workspace,
+    policy: spawn.ShellPolicy,
+    record: WorkerRecord,
+    on_submit: Callable[[str], None],
 ) -> JobContext:
-    """The job context of a worker of `runtime`: its jobs run in its stage's sandbox and
-    limits, and their ids go into its record (`WorkerRecord.jobs`, saved with its next
-    change)."""
-    home = runtime.workspace.workers_dir / record.id / "home"
-    policy = runtime.shell_policy.for_stage(record.network, record.limits)
-
-    def remember(job_id: str) -> None:
-        session.amend(jobs=(*session.record.jobs, job_id))
-
+    """The job context of a worker of `workspace`: its jobs run in its stage's sandbox and
+    limits (`policy`), and their ids go to `on_submit` (its record's `jobs`)."""
+    home = workspace.workers_dir / record.id / "home"
     return JobContext(
         record.id,
-        lambda: policy.confinement(runtime.workspace.root, home),
-        remember,
+        lambda: policy.confinement(workspace.root, home),
+        on_submit,
         stage=record.stage,
         task_id=record.task_id,
     )

@@ -80,9 +80,10 @@ class JobManager:
         """The Ray cluster jobs go to (`--ray`, RAY_ADDRESS); None: they run here."""
         self.folder = workspace.state_dir / "jobs"
         self._lock = threading.RLock()
-        self._watched: set[str] = set()
-        """Local jobs a thread of this process watches."""
-        self._stopping: set[str] = set()
+        self.watched: set[str] = set()
+        """Local jobs a thread of this process watches (`local_jobs`)."""
+        self.stopping: set[str] = set()
+        """Jobs a cancel is stopping."""
 
     # ------------------------------------------------------------------ submit
 
@@ -188,7 +189,7 @@ class JobManager:
             NO_LINKS.unlink(self.folder / f"{job.id}.json")
             raise JobRefused(str(exc)) from None
 
-    def _finish(
+    def record_end(
         self,
         job_id: str,
         status: JobStatus,
@@ -263,7 +264,7 @@ class JobManager:
                 from lightscientist_jupyter.runtime import ray_jobs
 
                 ray_jobs.refresh(self, job)
-            elif job.id not in self._watched:
+            elif job.id not in self.watched:
                 self._settle_orphan(job)
         return self.all()
 
@@ -273,7 +274,9 @@ class JobManager:
         code = local_jobs.exit_code(self, job)
         if code is not None:
             status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
-            self._finish(job.id, status, code, ended_at=_mtime(local_jobs.status_file(self, job)))
+            self.record_end(
+                job.id, status, code, ended_at=_mtime(local_jobs.status_file(self, job))
+            )
             return
         pgid = job.pgid
         alive = (
@@ -284,13 +287,13 @@ class JobManager:
         if alive and pgid is not None:
             if time.time() - job.submitted_at > job.wall_limit_s:
                 end_tree(pgid)
-                self._finish(job.id, JobStatus.TIMED_OUT, None, "stopped at its wall-time limit")
+                self.record_end(job.id, JobStatus.TIMED_OUT, None, "stopped at its wall-time limit")
             else:
                 self.groups.add(
                     pgid, job.worker_id, time.monotonic() + job.wall_limit_s, end=end_tree
                 )
             return
-        self._finish(
+        self.record_end(
             job.id,
             JobStatus.LOST,
             None,
@@ -316,15 +319,15 @@ class JobManager:
 
     def _stop(self, jobs: list[Job]) -> list[Job]:
         for job in jobs:
-            self._stopping.add(job.id)
+            self.stopping.add(job.id)
             if job.backend == "ray":
                 from lightscientist_jupyter.runtime import ray_jobs
 
                 ray_jobs.stop(self, job)
             elif job.pgid is not None:
                 end_tree(job.pgid)
-                if job.id not in self._watched:
-                    self._finish(job.id, JobStatus.STOPPED, None, "stopped by a cancel")
+                if job.id not in self.watched:
+                    self.record_end(job.id, JobStatus.STOPPED, None, "stopped by a cancel")
         deadline = time.monotonic() + 15.0  # a sandbox's teardown is slow on a loaded machine
         while time.monotonic() < deadline and any((self.get(j.id) or j).running for j in jobs):
             time.sleep(0.05)

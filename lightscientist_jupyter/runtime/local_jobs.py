@@ -15,23 +15,20 @@ import shlex
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lightscientist_jupyter._fs import NO_LINKS, mkdirs
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.runtime import command_env, shell, spawn
+from lightscientist_jupyter.runtime.job_backend import JobHost
 from lightscientist_jupyter.runtime.job_record import Job
 from lightscientist_jupyter.runtime.proctree import end_tree
 from lightscientist_jupyter.vocab import JobStatus
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.runtime.jobs import JobManager
 
 DIES = "--die-with-parent"
 """The sandbox option a job's sandbox goes without."""
 
 
-def start(manager: JobManager, job: Job, cwd: Path, conf: spawn.Confinement | None) -> Job:
+def start(manager: JobHost, job: Job, cwd: Path, conf: spawn.Confinement | None) -> Job:
     """Start the job's sandbox in the background and a thread that watches it."""
     root = manager.workspace.root
     home = manager.workspace.workers_dir / job.worker_id / "home"
@@ -54,20 +51,20 @@ def start(manager: JobManager, job: Job, cwd: Path, conf: spawn.Confinement | No
     pgid = started.proc.pid
     manager.groups.add(pgid, job.worker_id, time.monotonic() + job.wall_limit_s + 60, end=end_tree)
     job = dataclasses.replace(job, pgid=pgid, pgid_start=shell._start_time(pgid))
-    manager._watched.add(job.id)
+    manager.watched.add(job.id)
     threading.Thread(
         target=_watch, args=(manager, job, started), daemon=True, name=f"ls-job-{job.id}"
     ).start()
     return job
 
 
-def status_file(manager: JobManager, job: Job) -> Path:
+def status_file(manager: JobHost, job: Job) -> Path:
     """Where the job's shell writes its exit status."""
     # in the worker's home: the one place under .lightscientist/ a sandbox may write
     return manager.workspace.workers_dir / job.worker_id / "home" / ".jobs" / f"{job.id}.exit"
 
 
-def _watch(manager: JobManager, job: Job, started: spawn.Started) -> None:
+def _watch(manager: JobHost, job: Job, started: spawn.Started) -> None:
     deadline = time.monotonic() + job.wall_limit_s
     timed_out = False
     while not started.returned(0.2):
@@ -80,18 +77,18 @@ def _watch(manager: JobManager, job: Job, started: spawn.Started) -> None:
     code = exit_code(manager, job)
     if code is None:
         code = started.exit_code
-    if job.id in manager._stopping:
+    if job.id in manager.stopping:
         status = JobStatus.STOPPED
     elif timed_out:
         status = JobStatus.TIMED_OUT
     else:
         status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
     note = f"stopped at its wall-time limit ({job.wall_limit_s:g} s)" if timed_out else ""
-    manager._finish(job.id, status, code, note)
-    manager._watched.discard(job.id)
+    manager.record_end(job.id, status, code, note)
+    manager.watched.discard(job.id)
 
 
-def exit_code(manager: JobManager, job: Job) -> int | None:
+def exit_code(manager: JobHost, job: Job) -> int | None:
     """The exit status the job's shell wrote, None when there is none (yet)."""
     try:
         text = NO_LINKS.read_bytes(status_file(manager, job), limit=64).decode().strip()

@@ -15,7 +15,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
 from lightscientist_jupyter.runtime.redact import safe
-from lightscientist_jupyter.runtime.usage import message_chars
+from lightscientist_jupyter.runtime.tokens import message_chars
 from lightscientist_jupyter.vocab import EventType
 
 EVENT_TEXT_LIMIT = 1500

@@ -19,16 +19,14 @@ import shlex
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.runtime import command_env
+from lightscientist_jupyter.runtime.job_backend import JobHost
 from lightscientist_jupyter.runtime.job_record import Job, JobRefused
 from lightscientist_jupyter.vocab import JobStatus
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.runtime.jobs import JobManager
 
 _RAY_KEYS = {"cpus": "CPU", "gpus": "GPU", "memory": "memory"}
 _STATUS = {
@@ -114,7 +112,7 @@ def _shown(resources: dict[str, float]) -> str:
     )
 
 
-def submit(manager: JobManager, job: Job, cwd: Path) -> Job:
+def submit(manager: JobHost, job: Job, cwd: Path) -> Job:
     address = manager.ray_address or ""
     client = _client(address)
     wanted = _wanted(job.resources)
@@ -151,7 +149,7 @@ def submit(manager: JobManager, job: Job, cwd: Path) -> Job:
     return dataclasses.replace(job, backend="ray", ray_id=ray_id, address=address)
 
 
-def refresh(manager: JobManager, job: Job) -> None:
+def refresh(manager: JobHost, job: Job) -> None:
     """Bring a running Ray job's record and log up to date."""
     try:
         client = _client(job.address or "")
@@ -163,18 +161,18 @@ def refresh(manager: JobManager, job: Job) -> None:
     if status is None:
         if time.time() - job.submitted_at > job.wall_limit_s:
             client.stop_job(job.ray_id)
-            manager._finish(job.id, JobStatus.TIMED_OUT, None, "stopped at its wall-time limit")
+            manager.record_end(job.id, JobStatus.TIMED_OUT, None, "stopped at its wall-time limit")
         return
-    if job.id in manager._stopping:
+    if job.id in manager.stopping:
         status = JobStatus.STOPPED
     note = "" if status == JobStatus.SUCCEEDED else str(info.message or "")[:300]
     ended = getattr(info, "end_time", None)  # the cluster's own record, in ms
-    manager._finish(
+    manager.record_end(
         job.id, status, info.driver_exit_code, note, ended_at=ended / 1000 if ended else None
     )
 
 
-def stop(manager: JobManager, job: Job) -> None:
+def stop(manager: JobHost, job: Job) -> None:
     """Stop a Ray job and wait (a few seconds) for the cluster to say it stopped."""
     try:
         client = _client(job.address or "")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lightscientist_jupyter.runtime.redact import redact
-from lightscientist_jupyter.runtime.usage import recorded_usage
+from lightscientist_jupyter.runtime.tokens import recorded_usage
 
 WORKSPACE = "<workspace>"
 

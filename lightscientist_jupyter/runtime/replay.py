@@ -50,7 +50,7 @@ from lightscientist_jupyter.runtime.record_forms import (
 from lightscientist_jupyter.runtime.recorded import Tape
 from lightscientist_jupyter.runtime.redact import redactor
 from lightscientist_jupyter.runtime.tape import META
-from lightscientist_jupyter.runtime.usage import ESTIMATED
+from lightscientist_jupyter.runtime.tokens import ESTIMATED
 
 SHORT = 120
 """How much of each side a divergence shows."""

@@ -20,7 +20,8 @@ from langgraph.types import Command, Durability
 
 from lightscientist_jupyter._faults import report_storage_fault
 from lightscientist_jupyter._fs import missing_files
-from lightscientist_jupyter.runtime import graphs, prune
+from lightscientist_jupyter.runtime import prune
+from lightscientist_jupyter.runtime.binding import BOUND, Binding
 from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE, stop_call, turn_reply
 from lightscientist_jupyter.runtime.observe import SessionObserver
 from lightscientist_jupyter.runtime.redact import safe
@@ -28,6 +29,7 @@ from lightscientist_jupyter.runtime.redacting import failure_text
 from lightscientist_jupyter.runtime.tape import session_key, tape_metadata
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
 from lightscientist_jupyter.runtime.usage import BudgetHold, Usage, UsageMeter
+from lightscientist_jupyter.runtime.usage_callback import UsageCallback
 from lightscientist_jupyter.runtime.worker_files import save_record
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, EventType, Role, WorkerStatus
@@ -49,7 +51,7 @@ class WorkerSession:
         self.record = record
         self.folder = folder
         self.graph: Any = None
-        self.binding: graphs.Binding | None = None
+        self.binding: Binding | None = None
         """What a worker binds the runtime's shared graph to, for its turns."""
         self.cancel = threading.Event()
         self.hard_stop = threading.Event()
@@ -101,13 +103,14 @@ class WorkerSession:
 
     def meter(self, meter: UsageMeter) -> None:
         """Count, price and gate this session's model calls (see `runtime.usage`)."""
-        hook = meter.callback(
+        hook = UsageCallback(
+            meter,
             lambda: {
                 "worker": self.id,
                 "role": str(self.record.role),
                 "stage": self.record.stage,
                 "task_id": self.record.task_id,
-            }
+            },
         )
         hook.on_usage = self._add_usage
         self.callbacks.append(hook)
@@ -194,8 +197,8 @@ class WorkerSession:
             self._thread.start()
 
     def _turn(self, inp: Any) -> None:
-        if self.binding is not None:  # this thread's turn is this worker's (see `graphs`)
-            graphs.BOUND.set(self.binding)
+        if self.binding is not None:  # this thread's turn is this worker's (see `binding`)
+            BOUND.set(self.binding)
         try:
             state: dict[str, Any] = {}
             interrupts: tuple[Any, ...] = ()

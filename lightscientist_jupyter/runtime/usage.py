@@ -1,17 +1,18 @@
 """What model calls cost: tokens, wall time and price, per call, with a gate before each call.
 
 `UsageMeter` belongs to one runtime (one run of a project). Every session's model calls go
-through its `UsageCallback`:
+through its `UsageCallback` (`usage_callback`, made by the session: LangChain stays out of
+what layer 1 reads here):
 
 - before a call starts, `gate()` (handed down from layer 1) may answer a reason to hold it:
   the call does not start, the callback raises `BudgetHold`, and the session keeps its turn
   for later (`WorkerSession` holds it; a resume continues from the checkpoint);
 - when a call ends, its usage is read from the response's `usage_metadata` (input, output and
   cached input tokens), or estimated from the characters sent and received (characters / 4,
-  flagged `estimated`) when the model reports none — the offline model does not. The call is
-  priced (`prices.Price`), appended to `.lightscientist/usage.jsonl` (one JSON line per call,
-  append-only: the views fold it) and handed up through `on_charge` (layer 1 adds it to the
-  stage visit's and the project's totals and checks the budgets).
+  flagged `estimated`) when the model reports none — the offline model does not (see
+  `tokens`). The call is priced (`prices.Price`), appended to `.lightscientist/usage.jsonl`
+  (one JSON line per call, append-only: the views fold it) and handed up through `on_charge`
+  (layer 1 adds it to the stage visit's and the project's totals and checks the budgets).
 
 A call that failed and was retried is counted once: only a call that ended with an answer
 reaches `on_llm_end`, and a failed attempt reports no usage.
@@ -26,17 +27,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightscientist_jupyter._fs import append_text, read_text
 from lightscientist_jupyter.runtime.prices import Price
+from lightscientist_jupyter.runtime.tokens import tokens_of
 
-if TYPE_CHECKING:  # LangChain is imported with the callback, not by layer 1's readers
-    from lightscientist_jupyter.runtime.usage_callback import UsageCallback
-
-CHARS_PER_TOKEN = 4
-ESTIMATED = "ls_usage_estimated"
-"""The response-metadata key of an answer whose usage is an estimate (`recorded_usage`)."""
 LEDGER = "usage.jsonl"
 
 
@@ -136,52 +132,6 @@ def usage_line(raw: dict[str, Any] | None) -> str | None:
     )
 
 
-def message_chars(messages: list[Any]) -> int:
-    """Characters of a model input: contents plus serialized tool calls."""
-    total = 0
-    for m in messages:
-        content = getattr(m, "content", "")
-        total += len(content if isinstance(content, str) else json.dumps(content, default=str))
-        calls = getattr(m, "tool_calls", None)
-        if calls:
-            total += len(json.dumps(calls, default=str))
-    return total
-
-
-def tokens_of(message: Any, sent: list[Any]) -> tuple[int, int, int, bool]:
-    """(input, output, cached, estimated) of one answer: from its `usage_metadata` (estimated
-    when its metadata says so: a replay of an estimate), else characters / 4 of what was sent
-    and what came back."""
-    meta = getattr(message, "usage_metadata", None) or {}
-    if meta.get("input_tokens") or meta.get("output_tokens"):
-        details = meta.get("input_token_details") or {}
-        return (
-            int(meta.get("input_tokens") or 0),
-            int(meta.get("output_tokens") or 0),
-            int(details.get("cache_read") or 0),
-            bool((getattr(message, "response_metadata", None) or {}).get(ESTIMATED)),
-        )
-    out_chars = message_chars([message]) if message is not None else 0
-    return (
-        -(-message_chars(sent) // CHARS_PER_TOKEN),
-        -(-out_chars // CHARS_PER_TOKEN),
-        0,
-        True,
-    )
-
-
-def recorded_usage(message: Any, sent: list[Any]) -> dict[str, Any] | None:
-    """What a recording keeps of a call's usage: the model's report, or the estimate it was
-    charged (flagged `estimated`), so that its replay is charged the same whatever the
-    replayed commands printed."""
-    tin, tout, _, estimated = tokens_of(message, sent)
-    if estimated:
-        return {"input_tokens": tin, "output_tokens": tout, "total_tokens": tin + tout,
-                "estimated": True}  # fmt: skip
-    meta = getattr(message, "usage_metadata", None)
-    return dict(meta) if meta else None
-
-
 class UsageMeter:
     """Counts, prices and gates the model calls of one runtime.
 
@@ -212,12 +162,6 @@ class UsageMeter:
         """This run's id (the `hours` budget sums the runs' elapsed times)."""
         self.started = time.time()
         self._lock = threading.Lock()
-
-    def callback(self, who: Callable[[], dict[str, Any]]) -> UsageCallback:
-        """The callback of one session; `who()` says its worker, role, stage and task id."""
-        from lightscientist_jupyter.runtime.usage_callback import UsageCallback
-
-        return UsageCallback(self, who)
 
     def admit(self) -> None:
         """Raises `BudgetHold` when no new model call may start."""

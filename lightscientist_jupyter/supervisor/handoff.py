@@ -5,24 +5,35 @@ end of its run of the stage (`decisions.stage_outcome`) and, before it returns, 
 module cancel the stage's live workers cooperatively — each is asked to finalize and keeps
 its artifacts (delivery record, workspace files). The stage's layer-2 memory is reset, so
 that a give-back starts the stage afresh, with a task naming what the researcher wrote.
+The loop hands itself in as a `Releasing`: what this module uses of it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.supervisor import agent
+from lightscientist_jupyter.supervisor.task import StageHost
 from lightscientist_jupyter.vocab import DecisionKind, EventType
-
-if TYPE_CHECKING:
-    from lightscientist_jupyter.supervisor.loop import StageSupervisor
 
 CANCEL_TIMEOUT_S = 10.0
 """How long a worker has to finalize before the runtime stops it with a fallback result."""
 
 
-def release_if_taken(supervisor: StageSupervisor, task_id: str) -> list[str]:
+class Releasing(Protocol):
+    """The supervisor's loop (`loop.StageSupervisor`), as a hand-over releases a stage."""
+
+    host: StageHost
+    runtime: ExecutionRuntime
+    bus: EventBus
+
+    def restart_stage(self, task_id: str) -> None: ...
+
+
+def release_if_taken(supervisor: Releasing, task_id: str) -> list[str]:
     """When layer 1 handed `task_id`'s stage to the researcher: cancel its live workers
     (cooperatively) and forget layer 2's record of the stage. Returns the cancelled ids."""
     host = supervisor.host

@@ -45,8 +45,9 @@ class Arxiv:
     def search(
         self, fetch: Fetcher, query: str, limit: int, year_from: int | None, year_to: int | None
     ) -> list[Paper]:
-        found = self._query(fetch, {"search_query": f"all:{query}", "start": 0,
-                                    "max_results": limit})  # fmt: skip
+        found = self._query(
+            fetch, {"search_query": f"all:{query}", "start": 0, "max_results": limit}
+        )
         return [p for p in found if in_years(p, year_from, year_to)]
 
     def get(self, fetch: Fetcher, ident: str) -> Paper | None:

@@ -91,8 +91,7 @@ class Literature:
             )
         found: list[Paper] = []
         notes: list[str] = []
-        args = {"query": " ".join(query.split()), "limit": limit, "from": year_from,
-                "to": year_to}  # fmt: skip
+        args = {"query": " ".join(query.split()), "limit": limit, "from": year_from, "to": year_to}
         for source in wanted:
             try:
                 found += self._ask(source, "search", args, stage)
@@ -173,8 +172,9 @@ class Literature:
             text = ""
         entries = parse_bibtex(text, str(path))
         for key, fields in entries:
-            same = Paper(fields.get("title", ""), doi=fields.get("doi", ""),
-                         arxiv=fields.get("eprint", ""))  # fmt: skip
+            same = Paper(
+                fields.get("title", ""), doi=fields.get("doi", ""), arxiv=fields.get("eprint", "")
+            )
             if same.keys() & paper.keys():
                 return key, False
         key = cite_key(paper, [k for k, _ in entries])

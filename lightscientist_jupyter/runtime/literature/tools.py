@@ -68,8 +68,12 @@ def bound_literature_tools(current: Callable[[], tuple[Literature, str]]) -> lis
 
         def work() -> dict[str, Any]:
             key, added = hub.cite(id, stage=stage)
-            return {"key": key, "cite_as": f"[@{key}]", "file": hub.config.references,
-                    "added": added}  # fmt: skip
+            return {
+                "key": key,
+                "cite_as": f"[@{key}]",
+                "file": hub.config.references,
+                "added": added,
+            }
 
         return safe(work)
 

@@ -101,8 +101,9 @@ def reference_list(entries):
         venue = f.get("booktitle") or f.get("journal") or "preprint"
         ids = f" arXiv:{f['eprint']}." if f.get("eprint") else ""
         ids += f" doi:{f['doi']}." if f.get("doi") else ""
-        lines.append(f"- [@{key}] {who} ({f.get('year', 'n.d.')}). {f.get('title', '')}. "
-                     f"{venue}.{ids}")  # fmt: skip
+        lines.append(
+            f"- [@{key}] {who} ({f.get('year', 'n.d.')}). {f.get('title', '')}. {venue}.{ids}"
+        )
     return "\n".join(lines)
 
 

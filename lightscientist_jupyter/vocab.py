@@ -208,7 +208,7 @@ EVENT_LAYERS: dict[EventType, Layer] = {
     **{
         t: Layer.CONTROLLER
         for t in EventType
-        if t.value.split(".")[0] in ("stage", "user") or t is EventType.PATH_REFUSED
+        if t.value.split(".")[0] in ("stage", "budget", "user") or t is EventType.PATH_REFUSED
     },
     **{
         t: Layer.SUPERVISOR

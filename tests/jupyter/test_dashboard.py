@@ -231,6 +231,19 @@ def test_the_filter_matches_layer_type_and_worker(project, make_board):
     assert len(stream.visible()) == 4
 
 
+def test_the_layer_1_filter_shows_the_budget_events(project, make_board):
+    controller, _, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    controller.set_budget({"tokens": 100})
+    call = {"worker": "w1", "stage": "a", "task_id": "a#1", "model_calls": 1, "wall_s": 0.5}
+    controller.charge({**call, "input_tokens": 90, "output_tokens": 30, "cost_usd": 0.0})
+    board.tick()
+    stream = board.events
+    stream.layer = 1
+    shown = [e["type"] for e in stream.visible()]
+    assert shown[-3:] == ["budget.warning", "budget.exceeded", "user.decision_requested"]
+
+
 def test_the_worker_table_counts_calls_and_follows_status(project, make_board):
     controller, bus, buffer = project
     board = make_board(ControllerSource(controller), buffer, start=False)

@@ -53,6 +53,19 @@ class Mode(StrEnum):
     MANUAL = "manual"
 
 
+class CancelSource(StrEnum):
+    """The door a cancel of the project came through; its reason names it ("cancelled from
+    the panel")."""
+
+    COMMAND_LINE = "command line"
+    NOTEBOOK = "notebook"
+    """The `%lightscientist` magic and the Python API."""
+    PANEL = "panel"
+    """JupyterLab's side panel (the server extension)."""
+    DASHBOARD = "dashboard"
+    """The notebook's dashboard (through the server extension or its kernel)."""
+
+
 class DecisionKind(StrEnum):
     """What a pending human decision is about."""
 

@@ -8,6 +8,7 @@ would send is counted by wrapping `Widget._send`. The source behind the dashboar
 from __future__ import annotations
 
 import inspect
+import re
 import threading
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 from lightscientist_jupyter.events.buffer import EventBuffer
-from lightscientist_jupyter.jupyter import workers
+from lightscientist_jupyter.jupyter import server_data, workers
 from lightscientist_jupyter.jupyter.batching import Flusher
 from lightscientist_jupyter.jupyter.dashboard import Dashboard, Source
 from lightscientist_jupyter.jupyter.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
@@ -268,6 +269,23 @@ def test_the_budget_card_raises_the_budget_of_a_run_of_this_kernel(over_budget):
     text = "budget raised to tokens=1000; the project is running"
     assert said == [{"kind": "outcome", "ok": True, "text": text}]
     assert controller.status == "running" and controller.state.budget["project"]["tokens"] == 1000
+
+
+def drawn(board: Dashboard) -> dict[str, str]:
+    """Each stage's state as the dashboard's graph draws it."""
+    return dict(re.findall(r'data-stage="([^"]+)" data-state="([^"]+)"', board.graph.value))
+
+
+def test_the_panel_is_sent_the_stage_states_the_dashboard_draws(over_budget, tmp_path):
+    """One rule for both screens: at a budget stop and in a failed project, the states the
+    server sends the side panel are the ones the dashboard draws."""
+    controller, board = over_budget
+    at_budget = server_data.project_detail(tmp_path, "ws")["node_states"]
+    assert at_budget == drawn(board) and at_budget["a"] == "waiting"
+    controller.fail("the test failed it")
+    board.tick()
+    failed = server_data.project_detail(tmp_path, "ws")["node_states"]
+    assert failed == drawn(board) and failed["a"] == "failed"
 
 
 def test_the_worker_table_counts_calls_and_follows_status(project, make_board):

@@ -559,6 +559,7 @@ print(",".join(heavy))
 """
 
 
+@pytest.mark.slow  # runs a project through the agent stack
 def test_commands_that_read_a_project_do_not_load_the_agent_stack(tmp_path):
     """`status`, `history`, `workers`, `usage` and `diff` read files: they answer in a third
     of a second, without importing LangChain, LangGraph or deepagents (about a second here)."""

@@ -5,8 +5,9 @@ written to `state.json`, the event log or a checkpoint stay plain JSON strings, 
 compares against the string keeps working. Convert with `str(member)` before handing a value
 to LangGraph state or a tool result (the checkpoint serializer stores plain strings only).
 
-Names in the fixed interfaces (`DESIGN.md`) are kept as they are: the project waits as
-`waiting_user`, a worker as `waiting`; a project ends `done`, a worker `completed`.
+Names users already read (`state.json`, `status --json`, the event log; README, "Command
+line" and "The workspace") are kept as they are: the project waits as `waiting_user`, a
+worker as `waiting`; a project ends `done`, a worker `completed`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,19 @@ class Mode(StrEnum):
     MANUAL = "manual"
 
 
+class CancelSource(StrEnum):
+    """The door a cancel of the project came through; its reason names it ("cancelled from
+    the panel")."""
+
+    COMMAND_LINE = "command line"
+    NOTEBOOK = "notebook"
+    """The `%lightscientist` magic and the Python API."""
+    PANEL = "panel"
+    """JupyterLab's side panel (the server extension)."""
+    DASHBOARD = "dashboard"
+    """The notebook's dashboard (through the server extension or its kernel)."""
+
+
 class DecisionKind(StrEnum):
     """What a pending human decision is about."""
 
@@ -95,7 +109,7 @@ FINAL_JOB_STATUSES = frozenset(s for s in JobStatus if s != JobStatus.RUNNING)
 
 
 class WorkerStatus(StrEnum):
-    """A layer-3 worker session's state (see DESIGN.md, layer 3)."""
+    """A layer-3 worker session's state (README, "What happens in a run", step 3)."""
 
     RUNNING = "running"
     WAITING = "waiting"
@@ -208,7 +222,7 @@ EVENT_LAYERS: dict[EventType, Layer] = {
     **{
         t: Layer.CONTROLLER
         for t in EventType
-        if t.value.split(".")[0] in ("stage", "user") or t is EventType.PATH_REFUSED
+        if t.value.split(".")[0] in ("stage", "budget", "user") or t is EventType.PATH_REFUSED
     },
     **{
         t: Layer.SUPERVISOR

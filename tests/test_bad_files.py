@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.slow import whole_project
 
 GOAL = "Does learning-rate warmup help a small MLP?"
 
@@ -103,6 +104,7 @@ def test_a_damaged_checkpoint_database_is_named_with_its_remedy(tmp_path, damage
 
 
 @pytest.fixture(scope="module")
+@whole_project
 def waiting_project(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("state") / "project"
     proc = cli(ws, "research", GOAL, "--mode", "manual")

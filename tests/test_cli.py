@@ -224,9 +224,10 @@ def test_reply_to_an_unknown_stage(waiting):
     assert not waiting.inbox_dir.exists()  # refused before anything was queued
 
 
-def test_reply_y_with_a_budget_below_what_was_spent_is_refused_before_anything_is_written(
-    workspace, small_table
-):
+@pytest.fixture
+def spent(workspace, small_table):
+    """An auto-mode project whose budget of 1,000 tokens one call of 2,345 spent: it waits at
+    a `budget` decision."""
     with JsonlWriter(workspace.events_file) as writer:
         bus = EventBus(next_seq=writer.next_seq)
         bus.subscribe(writer)
@@ -249,6 +250,13 @@ def test_reply_y_with_a_budget_below_what_was_spent_is_refused_before_anything_i
         )
         c.flush()
         assert c.pending_kind == "budget"
+    return workspace
+
+
+def test_reply_y_with_a_budget_below_what_was_spent_is_refused_before_anything_is_written(
+    spent,
+):
+    workspace = spent
     before = workspace.state_file.read_bytes()
     low = cli("reply", "y", "--budget", "tokens=2000", cwd=workspace.root)
     assert_clean_error(low, "--budget tokens=2000 is not above", "spent (2,345 tokens)")
@@ -419,6 +427,18 @@ def test_events_tail_with_filters(waiting):
     assert json.loads(stdout_lines(everything)[-1])["type"] == "user.decision_requested"
 
 
+def test_the_budget_events_are_the_controller_s_and_layer_1_shows_them(spent):
+    """Layer 1 keeps the budgets: `events --layer 1` shows the warning and the stop."""
+    result = cli("events", "--layer", "1", "--type", "budget.", "--json", cwd=spent.root)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in stdout_lines(result)]
+    assert [(r["type"], r["layer"]) for r in records] == [
+        ("budget.warning", 1),
+        ("budget.exceeded", 1),
+    ]
+    assert records[-1]["message"].startswith("The project budget of 1,000 tokens is spent")
+
+
 def test_events_follow_prints_new_events(waiting):
     follower = subprocess.Popen(
         [
@@ -542,6 +562,7 @@ print(",".join(heavy))
 """
 
 
+@pytest.mark.slow  # runs a project through the agent stack
 def test_commands_that_read_a_project_do_not_load_the_agent_stack(tmp_path):
     """`status`, `history`, `workers`, `usage` and `diff` read files: they answer in a third
     of a second, without importing LangChain, LangGraph or deepagents (about a second here)."""

@@ -21,6 +21,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 from support.postgres import PASSWORD, server_in_tmp
+from support.slow import whole_project
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app.commands import Route
@@ -34,6 +35,7 @@ from tests.test_research import last_line
 
 
 @pytest.fixture(scope="module")
+@whole_project
 def at_gate(tmp_path_factory) -> Path:
     """A project `research` left waiting at idea.gate, its sessions in the workspace's SQLite
     checkpoint database (each test works on a copy)."""

@@ -236,6 +236,7 @@ def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
     assert "## Earlier entries (one line each; PROCESS.md has them all)" in task  # and used
 
 
+@pytest.mark.slow  # runs a project through the agent stack
 def test_cancel_from_another_terminal_stops_the_run(tmp_path):
     ws = tmp_path / "project"
     ws.mkdir()
@@ -283,6 +284,7 @@ def test_cancel_from_another_terminal_stops_the_run(tmp_path):
     assert left == {wid: "cancelled" if wid in cancelled else "completed" for wid in left}, left
 
 
+@pytest.mark.slow  # runs a project through the agent stack
 def test_a_supervisor_model_that_does_nothing_fails_the_stage_instead_of_hanging(tmp_path):
     from support.chat_server import ChatServer, answer
 

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.slow import whole_project
 
 from tests.test_research import cli, last_line
 
@@ -38,6 +39,7 @@ def git_log(ws: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
+@whole_project
 def rejected(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A manual project with a `.env` and an SSH key beside it, whose first gate was rejected
     with a comment holding a key, run on to the gate again."""

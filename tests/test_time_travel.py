@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.slow import whole_project
 
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.workspace import Workspace
@@ -48,6 +49,7 @@ def workers(ws: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
+@whole_project
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("tt") / "project"
     run_auto(ws)

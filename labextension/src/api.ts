@@ -128,6 +128,8 @@ export interface IProjectDetail extends IProjectSummary {
   layout: IGraphLayout | null;
   /** The same graph with its bands wrapped after 3, 2 and 1 columns, for a narrow panel. */
   layouts_narrow?: IGraphLayout[];
+  /** How each stage is drawn (`graph.stage_states`, the dashboard's rule). */
+  node_states?: Record<string, string>;
   table_error: string | null;
   outputs: IOutputFile[];
   process_md: { path: string; exists: boolean };

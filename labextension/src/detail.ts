@@ -171,6 +171,7 @@ export class DetailView {
       detail.status,
       detail.visits,
       detail.history,
+      detail.node_states,
       pending?.id
     ];
     this._once('graph', graphKey, () => this._renderGraph(detail));
@@ -210,8 +211,7 @@ export class DetailView {
       current: detail.stage ?? null,
       status: detail.status ?? null,
       visits: detail.visits,
-      pendingGate:
-        detail.pending?.kind === 'gate' ? detail.pending.stage : null,
+      states: detail.node_states ?? {},
       taken
     };
     // drawn wide and narrower; `_fitGraph` shows the widest that fits the panel's width

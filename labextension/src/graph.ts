@@ -3,8 +3,10 @@
  *
  * The layout (every box, band caption and edge route) is computed once, in Python, and the
  * notebook dashboard draws the same one: this module only turns it into SVG elements and
- * marks the project's state on them (current, waiting, visited, edges taken). Colours come
- * from the theme (style/base.css).
+ * marks the project's state on them. The state of each stage (pending, visited, current,
+ * waiting, failed, done) comes from the server too, computed by the dashboard's own rule
+ * (`graph.stage_states`), so both screens draw a budget stop or a failed project alike.
+ * Colours come from the theme (style/base.css).
  */
 
 import { IGraphLayout, INodeLayout } from './api';
@@ -14,7 +16,8 @@ export interface IGraphState {
   current: string | null;
   status: string | null;
   visits: Record<string, number>;
-  pendingGate: string | null;
+  /** How each stage is drawn, as the server sends it (`node_states`). */
+  states: Record<string, string>;
   /** Transitions the project has made, as `from\u0000to`. */
   taken: Set<string>;
 }
@@ -90,18 +93,14 @@ export function renderGraph(
   return root;
 }
 
-function nodeClasses(node: INodeLayout, state: IGraphState): string[] {
-  const classes = ['ls-node'];
-  const visited =
-    (state.visits[node.id] ?? 0) > 0 ||
-    (node.done && state.current === node.id);
+/** The stage's classes, as the dashboard's `graph._node_svg` gives them. */
+function nodeClasses(node: INodeLayout, drawn: string): string[] {
+  const classes = ['ls-node', `ls-node-${drawn}`];
   const flags: [boolean, string][] = [
     [node.gate, 'ls-node-gate'],
     [node.branch, 'ls-node-branch'],
     [node.done, 'ls-node-done'],
-    [visited, 'ls-node-visited'],
-    [node.id === state.current, 'ls-node-current'],
-    [node.id === state.pendingGate, 'ls-node-waiting']
+    [drawn === 'visited' || drawn === 'done', 'ls-node-visited']
   ];
   for (const [on, name] of flags) {
     if (on) {
@@ -118,9 +117,14 @@ function drawNode(
 ): void {
   const { x, y, width: w, height: h } = node;
   const visits = state.visits[node.id] ?? 0;
+  const drawn = state.states[node.id] ?? 'pending';
   const g = svg(
     'g',
-    { class: nodeClasses(node, state).join(' '), 'data-stage': node.id },
+    {
+      class: nodeClasses(node, drawn).join(' '),
+      'data-stage': node.id,
+      'data-state': drawn
+    },
     parent
   );
   svg('rect', { x, y, width: w, height: h, rx: node.done ? h / 2 : 5 }, g);

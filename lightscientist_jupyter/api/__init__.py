@@ -43,6 +43,7 @@ from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, worker_records
 from lightscientist_jupyter.controller import StageTable, load_table, shipped_stages
 from lightscientist_jupyter.errors import BadInput, Conflict
+from lightscientist_jupyter.vocab import CancelSource
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -165,7 +166,9 @@ def cancel(workspace: Where = ".", worker_id: str | None = None) -> str:
     """Cancel one worker or the whole run, wherever it runs; returns what was done."""
     view = open_project(workspace)
     local = view.cancel if isinstance(view, Run) else None
-    return commands.cancel(view.workspace, worker_id, source="notebook", local=local).message
+    return commands.cancel(
+        view.workspace, worker_id, source=CancelSource.NOTEBOOK, local=local
+    ).message
 
 
 def stages(path: Where | None = None) -> StageTable:

@@ -27,7 +27,7 @@ from lightscientist_jupyter.controller import ProjectState, ResearchController, 
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput, ControllerError, StorageFault
 from lightscientist_jupyter.events import EventBuffer, Subscriber
-from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, CancelSource
 from lightscientist_jupyter.workspace import Workspace
 
 if TYPE_CHECKING:  # imported when a run starts: reading a project needs no model libraries
@@ -215,7 +215,7 @@ class Run(ProjectView):
             target, args = self.project.supervisor.runtime.cancel, (worker_id,)
             message = f"cancelling worker {worker_id}"
         else:
-            target, args = self.project.cancel, ("cancelled from the notebook",)
+            target, args = self.project.cancel, (commands.cancel_reason(CancelSource.NOTEBOOK),)
             message = "cancelling the run"
         thread = threading.Thread(
             target=_quietly, args=(target, *args), daemon=True, name="lightscientist-cancel"

@@ -35,6 +35,7 @@ from lightscientist_jupyter.errors import BadInput, Conflict, ModelConfigError, 
 from lightscientist_jupyter.events import EventLog
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
+    CancelSource,
     DecisionKind,
     ProjectStatus,
     WorkerStatus,
@@ -299,14 +300,23 @@ LocalCancel = Callable[[str | None], str]
 """A run in this process: cancels one worker (or all, given None) and says what it did."""
 
 
+def cancel_reason(source: object) -> str:
+    """The project's reason after a cancel from `source` (the door, a `CancelSource`; an
+    inbox command without a known one says only that the user cancelled)."""
+    known = source in set(CancelSource)
+    return f"cancelled from the {source}" if known else "cancelled by the user"
+
+
 def cancel(
     ws: Workspace,
     worker_id: str | None = None,
     *,
-    source: str = "cli",
+    source: CancelSource,
     local: LocalCancel | None = None,
 ) -> Sent:
-    """Cancel one worker, or every worker and then the project, wherever it runs."""
+    """Cancel one worker, or every worker and then the project, wherever it runs; the
+    project's reason names `source`, the door the cancel came through, whichever process
+    applies it."""
     state = require_project(ws)
     if worker_id and not (ws.workers_dir / worker_id / "worker.json").exists():
         raise BadInput(f"no worker '{worker_id}' in {ws.workers_dir}")
@@ -322,7 +332,7 @@ def cancel(
         return Sent(Route.APPLIED, local(worker_id))
     holder = read_holder(ws)
     if holder is not None:
-        write_command(ws, "cancel", worker_id=worker_id)
+        write_command(ws, "cancel", worker_id=worker_id, source=str(source))
         return Sent(
             Route.RUNNER,
             f"cancel request sent to the run held by pid {holder.get('pid', '?')}",
@@ -335,7 +345,7 @@ def cancel(
         )
     with WorkspaceLock(ws).acquire("cancel"), EventLog(ws.events_file) as bus:
         controller = ResearchController.open(ws, bus=bus)
-        controller.cancel(f"cancelled from the {source}")
+        controller.cancel(cancel_reason(source))
         return Sent(Route.APPLIED, f"the project is {controller.status}", status=controller.status)
 
 

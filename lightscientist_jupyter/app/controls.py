@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lightscientist_jupyter.app import handoff, history
 from lightscientist_jupyter.app import until as until_stage
-from lightscientist_jupyter.app.commands import project_locked, require_project
+from lightscientist_jupyter.app.commands import cancel_reason, project_locked, require_project
 from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.inbox import write_command
 from lightscientist_jupyter.controller.lock import read_holder
@@ -131,7 +131,7 @@ def apply_command(project: RunningProject, command: dict[str, Any]) -> bool:
         case "handoff":  # take / deliver / give-back from elsewhere
             handoff.apply_command(project.controller, args)
         case "cancel" if not args.get("worker_id"):
-            project.cancel_soon("cancelled from the command line")
+            project.cancel_soon(cancel_reason(args.get("source")))
         case "cancel":
             try:
                 project.supervisor.runtime.cancel(args["worker_id"], timeout=10.0)

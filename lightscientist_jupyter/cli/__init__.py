@@ -42,6 +42,7 @@ from lightscientist_jupyter.errors import (
     StorageFault,
 )
 from lightscientist_jupyter.events import follow, format_line, make_filter, printable, read_tail
+from lightscientist_jupyter.vocab import CancelSource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -167,7 +168,7 @@ def cmd_workers(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    sent = commands.cancel(_workspace(args), args.worker_id, source="command line")
+    sent = commands.cancel(_workspace(args), args.worker_id, source=CancelSource.COMMAND_LINE)
     if sent.status is None:
         print(sent.message)
         return EXIT_OK

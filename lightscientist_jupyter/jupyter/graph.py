@@ -2,7 +2,8 @@
 
 Pure functions only, so that any user table draws, the drawing is testable as text, and the
 same SVG serves the live dashboard and the static fallback of a saved notebook. The side
-panel draws the same layout (the server sends it), so both show one graph.
+panel draws the same layout and the same state of each stage (`stage_states`; the server
+sends both), so both show one graph.
 
 Drawing: gates have a double border and the gate glyph (◆); the state of each stage
 (visited, current, waiting, failed) is a class the shared style sheet colours from the

@@ -21,6 +21,7 @@ from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.server_control import apply
 from lightscientist_jupyter.jupyter.server_paths import Refused
 from lightscientist_jupyter.jupyter.widgets import THEME_CSS, esm
+from lightscientist_jupyter.vocab import CancelSource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -72,7 +73,7 @@ class RunControls(anywidget.AnyWidget):
                 self.workspace,
                 str(content.get("action")),
                 content.get("stage") or None,
-                source="dashboard",
+                source=CancelSource.DASHBOARD,
             )
             self.send({"kind": "outcome", "ok": True, "text": done["message"]})
         except Refused as exc:

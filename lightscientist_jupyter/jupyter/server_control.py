@@ -27,12 +27,13 @@ from lightscientist_jupyter.errors import (
     WorkspaceLocked,
 )
 from lightscientist_jupyter.jupyter.server_paths import Refused, open_project
+from lightscientist_jupyter.vocab import CancelSource
 from lightscientist_jupyter.workspace import Workspace
 
 ACTIONS = ("cancel", "resume", "pause", "rerun")
 
 
-def apply(ws: Workspace, action: str, stage: str | None, *, source: str) -> dict[str, Any]:
+def apply(ws: Workspace, action: str, stage: str | None, *, source: CancelSource) -> dict[str, Any]:
     """Do `action` on the project in `ws`; `Refused` (400 / 409) when it cannot be done."""
     if action not in ACTIONS:
         raise Refused(400, f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
@@ -72,5 +73,5 @@ def control(root: Path, body: Any) -> dict[str, Any]:
     if not isinstance(rel, str):
         raise Refused(400, "path (the project folder, relative to the server root) is required")
     ws, rel = open_project(root, rel)
-    source = "dashboard" if body.get("from") == "dashboard" else "panel"
+    source = CancelSource.DASHBOARD if body.get("from") == "dashboard" else CancelSource.PANEL
     return {"path": rel, **apply(ws, str(body.get("action")), body.get("stage"), source=source)}

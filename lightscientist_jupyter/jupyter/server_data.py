@@ -31,6 +31,7 @@ from lightscientist_jupyter.errors import BadInput, Conflict, LightScientistErro
 from lightscientist_jupyter.events import read_tail
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.diff_card import panel_changes
+from lightscientist_jupyter.jupyter.graph import stage_states
 from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.jupyter.server_paths import (
     EVENTS_FILE,
@@ -166,6 +167,7 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         table=None,
         layout=None,
         layouts_narrow=[],
+        node_states={},
         table_error=None,
         outputs=[],
         process_md={"path": join(rel, "PROCESS.md"), "exists": files.is_file("PROCESS.md")},
@@ -182,6 +184,8 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         detail["table"] = _table_view(table)
         detail["layout"] = graph_layout(table)  # the dashboard's layout: the panel only draws it
         detail["layouts_narrow"] = [graph_layout(table, c) for c in PANEL_COLUMNS]
+        # how each stage is drawn, by the dashboard's own rule: the panel only paints it
+        detail["node_states"] = stage_states(table, state)
         detail["handoff"] = handover.card(ws, state, table)  # the hand-over card, or None
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
         detail["outputs"] = [

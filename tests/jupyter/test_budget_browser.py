@@ -90,6 +90,10 @@ def test_panel_raises_the_budget_and_the_project_goes_on(project_root, lab):
         field = card.get_by_label("New limit of tokens")
         expect(field).to_have_value("8000")
         expect(panel.locator(".ls-gate")).to_be_hidden()  # the card stands for it
+        # the stage it stopped in is drawn waiting, as the dashboard draws it
+        graph = panel.locator("svg.ls-graph:visible")
+        expect(graph.locator("g.ls-node-waiting[data-state=waiting]")).to_have_count(1)
+        expect(graph.locator("g.ls-node-current")).to_have_count(0)
         problems = axe_problems(page, "#lightscientist-panel")
         assert not problems, "\n".join(problems)
         page.screenshot(path=str(OUTPUT / "panel-budget.png"))

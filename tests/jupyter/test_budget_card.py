@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.real_run import GOAL, cli
+from support.slow import whole_project
 
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import ProjectState, load_state
@@ -46,6 +47,7 @@ def test_the_header_shows_tokens_cost_and_budget():
 
 
 @pytest.fixture
+@whole_project
 def at_budget(tmp_path):
     """An offline project stopped at a budget decision (tokens=4000), nobody running it."""
     ws = tmp_path / "ws"

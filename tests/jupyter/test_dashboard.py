@@ -7,6 +7,8 @@ would send is counted by wrapping `Widget._send`. The source behind the dashboar
 
 from __future__ import annotations
 
+import inspect
+import re
 import threading
 import time
 from pathlib import Path
@@ -17,25 +19,27 @@ from support.planting import SECRET, sandboxed
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
-from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 from lightscientist_jupyter.events.buffer import EventBuffer
-from lightscientist_jupyter.jupyter import workers
+from lightscientist_jupyter.jupyter import server_data, workers
 from lightscientist_jupyter.jupyter.batching import Flusher
-from lightscientist_jupyter.jupyter.dashboard import Dashboard
+from lightscientist_jupyter.jupyter.dashboard import Dashboard, Source
 from lightscientist_jupyter.jupyter.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
 
 
-class ControllerSource:
-    """A `Source` over an in-memory controller: the shape of `api.Run`, without a runtime."""
+class ControllerSource(ProjectView):
+    """`api.Run` without its runtime: the real `ProjectView` (its `reply` and the rest) over
+    an in-memory controller the test drives itself, standing for a run of this kernel. It
+    overrides only what a live run answers from its controller; `test_the_stand_in_has_the_
+    run_s_signatures` keeps those in step with `api.Run`."""
 
-    live = True
+    live = True  # a property of `api.Run`; a plain attribute here, so a test can end the run
 
     def __init__(self, controller: ResearchController):
+        super().__init__(controller.workspace)
         self.controller = controller
-        self.workspace = controller.workspace
-        self.replies: list[tuple] = []
         self.is_running = True
 
     def state(self):
@@ -44,35 +48,37 @@ class ControllerSource:
     def table(self):
         return self.controller.table
 
-    def model_spec(self) -> str:
+    def model_spec(self):
         return "offline"
 
-    def started_at(self) -> float:
+    def started_at(self):
         return time.time() - 5
 
-    def running(self) -> bool:
+    def running(self):
         return self.is_running
 
-    def reply(
-        self,
-        approve,
-        comment="",
-        to=None,
-        *,
-        decision_id=None,
-        source="widget",
-        resume_if_idle=False,
-    ):
-        self.replies.append((approve, comment, to, decision_id))
-        return commands.submit_reply(
-            self.workspace,
-            approve,
-            comment,
-            to,
-            decision_id=decision_id,
-            source=source,
-            live=self.controller,
-        )
+    def controller_here(self):
+        return self.controller
+
+
+def _shape(method) -> list[tuple[str, object, object]]:
+    """A method's parameters as a caller sees them: names, kinds and defaults."""
+    return [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]
+
+
+def test_the_stand_in_has_the_run_s_signatures():
+    """What the stand-in overrides is called as `api.Run` is, and covers what a dashboard
+    needs from its source (`dashboard.Source`): a test cannot pass on a drifted stand-in."""
+    own = {n: m for n, m in vars(ControllerSource).items() if inspect.isfunction(m)}
+    for name, method in own.items():
+        if name != "__init__":
+            assert _shape(method) == _shape(getattr(api.Run, name)), name
+    for name in (n for n in vars(Source) if not n.startswith("_")):
+        run_side = getattr(api.Run, name)
+        if isinstance(run_side, property):
+            assert hasattr(ControllerSource, name), name
+        else:
+            assert _shape(getattr(ControllerSource, name)) == _shape(run_side), name
 
 
 @pytest.fixture
@@ -231,6 +237,57 @@ def test_the_filter_matches_layer_type_and_worker(project, make_board):
     assert len(stream.visible()) == 4
 
 
+@pytest.fixture
+def over_budget(project, make_board):
+    """A dashboard on a run of this kernel whose budget of 100 tokens one call of 120 spent:
+    the project waits at decision d1; `(controller, board)`."""
+    controller, _, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    controller.set_budget({"tokens": 100})
+    call = {"worker": "w1", "stage": "a", "task_id": "a#1", "model_calls": 1, "wall_s": 0.5}
+    controller.charge({**call, "input_tokens": 90, "output_tokens": 30, "cost_usd": 0.0})
+    board.tick()
+    return controller, board
+
+
+def test_the_layer_1_filter_shows_the_budget_events(over_budget):
+    _, board = over_budget
+    stream = board.events
+    stream.layer = 1
+    shown = [e["type"] for e in stream.visible()]
+    assert shown[-3:] == ["budget.warning", "budget.exceeded", "user.decision_requested"]
+
+
+def test_the_budget_card_raises_the_budget_of_a_run_of_this_kernel(over_budget):
+    controller, board = over_budget
+    card = board.budget
+    assert card.card["id"] == "d1"
+    said = []
+    card.send = lambda content, buffers=None: said.append(content)
+    raise_it = {"kind": "reply", "approve": True, "decision_id": "d1", "budget": "tokens=1000"}
+    card._message(card, raise_it, [])
+    text = "budget raised to tokens=1000; the project is running"
+    assert said == [{"kind": "outcome", "ok": True, "text": text}]
+    assert controller.status == "running" and controller.state.budget["project"]["tokens"] == 1000
+
+
+def drawn(board: Dashboard) -> dict[str, str]:
+    """Each stage's state as the dashboard's graph draws it."""
+    return dict(re.findall(r'data-stage="([^"]+)" data-state="([^"]+)"', board.graph.value))
+
+
+def test_the_panel_is_sent_the_stage_states_the_dashboard_draws(over_budget, tmp_path):
+    """One rule for both screens: at a budget stop and in a failed project, the states the
+    server sends the side panel are the ones the dashboard draws."""
+    controller, board = over_budget
+    at_budget = server_data.project_detail(tmp_path, "ws")["node_states"]
+    assert at_budget == drawn(board) and at_budget["a"] == "waiting"
+    controller.fail("the test failed it")
+    board.tick()
+    failed = server_data.project_detail(tmp_path, "ws")["node_states"]
+    assert failed == drawn(board) and failed["a"] == "failed"
+
+
 def test_the_worker_table_counts_calls_and_follows_status(project, make_board):
     controller, bus, buffer = project
     board = make_board(ControllerSource(controller), buffer, start=False)
@@ -270,6 +327,14 @@ def _to_gate(controller, produce) -> None:
     assert controller.status == "waiting_user"
 
 
+def _answers(controller) -> list[tuple]:
+    """The decisions the project took: `(id, approve, comment, to, source)`."""
+    return [
+        (d["id"], d["approve"], d["comment"], d.get("to"), d["source"])
+        for d in controller.state.decisions
+    ]
+
+
 def test_a_gate_click_replies_exactly_once(project, make_board, produce):
     controller, bus, buffer = project
     source = ControllerSource(controller)
@@ -287,9 +352,8 @@ def test_a_gate_click_replies_exactly_once(project, make_board, produce):
     gate.approve_button.click()
     gate.approve_button.click()
     gate.reject_button.click()
-    assert source.replies == [(True, "looks good", None, "d1")]
     assert gate.replies == 1
-    assert [d["id"] for d in controller.state.decisions] == ["d1"]
+    assert _answers(controller) == [("d1", True, "looks good", "b", "widget")]
     assert "approved" in gate.result.value
     assert gate.approve_button.disabled and gate.reject_button.disabled
     board.tick()  # the panel shows how the decision went
@@ -326,7 +390,7 @@ def test_a_reject_sends_the_chosen_target_and_comment(project, make_board, produ
     board.gate.comment.value = "needs more data"
     board.gate.reject_button.click()
     board.gate.reject_button.click()
-    assert source.replies == [(False, "needs more data", "a", "d1")]
+    assert _answers(controller) == [("d1", False, "needs more data", "a", "widget")]
     assert controller.stage == "a" and "needs more data" in controller.state.feedback
 
 
@@ -339,7 +403,7 @@ def test_a_late_panel_never_answers_a_newer_decision(project, make_board, produc
     controller.reply(False, "again", "a", source="cli")  # answered elsewhere
     _to_gate(controller, produce)  # a new decision, d2
     board.gate.approve_button.click()  # the panel still shows d1
-    assert source.replies[-1][3] == "d1"
+    assert _answers(controller) == [("d1", False, "again", "a", "cli")]  # d1 stays answered
     assert controller.status == "waiting_user" and controller.state.pending.id == "d2"
     assert board.gate.result.value == (
         "<div><b>approved</b> <code>d1</code> — decision d1 was already answered "

@@ -22,6 +22,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import Image, Markdown
 from IPython.utils.capture import capture_output
 from support.planting import SECRET, sandboxed
+from support.slow import whole_project
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
@@ -57,6 +58,7 @@ def ls(ip, line: str):
 
 
 @pytest.fixture(scope="module")
+@whole_project
 def done(ip, tmp_path_factory):
     """A project run with `research "find x" --mode auto` to done; (workspace, outputs, s)."""
     ws = tmp_path_factory.mktemp("magic") / "done project"
@@ -268,23 +270,35 @@ def test_cancel_a_project_nobody_runs(ip, done, capsys):
         "research x --stage nope -w {new}",
         "research x --model nope:thing -w {new}",
         "research x --stages {missing}",
+        "status -w {new}",
+        "stages --stages {missing}",
+        "help nope",
+    ],
+)
+def test_bad_input_is_a_usage_error_without_traceback(ip, tmp_path, capsys, line):
+    refused(ip, capsys, tmp_path, line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
         "research again -w {done}",
         "reply maybe -w {done}",
         "reply y -w {done}",
-        "status -w {new}",
         "events --tail -1 -w {done}",
         "events --layer 4 -w {done}",
         "show nothing.md -w {done}",
         "cancel w99 -w {done}",
         "cancel w1 -w {done}",
-        "stages --stages {missing}",
-        "help nope",
     ],
 )
-def test_bad_input_is_a_usage_error_without_traceback(ip, done, tmp_path, capsys, line):
-    line = line.format(
-        done=f'"{done[0]}"', new=f'"{tmp_path / "new"}"', missing=f'"{tmp_path / "missing.toml"}"'
-    )
+def test_bad_input_on_a_finished_project_is_a_usage_error(ip, done, tmp_path, capsys, line):
+    refused(ip, capsys, tmp_path, line.replace("{done}", f'"{done[0]}"'))
+
+
+def refused(ip, capsys, tmp_path: Path, line: str) -> None:
+    """`line` raises a `UsageError` (as a call and as a cell), printed without a traceback."""
+    line = line.format(new=f'"{tmp_path / "new"}"', missing=f'"{tmp_path / "missing.toml"}"')
     with pytest.raises(UsageError):
         ls(ip, line)
     result = ip.run_cell(f"%lightscientist {line}")

@@ -139,8 +139,10 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(gate.locator(".ls-approves")).to_contain_text("experiment.setup")
                 expect(gate.locator(".ls-gate-outputs")).to_contain_text("idea/brief.md")
                 expect(
-                    panel.locator("svg.ls-graph:visible .ls-node-current[data-stage='idea.gate']")
-                ).to_have_count(1)
+                    panel.locator(
+                        "svg.ls-graph:visible [data-stage='idea.gate'][data-state=waiting]"
+                    )
+                ).to_have_count(1)  # as the dashboard draws it (graph.stage_states)
                 expect(panel.locator(".ls-event").first).to_be_visible()
                 expect(page.locator(".ls-StatusItem")).to_contain_text("idea.gate")
                 narrow = check_graph_follows_the_layout(page, url, token)  # a side panel's
@@ -181,7 +183,7 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 moved_on = re.compile(r"^(experiment|paper)\.")
                 expect(panel.locator(".ls-stage")).to_have_text(moved_on, timeout=20_000)
                 expect(
-                    panel.locator(".ls-graph .ls-node-current[data-stage='idea.gate']")
+                    panel.locator(".ls-graph .ls-node-waiting[data-stage='idea.gate']")
                 ).to_have_count(0)
                 expect(
                     panel.locator(".ls-event-type").get_by_text("user.decision", exact=True)

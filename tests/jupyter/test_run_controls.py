@@ -20,7 +20,7 @@ from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.jupyter import progress, server_control, server_data
-from lightscientist_jupyter.jupyter.run_controls import run_view
+from lightscientist_jupyter.jupyter.run_controls import RunControls, run_view
 from lightscientist_jupyter.jupyter.server_paths import Refused
 from lightscientist_jupyter.workspace import Workspace
 from tests.test_research import cli
@@ -177,3 +177,44 @@ def test_pause_after_a_stage_reaches_the_running_process(tmp_path: Path):
     assert state.history[-1]["from"] == "experiment.setup"
     assert state.reason.startswith("paused after experiment.setup (--until)")
     assert "pause_after" not in state.settings
+
+
+def _cancel_by_magic(root: Path, ws: Workspace, shell) -> None:
+    shell.run_line_magic("lightscientist", f'cancel -w "{ws.root}"')
+
+
+def _cancel_by_comm(root: Path, ws: Workspace, shell) -> None:
+    """The dashboard's comm fallback, as a click on its Cancel sends it to the kernel."""
+    RunControls(ws)._message(None, {"kind": "control", "action": "cancel"}, [])
+
+
+DOORS = {
+    "command line": lambda root, ws, shell: cli(ws.root, "cancel"),
+    "notebook": _cancel_by_magic,
+    "panel": lambda root, ws, shell: server_control.control(
+        root, {"path": "p", "action": "cancel"}
+    ),
+    "dashboard": lambda root, ws, shell: server_control.control(
+        root, {"path": "p", "action": "cancel", "from": "dashboard"}
+    ),
+    "dashboard (comm)": _cancel_by_comm,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("door", DOORS)
+def test_a_cancel_the_running_process_applies_names_the_door_it_came_through(
+    tmp_path: Path, magic_shell, door: str
+):
+    """The cancel reaches another process through the project's inbox; the reason it leaves
+    says where the user pressed it, not "the command line" whatever the door."""
+    ws = waiting_project.make_waiting_project(str(tmp_path / "p"))  # at idea.gate
+    argv = [sys.executable, "-m", "lightscientist_jupyter", "resume", "--wait", "-w", str(ws.root)]
+    env = {**os.environ, "LIGHTSCIENTIST_MODEL": ""}
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as run:
+        wait_for(lambda: (read_holder(ws) or {}).get("pid") == run.pid, "the run", within=60)
+        DOORS[door](tmp_path, ws, magic_shell)
+        out, _ = run.communicate(timeout=60)
+    assert out.decode().strip().splitlines()[-1] == "cancelled", out.decode()
+    said = door.removesuffix(" (comm)")
+    assert load_state(ws.state_file).reason == f"cancelled from the {said}"

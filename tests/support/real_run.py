@@ -23,6 +23,7 @@ import pytest
 from conftest import SMALL_TABLE, _write_table
 
 from support.chat_server import ChatServer, answer, tool_call
+from support.slow import whole_project
 
 GOAL = "Does warmup help a small MLP?"
 OUTPUTS = {"a": ["out/a.md"], "gate": ["out/brief.md"], "b": ["out/b.md", "out/b.csv"]}
@@ -140,6 +141,7 @@ def nothing_listens(url: str) -> bool:
 
 
 @pytest.fixture(scope="session")
+@whole_project
 def real_recording(tmp_path_factory) -> dict[str, Any]:
     """One recorded run of the suite's small table (a → gate → b → done), in auto mode."""
     base = tmp_path_factory.mktemp("real-recording")

@@ -1,4 +1,5 @@
-"""What the tests know of the default stage table, written out once (DESIGN.md's flow)."""
+"""What the tests know of the default stage table, written out once (README, "The stage
+table": the default flow)."""
 
 DEFAULT_STAGE_IDS = [
     "idea.survey",

@@ -1,0 +1,58 @@
+"""CONTRIBUTING's fast suite leaves out every test that runs a whole project: a fixture that
+runs one is declared `@whole_project` (`support/slow.py`) and marks its tests `slow`. Before,
+the tests using the magic's finished project or the recorded real run were in the fast suite,
+which took 4.4 minutes instead of the 2 CONTRIBUTING promised."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+FAST = "not slow and not browser and not binder"
+"""CONTRIBUTING's fast suite."""
+WHOLE_PROJECT = {
+    "done",  # jupyter/test_magic.py: `research --mode auto` to done
+    "real_recording",  # support/real_run.py: a run through ChatOpenAI, recorded
+    "at_gate",
+    "rejected",
+    "finished",
+    "waiting_project",
+    "at_budget",
+}
+"""Fixtures that run a whole project (each is declared `@whole_project`)."""
+
+COLLECT = """
+import json, sys, pytest
+
+class Report:
+    def pytest_collection_finish(self, session):
+        from support.slow import WHOLE_PROJECT  # once pytest has imported it as a plugin
+        used = {i.nodeid: sorted(i.fixturenames) for i in session.items}
+        print("REPORT " + json.dumps({"declared": sorted(WHOLE_PROJECT), "used": used}))
+
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-m", sys.argv[1],
+                      sys.argv[2]], plugins=[Report()]))
+"""
+
+
+@pytest.mark.slow  # collects the whole suite in a process of its own (about 15 s)
+def test_the_fast_suite_runs_no_whole_project():
+    proc = subprocess.run(
+        [sys.executable, "-c", COLLECT, FAST, str(TESTS)],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("REPORT "))
+    report = json.loads(line.removeprefix("REPORT "))
+    assert WHOLE_PROJECT <= set(report["declared"])
+    assert len(report["used"]) > 500  # the fast suite was collected
+    leaks = {test: sorted(WHOLE_PROJECT & set(f)) for test, f in report["used"].items()}
+    assert {test: names for test, names in leaks.items() if names} == {}

@@ -37,6 +37,8 @@ from lightscientist_jupyter.runtime.redacting import RedactionMiddleware
 from lightscientist_jupyter.runtime.sandbox import WorkerShell, WorkspaceBackend
 from lightscientist_jupyter.runtime.shell import ProcessGroups
 from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.usage import UsageMeter
+from lightscientist_jupyter.runtime.usage_callback import BudgetMiddleware
 from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
 from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.workspace import Workspace
@@ -51,6 +53,7 @@ class GraphHost(Protocol):
     shell_policy: ShellPolicy
     groups: ProcessGroups
     jobs: JobManager
+    meter: UsageMeter
     command_timeout: float
     retries: int
     retry_initial_delay: float
@@ -106,13 +109,15 @@ def session_graph(
 
 def _middleware(runtime: GraphHost, flags: Any, current_turn_only: bool) -> list[Any]:
     """A session's own middleware, outermost first: redaction (outside the retries, which
-    must see a failure's own kind), the lifecycle, the retries."""
+    must see a failure's own kind), the lifecycle, the retries, and the budget innermost, so
+    that every attempt is asked for."""
     middleware: list[Any] = [
         RedactionMiddleware(),
         LifecycleMiddleware(flags=flags, current_turn_only=current_turn_only),
     ]
     if runtime.retries:
         middleware.append(retry_middleware(runtime.retries, runtime.retry_initial_delay))
+    middleware.append(BudgetMiddleware(runtime.meter))
     return middleware
 
 
@@ -136,19 +141,22 @@ def _worker_agent(runtime: GraphHost, prompt: str, extra: builtins.list[Any]) ->
         ],
         system_prompt=prompt,
         middleware=[TodoListMiddleware(), *_middleware(runtime, lambda: bound().flags, False)],
-        subagents=[_general_purpose()],
+        subagents=[_general_purpose(runtime.meter)],
         backend=backend,
         checkpointer=runtime.saver,
         name="worker",
     )
 
 
-def _general_purpose() -> Any:
+def _general_purpose(meter: UsageMeter) -> Any:
     """deepagents' general-purpose subagent (the `task` tool's), as it would add it, with
-    redaction: its steps are checkpointed too, in the worker's thread."""
+    redaction (its steps are checkpointed too, in the worker's thread) and the budget."""
     from deepagents.middleware.subagents import GENERAL_PURPOSE_SUBAGENT
 
-    return {**GENERAL_PURPOSE_SUBAGENT, "middleware": [RedactionMiddleware()]}
+    return {
+        **GENERAL_PURPOSE_SUBAGENT,
+        "middleware": [RedactionMiddleware(), BudgetMiddleware(meter)],
+    }
 
 
 def _agent(runtime: GraphHost, record: WorkerRecord, extra: builtins.list[Any], flags: Any) -> Any:

@@ -1,12 +1,12 @@
 """What model calls cost: tokens, wall time and price, per call, with a gate before each call.
 
-`UsageMeter` belongs to one runtime (one run of a project). Every session's model calls go
-through its `UsageCallback` (`usage_callback`, made by the session: LangChain stays out of
-what layer 1 reads here):
+`UsageMeter` belongs to one runtime (one run of a project). Its hooks on the model calls are
+LangChain's, in `usage_callback` (LangChain stays out of what layer 1 reads here):
 
 - before a call starts, `gate()` (handed down from layer 1) may answer a reason to hold it:
-  the call does not start, the callback raises `BudgetHold`, and the session keeps its turn
-  for later (`WorkerSession` holds it; a resume continues from the checkpoint);
+  the call does not start, the graph's `BudgetMiddleware` raises `BudgetHold`, and the
+  session keeps its turn for later (`WorkerSession` holds it; a resume continues from the
+  checkpoint);
 - when a call ends, its usage is read from the response's `usage_metadata` (input, output and
   cached input tokens), or estimated from the characters sent and received (characters / 4,
   flagged `estimated`) when the model reports none — the offline model does not (see
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -38,17 +37,6 @@ LEDGER = "usage.jsonl"
 
 class BudgetHold(Exception):
     """A model call was not started: the project's budget is spent (the reason says how)."""
-
-
-class _QuietHolds(logging.Filter):
-    """LangChain logs every exception a callback raises as a warning; a hold is no error."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args if isinstance(record.args, tuple) else ()
-        return not any(isinstance(a, str) and a.startswith("BudgetHold(") for a in args)
-
-
-logging.getLogger("langchain_core.callbacks.manager").addFilter(_QuietHolds())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,24 +1,49 @@
-"""One session's hook on its model calls: it asks the meter (`runtime.usage.UsageMeter`) before
-each call starts, which raises `BudgetHold` once a budget is spent, and charges each finished
-call. Apart from the meter because it is a LangChain callback: layer 1 and the command line
-read `runtime.usage` without importing LangChain."""
+"""The meter's two hooks on the model calls (`runtime.usage.UsageMeter`), apart from it because
+they are LangChain's: layer 1 and the command line read `runtime.usage` without importing
+LangChain.
+
+- `BudgetMiddleware`, in every graph's middleware, asks the meter before each model call
+  starts: once a budget is spent the meter raises `BudgetHold` there, the call does not start
+  and the session keeps its turn for later.
+- `UsageCallback`, one per session, charges each call that ended with an answer — every call
+  of the session's graph, a middleware's own (deepagents' summarising) included.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.callbacks import BaseCallbackHandler
 
 from lightscientist_jupyter.runtime.usage import Usage, UsageMeter
 
 
-class UsageCallback(BaseCallbackHandler):
-    """One session's hook on its model calls (see the module's docstring)."""
+class BudgetMiddleware(AgentMiddleware):
+    """Holds a model call before it starts once a budget is spent (`UsageMeter.admit`)."""
 
-    raise_error = True  # so that the gate's `BudgetHold` stops the call before it starts
+    def __init__(self, meter: UsageMeter):
+        super().__init__()
+        self.meter = meter
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        self.meter.admit()
+        return handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        self.meter.admit()
+        return await handler(request)
+
+
+class UsageCallback(BaseCallbackHandler):
+    """One session's charges for its model calls (see the module's docstring)."""
 
     def __init__(self, meter: UsageMeter, who: Callable[[], dict[str, Any]]):
         self.meter = meter
@@ -31,7 +56,6 @@ class UsageCallback(BaseCallbackHandler):
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID, **kwargs: Any
     ) -> None:
-        self.meter.admit()
         self._calls[run_id] = (time.monotonic(), messages[0] if messages else [])
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:

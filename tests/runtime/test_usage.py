@@ -5,6 +5,7 @@ once, a call held before it starts and made on resume, the offline model's estim
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from support.runtime import answer, finish, http_error, plain_spec, stage_spec, tool_call
@@ -79,6 +80,23 @@ def test_a_held_call_does_not_start_and_a_resume_makes_it(
     assert record["held"] is None
     assert len(chat_server.requests) == 2  # the held call, made once
     assert Usage.from_dict(record["usage"]).model_calls == 2
+
+
+def test_a_hold_is_the_graphs_middleware_not_a_callback_error(
+    chat_server, chat_model, make_runtime, ws, caplog
+):
+    """The hold stops the call in the graph's own middleware: LangChain reports no failed
+    callback, and its logger is left as the user's kernel had it (no filter of ours)."""
+    chat_server.play(answer("done"))
+    meter = UsageMeter(gate=lambda: "tokens: 18 of 10 spent")
+    runtime = make_runtime(chat_model, meter=meter)
+    with caplog.at_level(logging.DEBUG):
+        record = finish(runtime, runtime.start(plain_spec()))
+
+    assert record["held"] == "tokens: 18 of 10 spent"
+    assert not chat_server.requests
+    assert not [r for r in caplog.records if "BudgetHold" in r.getMessage()]
+    assert logging.getLogger("langchain_core.callbacks.manager").filters == []
 
 
 def test_the_offline_model_reports_an_estimate(make_runtime, ws, table):

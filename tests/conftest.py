@@ -17,7 +17,12 @@ from lightscientist_jupyter.controller import ResearchController, StageTable, lo
 from lightscientist_jupyter.events import Event, EventBus
 from lightscientist_jupyter.workspace import Workspace
 
-pytest_plugins = ["support.slow", "support.fixtures", "support.real_run"]  # slow: real_run uses it
+pytest_plugins = [
+    "support.slow",
+    "support.tiers",
+    "support.fixtures",
+    "support.real_run",
+]  # slow: real_run uses it
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,6 +6,7 @@ which took 4.4 minutes instead of the 2 CONTRIBUTING promised."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,50 @@ def test_the_fast_suite_runs_no_whole_project():
     assert len(report["used"]) > 500  # the fast suite was collected
     leaks = {test: sorted(WHOLE_PROJECT & set(f)) for test, f in report["used"].items()}
     assert {test: names for test, names in leaks.items() if names} == {}
+
+
+UNIT_RUN = """
+import subprocess, sys, pytest
+
+pytestmark = pytest.mark.unit
+
+def test_starts_a_process():
+    subprocess.run(["true"], check=True)
+
+def test_pure():
+    assert sorted([3, 1, 2]) == [1, 2, 3]
+"""
+
+
+@pytest.mark.slow  # two pytest processes (about 15 s)
+def test_the_unit_tier_collects_only_its_modules_and_refuses_a_process(tmp_path):
+    """`-m unit` imports only the unit modules, and a unit test that starts a process fails
+    with the command named (checked on a throwaway module marked `unit`)."""
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        + ["-m", "unit", str(TESTS)],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
+    from support.tiers import UNIT_MODULES
+
+    files = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
+    assert files and files <= {f"tests/{m}" for m in UNIT_MODULES} | set(UNIT_MODULES), files
+
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(UNIT_RUN)
+    python_path = os.pathsep.join([str(TESTS), str(TESTS.parent), os.environ.get("PYTHONPATH", "")])
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "support.tiers"]
+        + ["--rootdir", str(tmp_path), str(probe)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": python_path},
+    )
+    assert "a unit test started a process: ['true']" in run.stdout, run.stdout[-2000:]
+    assert "1 failed, 1 passed" in run.stdout

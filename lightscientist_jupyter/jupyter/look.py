@@ -2,7 +2,7 @@
 
 The side panel spells the same table in `labextension/src/dom.ts` (`STATUS_WORDS`);
 `tests/jupyter/test_look.py` keeps the two equal. Colours are not here: they are classes of
-`static/theme.css` (`ls-chip[data-status=…]`), from JupyterLab's theme variables.
+`dashboard/static/theme.css` (`ls-chip[data-status=…]`), from JupyterLab's theme variables.
 """
 
 from __future__ import annotations

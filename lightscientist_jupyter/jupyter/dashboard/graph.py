@@ -204,7 +204,7 @@ def render_state(table: StageTable, state: Any | None, columns: int = MAX_COLUMN
     visits = dict(getattr(state, "visits", None) or {}) if state is not None else {}
     notes = {}
     if state is not None:  # each stage's tokens and cost in its hover title
-        from lightscientist_jupyter.jupyter.budget_card import stage_words
+        from lightscientist_jupyter.jupyter.dashboard.budget_card import stage_words
 
         notes = {s: stage_words(state, s) for s in table.ids()}
     return render_svg(

@@ -16,7 +16,7 @@ from support.runtime import checkpoint_messages
 from support.waiting import wait_for
 
 from lightscientist_jupyter.app.project import Project
-from lightscientist_jupyter.jupyter.workers import fold_all, render_html
+from lightscientist_jupyter.jupyter.dashboard.workers import fold_all, render_html
 from lightscientist_jupyter.runtime import shell
 
 

@@ -195,8 +195,8 @@ def shows_paused_on_both_screens(ws: Path) -> None:
     """The dashboard says `paused` and what resumes it, as a note (a warning rule), not as an
     error; the side panel's data carries the same."""
     from lightscientist_jupyter import api
-    from lightscientist_jupyter.jupyter.dashboard import Dashboard
-    from lightscientist_jupyter.jupyter.server_data import project_detail
+    from lightscientist_jupyter.jupyter.dashboard.view import Dashboard
+    from lightscientist_jupyter.jupyter.server.data import project_detail
 
     board = Dashboard(api.ProjectView(Workspace.at(ws)), None, start=False)
     try:
@@ -230,8 +230,8 @@ def test_until_pauses_after_the_stage_and_resume_goes_on(tmp_path: Path):
 def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Path):
     from lightscientist_jupyter.controller import load_table
     from lightscientist_jupyter.controller.state import load_state
+    from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
     from lightscientist_jupyter.jupyter.diff_card import card_html
-    from lightscientist_jupyter.jupyter.gate import GatePanel
 
     ws = tmp_path / "project"
     proc = cli(ws, "research", "g", "--mode", "manual")
@@ -261,7 +261,7 @@ def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Pa
 
 @pytest.mark.slow
 def test_the_side_panels_detail_carries_the_gate_diff(tmp_path: Path):
-    from lightscientist_jupyter.jupyter.server_data import project_detail
+    from lightscientist_jupyter.jupyter.server.data import project_detail
 
     ws = tmp_path / "project"
     proc = cli(ws, "research", "g", "--mode", "manual")

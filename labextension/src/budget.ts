@@ -5,7 +5,7 @@
  * a card: what was spent, on what, the limit reached, a field for the new limit, "Raise and
  * resume" (a reply approve=true with a `budget` field) and "Stop" (approve=false). The
  * figures come from `detail.usage` (`app/usage.py` `panel_usage`); the words follow the
- * dashboard's card (`jupyter/budget_card.py`).
+ * dashboard's card (`jupyter/dashboard/budget_card.py`).
  */
 
 import { IProjectDetail, IReplyAnswer, requestAPI } from './api';

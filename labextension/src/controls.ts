@@ -2,7 +2,7 @@
  * The selected project's run controls in the panel, as on the dashboard: where the run is
  * ("stage 7 of 14", the time in this stage, time per stage) and Cancel / Pause after this
  * stage / Re-run this stage / Resume, sent to the server's control endpoint
- * (`jupyter/server_control.py`). Resume is offered for a project no process runs: the
+ * (`jupyter/server/control.py`). Resume is offered for a project no process runs: the
  * server starts `lightscientist resume --wait` in the background, or says the command.
  */
 

@@ -1,6 +1,6 @@
 /**
- * The notebook dashboard's "Insert a skeleton cell below" (`jupyter/handoff_card.py`). The
- * click reaches the kernel as a comm message, where `set_next_input` does nothing, so the
+ * The notebook dashboard's "Insert a skeleton cell below"
+ * (`jupyter/dashboard/handoff_card.py`). The click reaches the kernel as a comm message, where `set_next_input` does nothing, so the
  * kernel answers with an output of `CELL_MIME` (`{code, id, at}`) and this renderer puts the
  * code into a new code cell below the notebook cell that shows the output — once per `id`,
  * and only for a fresh bundle, so a notebook opened again inserts nothing. Where there is

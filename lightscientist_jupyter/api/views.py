@@ -3,8 +3,9 @@
 A view works when this kernel runs the project, when `lightscientist` runs it in a terminal,
 and when nobody does; its replies go to the inbox exactly as `lightscientist reply` writes
 them (see `app.commands`). Nothing here displays anything: the notebook's dashboard for a view
-is made by `lightscientist_jupyter.jupyter.display`. Nothing here starts a run either: a view
-that may resume an idle project is handed a `Resumer` by whoever made it (`api.running`).
+is made by `lightscientist_jupyter.jupyter.dashboard.display`. Nothing here starts a run
+either: a view that may resume an idle project is handed a `Resumer` by whoever made it
+(`api.running`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The stage graph's layout: one pure function from a `StageTable` to plain JSON-able data.
 
-The dashboard draws its SVG from this layout (`jupyter.graph`) and the server extension sends
-the same layout to the side panel, which only draws it: both screens show one graph. Every
-position, size and edge route is decided here, so the drawing code has no geometry to get
-wrong and the layout is testable as data.
+The dashboard draws its SVG from this layout (`jupyter.dashboard.graph`) and the server
+extension sends the same layout to the side panel, which only draws it: both screens show one
+graph. Every position, size and edge route is decided here, so the drawing code has no
+geometry to get wrong and the layout is testable as data.
 
 Layout, in three steps:
 

@@ -1,13 +1,19 @@
-"""The one status vocabulary of the dashboard and the side panel, in words a person uses.
+"""The one status vocabulary of the dashboard and the side panel, in words a person uses,
+and the state each stage of the graph is drawn in (`stage_states`: the dashboard draws it,
+the server sends it to the panel).
 
 The side panel spells the same table in `labextension/src/dom.ts` (`STATUS_WORDS`);
 `tests/jupyter/test_look.py` keeps the two equal. Colours are not here: they are classes of
-`static/theme.css` (`ls-chip[data-status=…]`), from JupyterLab's theme variables.
+`dashboard/static/theme.css` (`ls-chip[data-status=…]`), from JupyterLab's theme variables.
 """
 
 from __future__ import annotations
 
 import html
+from typing import Any, Literal
+
+from lightscientist_jupyter.controller.table import DONE, StageTable
+from lightscientist_jupyter.vocab import ProjectStatus
 
 STATUS_WORDS: dict[str, str] = {
     "running": "running",
@@ -34,3 +40,29 @@ def chip(text: str, *, status: str | None = None, title: str = "", cls: str = ""
     attrs += f' title="{html.escape(title)}"' if title else ""
     classes = f"ls-chip {cls}".strip()
     return f'<span class="{classes}"{attrs}>{html.escape(text)}</span>'
+
+
+StageState = Literal["pending", "visited", "current", "waiting", "failed", "done"]
+"""How a stage is drawn."""
+_SHOWN_AS: dict[str, StageState] = {
+    ProjectStatus.WAITING_USER: "waiting",
+    ProjectStatus.FAILED: "failed",
+    ProjectStatus.CANCELLED: "failed",
+}
+"""The drawing state of the current stage by project status (otherwise `current`)."""
+
+
+def stage_states(table: StageTable, state: Any | None) -> dict[str, StageState]:
+    """The drawing state of every stage from a `ProjectState` (or None: all pending)."""
+    states: dict[str, StageState] = {s: "pending" for s in [*table.ids(), DONE]}
+    if state is None:
+        return states
+    for step in state.history:
+        if step.get("to") in states:
+            states[step["to"]] = "visited"
+    current = state.stage
+    if current == DONE or state.status == ProjectStatus.DONE:
+        states[DONE] = "done"
+    elif current in states:
+        states[current] = _SHOWN_AS.get(state.status, "current")
+    return states

@@ -4,7 +4,7 @@ each stage (all its visits), from the state's transitions.
 A stage's time runs from each transition into it to the next transition out of it; the
 current stage's open visit runs to now while the project is running or waits for a reply
 (the time at a gate counts: that is where the wall clock went), else to its last update.
-The side panel gets `view()` from the server (`server_data.project_detail`), the dashboard's
+The side panel gets `view()` from the server (`server.data.project_detail`), the dashboard's
 run controls from `run_controls.run_view`; both say the same.
 """
 

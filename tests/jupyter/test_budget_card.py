@@ -12,9 +12,9 @@ from support.slow import whole_project
 
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import ProjectState, load_state
-from lightscientist_jupyter.jupyter import budget_card, graph, status_line
-from lightscientist_jupyter.jupyter.server_data import project_reply
-from lightscientist_jupyter.jupyter.server_paths import Refused
+from lightscientist_jupyter.jupyter.dashboard import budget_card, graph, status_line
+from lightscientist_jupyter.jupyter.server.data import project_reply
+from lightscientist_jupyter.jupyter.server.paths import Refused
 from lightscientist_jupyter.vocab import Mode
 from lightscientist_jupyter.workspace import Workspace
 

@@ -23,10 +23,11 @@ from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 from lightscientist_jupyter.events.buffer import EventBuffer
-from lightscientist_jupyter.jupyter import server_data, workers
-from lightscientist_jupyter.jupyter.batching import Flusher
-from lightscientist_jupyter.jupyter.dashboard import Dashboard, Source
-from lightscientist_jupyter.jupyter.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
+from lightscientist_jupyter.jupyter.dashboard import workers
+from lightscientist_jupyter.jupyter.dashboard.batching import Flusher
+from lightscientist_jupyter.jupyter.dashboard.view import Dashboard, Source
+from lightscientist_jupyter.jupyter.dashboard.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
+from lightscientist_jupyter.jupyter.server import data as server_data
 
 
 class ControllerSource(ProjectView):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from test_dashboard import ControllerSource, _to_gate, make_board, project  # noqa: F401
 
-from lightscientist_jupyter.jupyter import status_line
+from lightscientist_jupyter.jupyter.dashboard import status_line
 
 
 def _reply(board, approve, decision_id, comment="", to=None):

@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from lightscientist_jupyter.controller import DONE, ResearchController, load_table
-from lightscientist_jupyter.jupyter import graph
+from lightscientist_jupyter.jupyter.dashboard import graph
 from lightscientist_jupyter.jupyter.layout import graph_layout
 
 SVG = "{http://www.w3.org/2000/svg}"

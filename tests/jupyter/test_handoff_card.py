@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.controller import ResearchController
-from lightscientist_jupyter.jupyter.dashboard import Dashboard
-from lightscientist_jupyter.jupyter.handoff_card import CELL_MIME
+from lightscientist_jupyter.jupyter.dashboard.handoff_card import CELL_MIME
+from lightscientist_jupyter.jupyter.dashboard.view import Dashboard
 from lightscientist_jupyter.workspace import Workspace
 
 

@@ -47,5 +47,5 @@ def test_wheel_enables_the_server_extension(wheel_names):
     assert json.loads(archive.read(config)) == {
         "ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}
     }
-    assert "lightscientist_jupyter/jupyter/server.py" in names
+    assert "lightscientist_jupyter/jupyter/server/extension.py" in names
     assert not any("node_modules" in name for name in names)

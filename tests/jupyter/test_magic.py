@@ -28,9 +28,9 @@ from support.waiting import wait_for
 from lightscientist_jupyter import api
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.jupyter.display import dashboard_of
-from lightscientist_jupyter.jupyter.graph import TableDiagram
-from lightscientist_jupyter.jupyter.magic import COMMANDS, LightScientistMagics
+from lightscientist_jupyter.jupyter.dashboard.display import dashboard_of
+from lightscientist_jupyter.jupyter.dashboard.graph import TableDiagram
+from lightscientist_jupyter.jupyter.magic.magics import COMMANDS, LightScientistMagics
 from lightscientist_jupyter.workspace import Workspace
 
 WIDGET = "application/vnd.jupyter.widget-view+json"

@@ -142,7 +142,7 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                     panel.locator(
                         "svg.ls-graph:visible [data-stage='idea.gate'][data-state=waiting]"
                     )
-                ).to_have_count(1)  # as the dashboard draws it (graph.stage_states)
+                ).to_have_count(1)  # as the dashboard draws it (look.stage_states)
                 expect(panel.locator(".ls-event").first).to_be_visible()
                 expect(page.locator(".ls-StatusItem")).to_contain_text("idea.gate")
                 narrow = check_graph_follows_the_layout(page, url, token)  # a side panel's

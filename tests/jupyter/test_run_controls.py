@@ -19,9 +19,11 @@ from lightscientist_jupyter.app import controls
 from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.jupyter import progress, server_control, server_data
-from lightscientist_jupyter.jupyter.run_controls import RunControls, run_view
-from lightscientist_jupyter.jupyter.server_paths import Refused
+from lightscientist_jupyter.jupyter import progress
+from lightscientist_jupyter.jupyter.dashboard.run_controls import RunControls, run_view
+from lightscientist_jupyter.jupyter.server import control as server_control
+from lightscientist_jupyter.jupyter.server import data as server_data
+from lightscientist_jupyter.jupyter.server.paths import Refused
 from lightscientist_jupyter.workspace import Workspace
 from tests.test_research import cli
 

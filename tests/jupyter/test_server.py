@@ -29,8 +29,11 @@ from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.inbox import queued_replies
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.controller.state import load_state
-from lightscientist_jupyter.jupyter import graph, server, server_data, server_paths
+from lightscientist_jupyter.jupyter import server
+from lightscientist_jupyter.jupyter.dashboard import graph
 from lightscientist_jupyter.jupyter.layout import graph_layout
+from lightscientist_jupyter.jupyter.server import data as server_data
+from lightscientist_jupyter.jupyter.server import paths as server_paths
 from lightscientist_jupyter.workspace import Workspace
 
 globals().update(

@@ -16,7 +16,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from lightscientist_jupyter import api, options
-from lightscientist_jupyter.jupyter.magic_session import MagicSession
+from lightscientist_jupyter.jupyter.magic.session import MagicSession
 
 
 def history(m: MagicSession, args: argparse.Namespace) -> Any:

@@ -1,7 +1,7 @@
 """What a subcommand of `%lightscientist` gets of the magic: the session's defaults.
 
-The handlers in `magic_*.py` take a `MagicSession` rather than `magic.LightScientistMagics`,
-so the table in `magic.py` imports them and none of them imports it back; the magic itself
+The handlers in `magic/*.py` take a `MagicSession` rather than `magics.LightScientistMagics`,
+so the table in `magics.py` imports them and none of them imports it back; the magic itself
 is the one session there is (its `%config` traits are these properties).
 """
 

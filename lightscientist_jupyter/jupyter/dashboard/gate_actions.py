@@ -23,7 +23,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from lightscientist_jupyter.jupyter.widgets import THEME_CSS, esm
+from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
 
 OnReply = Callable[[bool, str, "str | None", str], str]
 """`on_reply(approve, comment, to_stage, decision_id) -> message` (the comm fallback)."""

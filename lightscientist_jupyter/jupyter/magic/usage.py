@@ -23,7 +23,7 @@ from lightscientist_jupyter.api.usage import estimate as estimate_frame
 from lightscientist_jupyter.api.usage import usage as usage_frame
 from lightscientist_jupyter.app import estimate as estimates
 from lightscientist_jupyter.app import usage as usages
-from lightscientist_jupyter.jupyter.magic_session import MagicSession
+from lightscientist_jupyter.jupyter.magic.session import MagicSession
 
 
 def usage(m: MagicSession, args: argparse.Namespace) -> Any:

@@ -2,10 +2,10 @@
 
 Each function takes the server root (a real path) and the request's parameters, and returns
 a JSON-ready dict or raises `Refused` with the HTTP status and a message for the panel. They
-know nothing of Jupyter or tornado (`server` runs them off the event loop), so they are
+know nothing of Jupyter or tornado (`extension` runs them off the event loop), so they are
 tested directly as well as through the server.
 
-Every path is checked by `server_paths` (below the server root, through no link) and every
+Every path is checked by `paths` (below the server root, through no link) and every
 file below it is read through `beneath.Beneath`, so a link a worker's command planted is
 refused with its one line, never followed. A reply is `commands.submit_reply`'s, as for
 `lightscientist reply`: handed to the inbox of the process that runs the project, or, when
@@ -31,9 +31,9 @@ from lightscientist_jupyter.errors import BadInput, Conflict, LightScientistErro
 from lightscientist_jupyter.events import read_tail
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.diff_card import panel_changes
-from lightscientist_jupyter.jupyter.graph import stage_states
 from lightscientist_jupyter.jupyter.layout import graph_layout
-from lightscientist_jupyter.jupyter.server_paths import (
+from lightscientist_jupyter.jupyter.look import stage_states
+from lightscientist_jupyter.jupyter.server.paths import (
     EVENTS_FILE,
     STATE_FILE,
     Refused,

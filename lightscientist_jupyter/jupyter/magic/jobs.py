@@ -13,7 +13,7 @@ from typing import Any
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app import jobs
-from lightscientist_jupyter.jupyter.magic_session import MagicSession
+from lightscientist_jupyter.jupyter.magic.session import MagicSession
 from lightscientist_jupyter.workspace import Workspace
 
 

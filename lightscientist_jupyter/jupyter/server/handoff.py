@@ -3,7 +3,7 @@
     POST /lightscientist/reply  {"path", "handoff": "take" | "deliver" | "give-back",
                                  "stage", "summary", "next_stage", "decision_id"}
 
-A body with `handoff` is one of these (the approve/reject replies are `server_data.
+A body with `handoff` is one of these (the approve/reject replies are `data.
 project_reply`); the operation is `app.handoff.hand`, applied through the runner's inbox or,
 when nobody runs the project, under its lock. A refused deliver is 409 with every reason; a
 stale page (its `decision_id` no longer pending) is 409 too.
@@ -17,8 +17,8 @@ from typing import Any
 from lightscientist_jupyter.app import handoff
 from lightscientist_jupyter.app.commands import require_project
 from lightscientist_jupyter.errors import BadInput, LightScientistError
-from lightscientist_jupyter.jupyter.server_data import COMMENT_MAX
-from lightscientist_jupyter.jupyter.server_paths import Refused, open_project
+from lightscientist_jupyter.jupyter.server.data import COMMENT_MAX
+from lightscientist_jupyter.jupyter.server.paths import Refused, open_project
 
 STEPS = tuple(str(s) for s in handoff.Step)
 

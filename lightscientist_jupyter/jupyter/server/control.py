@@ -26,7 +26,7 @@ from lightscientist_jupyter.errors import (
     LightScientistError,
     WorkspaceLocked,
 )
-from lightscientist_jupyter.jupyter.server_paths import Refused, open_project
+from lightscientist_jupyter.jupyter.server.paths import Refused, open_project
 from lightscientist_jupyter.vocab import CancelSource
 from lightscientist_jupyter.workspace import Workspace
 

@@ -2,9 +2,9 @@
 Resume — and the banner with Resume when the kernel behind the dashboard is gone.
 
 Like the gate card (`gate_actions`), a click goes from the browser through the server
-extension (`POST <base>/lightscientist/control`, `server_control`), so it works after a page
+extension (`POST <base>/lightscientist/control`, `server.control`), so it works after a page
 reload and with the kernel gone; only where no server extension answers does it go over the
-comm, to the same `server_control.apply`. The kernel side only sets `run` (what the project
+comm, to the same `server.control.apply`. The kernel side only sets `run` (what the project
 is doing, from the dashboard's state) and `resume` (the magic for a new kernel); the front
 end (`static/server.js` + `static/controls.js`) draws them.
 """
@@ -18,9 +18,9 @@ import traitlets
 
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.jupyter import progress
-from lightscientist_jupyter.jupyter.server_control import apply
-from lightscientist_jupyter.jupyter.server_paths import Refused
-from lightscientist_jupyter.jupyter.widgets import THEME_CSS, esm
+from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
+from lightscientist_jupyter.jupyter.server.control import apply
+from lightscientist_jupyter.jupyter.server.paths import Refused
 from lightscientist_jupyter.vocab import CancelSource
 from lightscientist_jupyter.workspace import Workspace
 

@@ -7,7 +7,7 @@ import argparse
 from IPython.core.error import UsageError
 
 from lightscientist_jupyter.app import literature
-from lightscientist_jupyter.jupyter.magic_session import MagicSession
+from lightscientist_jupyter.jupyter.magic.session import MagicSession
 
 
 def check(m: MagicSession, args: argparse.Namespace) -> None:

@@ -25,9 +25,9 @@ import ipywidgets as w
 
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
+from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, settled_text
 from lightscientist_jupyter.jupyter.diff_card import DiffCard
-from lightscientist_jupyter.jupyter.gate_actions import GateActions
-from lightscientist_jupyter.jupyter.gate_card import card_of, settled_text
 from lightscientist_jupyter.jupyter.show import preview
 
 Reply = Callable[[bool, str, "str | None", str], str]

@@ -18,7 +18,7 @@ from IPython.display import display
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app.handoff import Handover
-from lightscientist_jupyter.jupyter.magic_session import MagicSession
+from lightscientist_jupyter.jupyter.magic.session import MagicSession
 
 
 def _said(name: str, done: Handover) -> None:
@@ -37,7 +37,7 @@ def take(m: MagicSession, args: argparse.Namespace) -> Any:
     """Take the stage, show the dashboard (with its card), and put the skeleton in the next
     cell when the stage is handed now."""
     from lightscientist_jupyter.app import handover
-    from lightscientist_jupyter.jupyter import display as boards
+    from lightscientist_jupyter.jupyter.dashboard import display as boards
 
     workspace = m.workspace_of(args)
     _said("take", api.take(workspace, args.stage, source="magic"))

@@ -5,7 +5,7 @@ folder): an absolute one is refused with 400, one that leaves through '..' with 
 server root is often the user's home and a project's files may hold links a worker's command
 planted, so what lies below is reached through `beneath.Beneath`: a link on the way, whether
 it points out or in, is refused with 403 and the guarded path's one line (naming the link and
-where it points), never followed. `server_data` and the other handlers' functions start here.
+where it points), never followed. `data` and the other handlers' functions start here.
 """
 
 from __future__ import annotations

@@ -30,19 +30,19 @@ from lightscientist_jupyter.app.sandboxing import status_info
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.events import format_line, printable, read_tail
 from lightscientist_jupyter.events.buffer import EventBuffer
-from lightscientist_jupyter.jupyter import (
+from lightscientist_jupyter.jupyter import progress
+from lightscientist_jupyter.jupyter.dashboard import (
     budget_card,
     graph,
-    progress,
     status_line,
     timeline,
     workers,
 )
-from lightscientist_jupyter.jupyter.batching import FLUSH_INTERVAL_S, Flusher
-from lightscientist_jupyter.jupyter.gate import GatePanel
-from lightscientist_jupyter.jupyter.handoff_card import HandoffCard
-from lightscientist_jupyter.jupyter.run_controls import RunControls, run_view
-from lightscientist_jupyter.jupyter.widgets import EventStream
+from lightscientist_jupyter.jupyter.dashboard.batching import FLUSH_INTERVAL_S, Flusher
+from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
+from lightscientist_jupyter.jupyter.dashboard.handoff_card import HandoffCard
+from lightscientist_jupyter.jupyter.dashboard.run_controls import RunControls, run_view
+from lightscientist_jupyter.jupyter.dashboard.widgets import EventStream
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind
 from lightscientist_jupyter.workspace import Workspace
 

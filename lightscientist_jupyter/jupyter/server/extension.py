@@ -3,7 +3,7 @@
 Everything it answers is read from disk — `.lightscientist/state.json`, `events.jsonl`,
 `PROCESS.md`, the stage outputs — so the panel works without a kernel and after a page
 reload. The handlers are authenticated `APIHandler`s (POST keeps Jupyter's XSRF check) that
-run the functions of `server_data` on a worker thread and write their answer or refusal:
+run the functions of `data` on a worker thread and write their answer or refusal:
 
     GET  /lightscientist/projects
     GET  /lightscientist/project?path=REL
@@ -11,8 +11,8 @@ run the functions of `server_data` on a worker thread and write their answer or 
     GET  /lightscientist/file?path=REL&name=NAME
     POST /lightscientist/reply  {"path", "approve", "comment", "to_stage", "decision_id",
                                  "budget" (at a budget decision: {"tokens": N} or "usd=…")}
-                                or a hand-over step {"path", "handoff", …} (server_handoff)
-    POST /lightscientist/control  {"path", "action", "stage"}  (server_control: run controls)
+                                or a hand-over step {"path", "handoff", …} (handoff)
+    POST /lightscientist/control  {"path", "action", "stage"}  (control: run controls)
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.ioloop import IOLoop
 
-from lightscientist_jupyter.jupyter import server_handoff
-from lightscientist_jupyter.jupyter.server_control import control
-from lightscientist_jupyter.jupyter.server_data import (
+from lightscientist_jupyter.jupyter.server import handoff as server_handoff
+from lightscientist_jupyter.jupyter.server.control import control
+from lightscientist_jupyter.jupyter.server.data import (
     list_projects,
     project_detail,
     project_events,
     project_file,
     project_reply,
 )
-from lightscientist_jupyter.jupyter.server_paths import Refused
+from lightscientist_jupyter.jupyter.server.paths import Refused
 
 AUTH_RESOURCE = "lightscientist"
 

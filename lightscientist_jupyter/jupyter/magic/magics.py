@@ -35,17 +35,15 @@ from traitlets import Bool, Enum, List, Unicode
 from lightscientist_jupyter import api, options
 from lightscientist_jupyter.app.usage import parse_budget
 from lightscientist_jupyter.errors import LightScientistError
-from lightscientist_jupyter.jupyter import display as boards
-from lightscientist_jupyter.jupyter import (
-    magic_events,
-    magic_handoff,
-    magic_history,
-    magic_jobs,
-    magic_literature,
-    magic_usage,
-)
 from lightscientist_jupyter.jupyter import show as show_files
-from lightscientist_jupyter.jupyter.graph import TableDiagram
+from lightscientist_jupyter.jupyter.dashboard import display as boards
+from lightscientist_jupyter.jupyter.dashboard.graph import TableDiagram
+from lightscientist_jupyter.jupyter.magic import events as magic_events
+from lightscientist_jupyter.jupyter.magic import handoff as magic_handoff
+from lightscientist_jupyter.jupyter.magic import history as magic_history
+from lightscientist_jupyter.jupyter.magic import jobs as magic_jobs
+from lightscientist_jupyter.jupyter.magic import literature as magic_literature
+from lightscientist_jupyter.jupyter.magic import usage as magic_usage
 
 PROG = "%lightscientist"
 

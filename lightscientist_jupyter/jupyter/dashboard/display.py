@@ -14,7 +14,7 @@ import weakref
 from typing import Any
 
 from lightscientist_jupyter import api
-from lightscientist_jupyter.jupyter.dashboard import Dashboard
+from lightscientist_jupyter.jupyter.dashboard.view import Dashboard
 
 _lock = threading.Lock()
 _boards: weakref.WeakKeyDictionary[api.ProjectView, Dashboard] = weakref.WeakKeyDictionary()

@@ -2,8 +2,8 @@
 
 Pure functions only, so that any user table draws, the drawing is testable as text, and the
 same SVG serves the live dashboard and the static fallback of a saved notebook. The side
-panel draws the same layout and the same state of each stage (`stage_states`; the server
-sends both), so both show one graph.
+panel draws the same layout and the same state of each stage (`look.stage_states`; the
+server sends both), so both show one graph.
 
 Drawing: gates have a double border and the gate glyph (◆); the state of each stage
 (visited, current, waiting, failed) is a class the shared style sheet colours from the
@@ -18,21 +18,12 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from lightscientist_jupyter.app.text import table_text
-from lightscientist_jupyter.controller.table import DONE, StageTable
+from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.jupyter.layout import MAX_COLUMNS, EdgeLayout, NodeLayout, graph_layout
-from lightscientist_jupyter.vocab import ProjectStatus
-
-StageState = Literal["pending", "visited", "current", "waiting", "failed", "done"]
-"""How a stage is drawn."""
-_SHOWN_AS: dict[str, StageState] = {
-    ProjectStatus.WAITING_USER: "waiting",
-    ProjectStatus.FAILED: "failed",
-    ProjectStatus.CANCELLED: "failed",
-}
-"""The drawing state of the current stage by project status (otherwise `current`)."""
+from lightscientist_jupyter.jupyter.look import stage_states
 
 GATE_GLYPH = "◆"
 """The one mark of a gate, on the dashboard and in the side panel."""
@@ -41,22 +32,6 @@ STYLE_FILE = Path(__file__).with_name("static") / "theme.css"
 
 
 # ------------------------------------------------------------------------- state
-
-
-def stage_states(table: StageTable, state: Any | None) -> dict[str, StageState]:
-    """The drawing state of every stage from a `ProjectState` (or None: all pending)."""
-    states: dict[str, StageState] = {s: "pending" for s in [*table.ids(), DONE]}
-    if state is None:
-        return states
-    for step in state.history:
-        if step.get("to") in states:
-            states[step["to"]] = "visited"
-    current = state.stage
-    if current == DONE or state.status == ProjectStatus.DONE:
-        states[DONE] = "done"
-    elif current in states:
-        states[current] = _SHOWN_AS.get(state.status, "current")
-    return states
 
 
 def taken_edges(state: Any | None) -> set[tuple[str, str]]:
@@ -205,7 +180,7 @@ def render_state(table: StageTable, state: Any | None, columns: int = MAX_COLUMN
     visits = dict(getattr(state, "visits", None) or {}) if state is not None else {}
     notes = {}
     if state is not None:  # each stage's tokens and cost in its hover title
-        from lightscientist_jupyter.jupyter.budget_card import stage_words
+        from lightscientist_jupyter.jupyter.dashboard.budget_card import stage_words
 
         notes = {s: stage_words(state, s) for s in table.ids()}
     return render_svg(

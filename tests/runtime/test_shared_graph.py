@@ -84,25 +84,3 @@ def test_two_workers_at_once_keep_their_own_shell_jobs_and_stop_flag(
     for name, other in (("alpha", "beta"), ("beta", "alpha")):
         seen = json.dumps([b["messages"] for b in chat_server.requests if _worker_name(b) == name])
         assert f"worker {name}" in seen and f"-{other}" not in seen
-
-
-def test_the_first_worker_graph_reads_no_package_metadata(make_runtime, spec_for, monkeypatch):
-    """deepagents tags its graphs with its version for traces; finding out whether it is an
-    editable install read the metadata of every installed distribution at a process's first
-    worker (0.2-0.3 s before it could start). The graph carries the release's version tag,
-    and nothing scans the distributions."""
-    import deepagents
-    from deepagents import _version, graph
-
-    monkeypatch.setattr(graph, "_lc_version", _version._lc_version)  # as imported
-    _version._lc_version.cache_clear()
-
-    def scan() -> Any:
-        raise AssertionError("the installed distributions were scanned")
-
-    monkeypatch.setattr(_version, "distributions", scan)
-    runtime = make_runtime()
-    worker = runtime.start(spec_for("idea.generate"))
-    metadata = runtime.attach(worker).graph.config["metadata"]
-    assert metadata["lc_versions"] == {"deepagents": deepagents.__version__}
-    assert finish(runtime, worker)["status"] == "waiting"  # it runs: its first question

@@ -345,7 +345,7 @@ def bare_tools(sleep: bool = True, root: Path | None = None) -> list[Any]:
         took = time.perf_counter() - began
         return f"Job {name} ended: exit code {proc.returncode} after {took:.1f} s"
 
-    from lightscientist_jupyter.runtime.lifecycle import lifecycle_tools
+    from lightscientist_jupyter.runtime.session.lifecycle import lifecycle_tools
 
     same = [t for t in lifecycle_tools() if t.name in ("complete_stage", "finalize_cancel")]
     return [request_input, suspend, submit_job, *same]
@@ -358,10 +358,10 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
     from langchain.agents.middleware import TodoListMiddleware
 
     from lightscientist_jupyter.runtime.literature.tools import literature_tools
-    from lightscientist_jupyter.runtime.models import offline_library
-    from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
-    from lightscientist_jupyter.runtime.shell import ProcessGroups
-    from lightscientist_jupyter.runtime.worker_prompt import WORKER_SYSTEM_PROMPT
+    from lightscientist_jupyter.runtime.models.resolver import offline_library
+    from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
+    from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
+    from lightscientist_jupyter.runtime.session.worker_prompt import WORKER_SYSTEM_PROMPT
 
     backend = WorkspaceBackend(
         Path(root), worker_id=name, cancel=threading.Event(), groups=ProcessGroups(), timeout=120.0

@@ -31,8 +31,8 @@ import _common as C  # noqa: E402
 from lightscientist_jupyter.events import EventBus, JsonlWriter, make_filter, read_tail  # noqa: E402
 from lightscientist_jupyter.events.event import Event  # noqa: E402
 from lightscientist_jupyter.events.jsonl import _encode  # noqa: E402
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord  # noqa: E402
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate  # noqa: E402
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord  # noqa: E402
 from lightscientist_jupyter.supervisor.updates import apply_update, filter_update  # noqa: E402
 
 ARGS = (

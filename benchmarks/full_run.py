@@ -180,9 +180,10 @@ def one_run(folder: Path, poll: float, stage: str | None) -> dict[str, Any]:
 def starting_point() -> str:
     """What a run starts from besides the code: the package's compiled bytecode (a wheel
     install compiles it; `scripts/setup` does for the editable install) and the user's
-    matplotlib font list, which a new project copies (`runtime.command_env.seed_font_list`)."""
+    matplotlib font list, which a new project copies
+    (`runtime.sandbox.command_env.seed_font_list`)."""
     import lightscientist_jupyter
-    from lightscientist_jupyter.runtime.command_env import user_font_lists
+    from lightscientist_jupyter.runtime.sandbox.command_env import user_font_lists
 
     sources = list(Path(lightscientist_jupyter.__file__).parent.rglob("*.py"))
     stale = 0

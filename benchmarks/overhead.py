@@ -79,7 +79,8 @@ def profile_layers(ws: Path, start: str | None) -> dict[str, Any]:
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from lightscientist_jupyter.runtime import graphs, sandbox
+    from lightscientist_jupyter.runtime.sandbox import sandbox
+    from lightscientist_jupyter.runtime.session import graphs
 
     stats: dict[str, list[float]] = {}
     lock = threading.Lock()

@@ -46,8 +46,8 @@ from langchain_core.messages import HumanMessage, ToolMessage  # noqa: E402
 
 from lightscientist_jupyter.offline.history import text_of  # noqa: E402
 from lightscientist_jupyter.offline.model import OfflineScientistModel  # noqa: E402
-from lightscientist_jupyter.runtime.observe import message_chars  # noqa: E402
 from lightscientist_jupyter.runtime.protocol import TASK_TITLE  # noqa: E402
+from lightscientist_jupyter.runtime.session.observe import message_chars  # noqa: E402
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS  # noqa: E402
 
 

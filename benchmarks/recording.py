@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from lightscientist_jupyter.app.project import Project  # noqa: E402
-from lightscientist_jupyter.runtime import recording  # noqa: E402
-from lightscientist_jupyter.runtime.session import WorkerSession  # noqa: E402
+from lightscientist_jupyter.runtime.recording import recorder as recording  # noqa: E402
+from lightscientist_jupyter.runtime.session.session import WorkerSession  # noqa: E402
 
 _spent = {"seconds": 0.0}
 _lock = threading.Lock()

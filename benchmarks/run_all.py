@@ -287,7 +287,7 @@ NOTES = """## What is measured (read before the figures)
 
 - **Prompt sizes** are characters: message contents plus serialized tool calls, as the model
   receives them (system prompt included), without tool schemas — on both sides, counted by the
-  same function (`runtime.observe.message_chars`). The offline model reports no token usage,
+  same function (`runtime.session.observe.message_chars`). The offline model reports no token usage,
   so there are no token figures; with a real model the `model.output` events carry them.
 - **The single-agent baseline** is one `create_deep_agent` session (the worker's system
   prompt, tools and workspace backend) on one thread, handed every worker task of the
@@ -373,7 +373,7 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
   allowed list and its other workers; a waiting worker's question), and a tool that settles
   the event (a started, resumed or scheduled worker, a question to the user: `continue`; an
   accepted `finish_stage`: `done`) ends the supervisor's turn without a further model call
-  (`runtime/lifecycle.py`, `SETTLES`). Supervisor calls per decision: {per_decision:.2f}
+  (`runtime/session/lifecycle.py`, `SETTLES`). Supervisor calls per decision: {per_decision:.2f}
   (83 for 34 decisions, 2.4, before). The same work costs {same} a bare agent's wall time
   (1.57× before). {supervisor} {profile}
   {back}.
@@ -382,7 +382,7 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
   of its length: 202 checkpoints, 5 MB of the 7–12 MB a run left. A thread with no turn to
   resume mid-way (a worker in a final state; the supervisor between decisions) now keeps only
   its newest checkpoint, given the whole value of deepagents' `DeltaChannel` messages first,
-  so its history stays readable (`runtime/prune.py`); the file is compacted and the
+  so its history stays readable (`runtime/checkpoints/prune.py`); the file is compacted and the
   connection closed when the run ends. The supervisor's thread is renewed instead: every
   8 turns its next decision starts on a new, empty thread and the old one is deleted (its
   whole message list was read and written by every turn's checkpoint, 46 KB by the end of

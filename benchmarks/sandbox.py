@@ -25,11 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
 
-from lightscientist_jupyter.runtime import bwrap  # noqa: E402
-from lightscientist_jupyter.runtime.cgroups import CommandCgroups  # noqa: E402
-from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend  # noqa: E402
-from lightscientist_jupyter.runtime.shell import ProcessGroups  # noqa: E402
-from lightscientist_jupyter.runtime.spawn import ShellPolicy  # noqa: E402
+from lightscientist_jupyter.runtime.sandbox import bwrap  # noqa: E402
+from lightscientist_jupyter.runtime.sandbox.cgroups import CommandCgroups  # noqa: E402
+from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend  # noqa: E402
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups  # noqa: E402
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy  # noqa: E402
 
 MODES = ("none", "bwrap")
 

@@ -91,7 +91,7 @@ class StageOutcome(StrEnum):
 
 
 class JobStatus(StrEnum):
-    """A job's state (see `runtime.jobs`)."""
+    """A job's state (see `runtime.jobs.manager`)."""
 
     RUNNING = "running"
     """Submitted and not ended (for Ray: also pending, waiting for resources)."""

@@ -21,7 +21,7 @@ import pytest
 from support.postgres import PASSWORD
 from support.waiting import sigkill_in_experiment_loop
 
-from lightscientist_jupyter.runtime.checkpoint_url import redact
+from lightscientist_jupyter.runtime.checkpoints.url import redact
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ Every module of the package is parsed with `ast` (nothing is imported), each imp
 absolute or relative, at the top, inside a function or under `if TYPE_CHECKING:` — is
 resolved to the module it names, and an arrow from a lower rank to a higher one fails the
 test. Leaves (`events`, `vocab`, `errors`, …) import no layer; the offline scientist
-(`offline`) is reached only through the model resolver, `runtime.models`.
+(`offline`) is reached only through the model resolver, `runtime.models.resolver`.
 
 The same arrows must form no circle: two modules that import each other (however far round)
 cannot be read, tested or moved one without the other, and a circle that only works because
@@ -52,7 +52,7 @@ LAYERS = {  # first segment under the package -> rank
     "workspace": LEAF,
     "vocab": LEAF,
 }
-MODEL_RESOLVER = f"{PACKAGE}.runtime.models"
+MODEL_RESOLVER = f"{PACKAGE}.runtime.models.resolver"
 """The one module that may import the offline scientist (lazily, when `offline` is asked)."""
 MODEL_LIBRARIES = (
     "langchain",
@@ -364,7 +364,8 @@ def test_checker_accepts_the_right_way():
         "from ..events import EventBus\nimport json\n",
         supervisor__task="from lightscientist_jupyter.runtime import thing\n",
         runtime__init="from lightscientist_jupyter.errors import RuntimeLayerError\n",
-        runtime__models="def resolve():\n    from ..offline.model import OfflineScientistModel\n",
+        runtime__models__resolver="def resolve():\n"
+        "    from ...offline.model import OfflineScientistModel\n",
         offline__model="from lightscientist_jupyter.runtime.protocol import parse_header\n"
         "from lightscientist_jupyter.vocab import SchedulingKind\n",
         runtime__protocol="",

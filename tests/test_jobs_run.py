@@ -17,7 +17,7 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter.app.project import Project
 from lightscientist_jupyter.jupyter.dashboard.workers import fold_all, render_html
-from lightscientist_jupyter.runtime import shell
+from lightscientist_jupyter.runtime.sandbox import shell
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ from conftest import SMALL_TABLE, _write_table
 from support.chat_server import ChatServer
 from support.real_run import GOAL, cli, events, field, scientist
 
-from lightscientist_jupyter.runtime import bwrap
+from lightscientist_jupyter.runtime.sandbox import bwrap
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
 BASHRC = "export PATH=/usr/bin\n"

@@ -18,7 +18,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
 DOCUMENTED = {"os._exit"}
 """Underscored names that their package documents as public."""
 
-PRUNE = f"{PACKAGE}/runtime/prune.py"
+PRUNE = f"{PACKAGE}/runtime/checkpoints/prune.py"
 NOT_YET = {PRUNE: "langgraph.checkpoint.serde.types._DeltaSnapshot"}
 """The one private seam left, with the name it takes: pruning a thread whose graph keeps its
 messages in a `DeltaChannel` must first store the whole value in the kept checkpoint, and

@@ -214,7 +214,8 @@ def test_gate_replies_are_recorded_and_replayed_with_replies_recorded(recorded):
         for line in files[1].read_text(encoding="utf-8").splitlines()
         if '"kind": "reply"' in line
     ]
-    assert all(len(reply.pop("prev")) == 32 for reply in replies)  # the seal (runtime.seal)
+    # the seal (runtime.recording.seal)
+    assert all(len(reply.pop("prev")) == 32 for reply in replies)
     assert replies == [
         {
             "kind": "reply",
@@ -341,7 +342,7 @@ _tamper_command = tamper("execute", "command", "echo TAMPERED > out/tampered.txt
 
 def _tamper_and_rehash(line: dict[str, Any]) -> bool:
     """The write_file content changed and the line's own answer hash recomputed to match."""
-    from lightscientist_jupyter.runtime.seal import answer_hash
+    from lightscientist_jupyter.runtime.recording.seal import answer_hash
 
     if not _tamper_write(line):
         return False

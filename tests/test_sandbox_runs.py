@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lightscientist_jupyter.runtime import bwrap
+from lightscientist_jupyter.runtime.sandbox import bwrap
 
 GOAL = "Does warmup help a small MLP?"
 NO_BWRAP = "bubblewrap (bwrap) is not on PATH; install the 'bubblewrap' package"

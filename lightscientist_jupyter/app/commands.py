@@ -371,8 +371,8 @@ def check_model(model: str | None = None, base_url: str | None = None) -> ModelC
     import os
     import time
 
-    from lightscientist_jupyter.runtime.model_check import needs_check, tool_calling_problem
-    from lightscientist_jupyter.runtime.models import default_spec, resolve_model
+    from lightscientist_jupyter.runtime.models.check import needs_check, tool_calling_problem
+    from lightscientist_jupyter.runtime.models.resolver import default_spec, resolve_model
 
     spec = (model or "").strip() or default_spec()
     url = base_url or os.environ.get("OPENAI_BASE_URL") or None

@@ -1,7 +1,7 @@
 """The project's jobs for the front doors (`lightscientist jobs`, `%lightscientist jobs`).
 
-Read from the jobs' records (`.lightscientist/jobs/`, see `runtime.jobs`), so a run in another
-process is seen too; reading changes nothing (the run that watches a job settles it).
+Read from the jobs' records (`.lightscientist/jobs/`, see `runtime.jobs.manager`), so a run in
+another process is seen too; reading changes nothing (the run that watches a job settles it).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 from lightscientist_jupyter.app.commands import require_project
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime.jobs import Job, JobManager
-from lightscientist_jupyter.runtime.shell import ProcessGroups
+from lightscientist_jupyter.runtime.jobs.manager import Job, JobManager
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
 from lightscientist_jupyter.workspace import Workspace
 
 COLUMNS = ("id", "name", "worker_id", "stage", "backend", "status", "exit_code", "wall_s", "log")

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from lightscientist_jupyter.controller.controller import ResearchController
-from lightscientist_jupyter.runtime import checkpoint_url, job_limit, ray_jobs
+from lightscientist_jupyter.runtime.checkpoints import url as checkpoint_url
+from lightscientist_jupyter.runtime.jobs import limit as job_limit
+from lightscientist_jupyter.runtime.jobs import ray as ray_jobs
 
 
 def keep_given(

@@ -37,9 +37,11 @@ from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventLog, Subscriber
-from lightscientist_jupyter.runtime import checkpoint_url, job_limit, ray_jobs
-from lightscientist_jupyter.runtime.models import default_spec, resolve_model
-from lightscientist_jupyter.runtime.recording import recording_requested
+from lightscientist_jupyter.runtime.checkpoints import url as checkpoint_url
+from lightscientist_jupyter.runtime.jobs import limit as job_limit
+from lightscientist_jupyter.runtime.jobs import ray as ray_jobs
+from lightscientist_jupyter.runtime.models.resolver import default_spec, resolve_model
+from lightscientist_jupyter.runtime.recording.recorder import recording_requested
 from lightscientist_jupyter.supervisor.loop import StageSupervisor
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,

@@ -13,10 +13,10 @@ import time
 from typing import Any
 
 from lightscientist_jupyter._fs import remove_stray_tmp
-from lightscientist_jupyter.runtime import checkpoint_url
-from lightscientist_jupyter.runtime.checkpoints import move_aside
-from lightscientist_jupyter.runtime.shell import end_recorded
-from lightscientist_jupyter.runtime.worker_files import load_record, save_record
+from lightscientist_jupyter.runtime.checkpoints import url as checkpoint_url
+from lightscientist_jupyter.runtime.checkpoints.sqlite import move_aside
+from lightscientist_jupyter.runtime.sandbox.shell import end_recorded
+from lightscientist_jupyter.runtime.session.worker_files import load_record, save_record
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.events import Event
-from lightscientist_jupyter.runtime.recording import Recorder
+from lightscientist_jupyter.runtime.recording.recorder import Recorder
 from lightscientist_jupyter.vocab import EventType
 
 RECORDED = "recorded"

@@ -15,8 +15,8 @@ from lightscientist_jupyter.controller.ignore import IGNORE_FILE, IgnoreRules
 from lightscientist_jupyter.controller.process_log import own_copy
 from lightscientist_jupyter.controller.snapshot_files import KEPT
 from lightscientist_jupyter.controller.snapshots import History
-from lightscientist_jupyter.runtime.worker_files import load_record, save_record
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord, new_thread_id
+from lightscientist_jupyter.runtime.session.worker_files import load_record, save_record
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord, new_thread_id
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
 

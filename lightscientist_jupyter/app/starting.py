@@ -24,8 +24,9 @@ from lightscientist_jupyter.controller.goal import check_goal
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.runtime import checkpoint_url, job_limit
-from lightscientist_jupyter.runtime.models import check_spec
+from lightscientist_jupyter.runtime.checkpoints import url as checkpoint_url
+from lightscientist_jupyter.runtime.jobs import limit as job_limit
+from lightscientist_jupyter.runtime.models.resolver import check_spec
 from lightscientist_jupyter.workspace import Workspace, folder_problem
 
 

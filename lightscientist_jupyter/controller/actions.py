@@ -120,7 +120,8 @@ class GiveBack:
 
 @dataclasses.dataclass(frozen=True)
 class Charge:
-    """One model call's usage (`runtime.usage.UsageMeter`'s line): add it, check budgets."""
+    """One model call's usage (`runtime.metering.usage.UsageMeter`'s line): add it, check
+    budgets."""
 
     call: dict[str, Any]
     at: float

@@ -29,8 +29,8 @@ from lightscientist_jupyter.controller.state import ProjectState, load_state, sa
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.metering.usage import LEDGER, read_ledger
 from lightscientist_jupyter.runtime.redact import redact
-from lightscientist_jupyter.runtime.usage import LEDGER, read_ledger
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus
 from lightscientist_jupyter.workspace import Workspace

@@ -15,7 +15,7 @@ from lightscientist_jupyter.offline.history import Act, History, Say, Step
 from lightscientist_jupyter.offline.playbook import is_helper, plan_for
 from lightscientist_jupyter.offline.steps import Task, complete, first_pending, read, write
 from lightscientist_jupyter.offline.study.plans import unknown_stage_note
-from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE
+from lightscientist_jupyter.runtime.session.lifecycle import CANCEL_NOTICE
 
 
 def plan_unknown(task: Task, h: History) -> list[Step]:

@@ -29,18 +29,20 @@ from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs, read_text, wr
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import graphs, prune, recording
-from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
-from lightscientist_jupyter.runtime.jobs import JobManager
-from lightscientist_jupyter.runtime.session import WorkerSession
-from lightscientist_jupyter.runtime.shell import ProcessGroups
-from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.checkpoints import prune
+from lightscientist_jupyter.runtime.checkpoints.sqlite import open_checkpointer
+from lightscientist_jupyter.runtime.jobs.manager import JobManager
+from lightscientist_jupyter.runtime.metering.usage import UsageMeter
+from lightscientist_jupyter.runtime.recording import recorder as recording
+from lightscientist_jupyter.runtime.recording.update_order import UpdateOrder
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.session import graphs
+from lightscientist_jupyter.runtime.session.session import WorkerSession
+from lightscientist_jupyter.runtime.session.worker_files import id_order as _id_order
+from lightscientist_jupyter.runtime.session.worker_files import load_record
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord, new_thread_id
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
-from lightscientist_jupyter.runtime.update_order import UpdateOrder
-from lightscientist_jupyter.runtime.usage import UsageMeter
-from lightscientist_jupyter.runtime.worker_files import id_order as _id_order
-from lightscientist_jupyter.runtime.worker_files import load_record
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord, new_thread_id
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
     RESUMABLE_WORKER_STATUSES,
@@ -60,7 +62,7 @@ class ExecutionRuntime:
         checkpointer: 'sqlite' (default), 'memory', or a LangGraph saver.
         command_timeout: the default lifetime of a worker's shell command, in seconds.
         retries: retries of a failing model call (transient errors only); 0 for offline.
-        record: append every model call to `.lightscientist/recordings/` (see `recording`).
+        record: append every model call to `.lightscientist/recordings/` (see `recording.recorder`).
     """
 
     def __init__(

@@ -1,5 +1,5 @@
 """The values that cross layer 3's boundary: worker specs down, progress counters and
-`WorkerUpdate`s up (the worker record is in `worker_record`)."""
+`WorkerUpdate`s up (the worker record is in `session.worker_record`)."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.errors import SupervisorError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerSpec
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor import prompts
 from lightscientist_jupyter.supervisor.loop_state import Schedule, SupervisedStage
 from lightscientist_jupyter.supervisor.task import StageHost, StageTask

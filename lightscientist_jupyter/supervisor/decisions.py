@@ -13,8 +13,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerUpdate
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor.loop_state import LoopState, Schedule
 from lightscientist_jupyter.supervisor.task import StageResult
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent, apply_update, filter_update

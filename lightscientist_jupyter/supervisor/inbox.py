@@ -7,8 +7,8 @@ as it comes, nothing waits.
 
 The order in which updates are taken in decides what the supervisor agent is told — which of
 two workers that ran at once finished first, whether the other still ran — and so its next
-request, which a strict replay requires to be the recorded one (see `runtime.update_order` for
-why the model's answers alone cannot fix it). So, when the run records, each update that
+request, which a strict replay requires to be the recorded one (see `runtime.recording.update_order`
+for why the model's answers alone cannot fix it). So, when the run records, each update that
 changes what the agent is told is written to the recording as the loop takes it in (`took`),
 between the agent's calls. When the run replays such a recording, the inbox keeps that order:
 
@@ -29,10 +29,10 @@ from __future__ import annotations
 import queue
 import time
 
+from lightscientist_jupyter.runtime.recording.update_order import UpdateOrder
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerUpdate
-from lightscientist_jupyter.runtime.update_order import UpdateOrder
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor.loop_state import SupervisedStage
 from lightscientist_jupyter.supervisor.updates import apply_update, filter_update
 from lightscientist_jupyter.vocab import ProjectStatus

@@ -15,7 +15,7 @@ import time
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime.jobs import Job, ended_message
+from lightscientist_jupyter.runtime.jobs.manager import Job, ended_message
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.supervisor.backends import WorkerControl
 from lightscientist_jupyter.supervisor.loop_state import SupervisedStage

@@ -23,11 +23,11 @@ from langchain_core.language_models import BaseChatModel
 
 from lightscientist_jupyter.errors import RuntimeLayerError, SupervisorError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.metering.usage import UsageMeter
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
-from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerUpdate
-from lightscientist_jupyter.runtime.usage import UsageMeter
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor import agent, decisions, handoff, prompts
 from lightscientist_jupyter.supervisor.backends import WorkerControl
 from lightscientist_jupyter.supervisor.inbox import Inbox

@@ -15,7 +15,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, tool
 
 from lightscientist_jupyter.errors import LightScientistError
-from lightscientist_jupyter.runtime.lifecycle import SETTLES
+from lightscientist_jupyter.runtime.session.lifecycle import SETTLES
 
 if TYPE_CHECKING:
     from lightscientist_jupyter.supervisor.backends import WorkerControl

@@ -15,8 +15,8 @@ import dataclasses
 import time
 from typing import Any
 
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerUpdate
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus
 
 LEGACY_KINDS: dict[str, SchedulingKind] = {"finish_refused": SchedulingKind.STAGE_REJECTED}

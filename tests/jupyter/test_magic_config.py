@@ -14,7 +14,7 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.controller.loader import default_table_path
-from lightscientist_jupyter.runtime.checkpoint_url import redact
+from lightscientist_jupyter.runtime.checkpoints.url import redact
 from lightscientist_jupyter.workspace import Workspace
 from tests.jupyter.test_magic import fresh_defaults, ip, ls  # noqa: F401 (fixtures)
 from tests.test_literature_cli import MINE

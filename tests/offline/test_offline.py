@@ -16,8 +16,8 @@ from support.runtime import checkpoint_messages, copy_skill, finish, stage_task
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.offline.model import OfflineScientistModel
 from lightscientist_jupyter.offline.study.scripts.study_design import PROBE_CANDIDATES
-from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE
-from lightscientist_jupyter.runtime.models import resolve_model
+from lightscientist_jupyter.runtime.models.resolver import resolve_model
+from lightscientist_jupyter.runtime.session.lifecycle import CANCEL_NOTICE
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.supervisor.prompts import worker_message
 

@@ -9,8 +9,8 @@ import socket
 import pytest
 from support.postgres import PASSWORD
 
-from lightscientist_jupyter.runtime import checkpoint_url
-from lightscientist_jupyter.runtime.checkpoint_url import (
+from lightscientist_jupyter.runtime.checkpoints import url as checkpoint_url
+from lightscientist_jupyter.runtime.checkpoints.url import (
     CheckpointsUnavailable,
     choose,
     open_postgres,

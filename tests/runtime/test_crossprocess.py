@@ -24,7 +24,7 @@ CHILD = textwrap.dedent("""\
     sys.path[:0] = [sys.argv[2], sys.argv[2] + "/.."]  # tests/runtime and tests/
     from support.runtime import stage_spec
     from lightscientist_jupyter.controller import load_table
-    from lightscientist_jupyter.runtime.models import resolve_model
+    from lightscientist_jupyter.runtime.models.resolver import resolve_model
     from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
     from lightscientist_jupyter.workspace import Workspace
 
@@ -113,7 +113,7 @@ def test_a_worker_killed_before_its_first_checkpoint_starts_its_turn_again(
     from support.runtime import stage_spec
 
     from lightscientist_jupyter.controller import load_table
-    from lightscientist_jupyter.runtime.worker_files import load_record, save_record
+    from lightscientist_jupyter.runtime.session.worker_files import load_record, save_record
 
     first = make_runtime(checkpointer=checkpoints)
     spec = stage_spec(load_table(), ws, "idea.generate")

@@ -1,4 +1,4 @@
-"""Local jobs (`runtime.jobs`): real processes of the sandboxed command runner that outlive
+"""Local jobs (`runtime.jobs.manager`): real processes of the sandboxed command runner that outlive
 the command timeout, keep the clean environment, stop at their wall-time limit or a cancel,
 and are found again by a later process."""
 
@@ -17,9 +17,9 @@ from support.runtime import finish, tool_call
 from support.waiting import wait_for
 
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import shell
-from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused, ended_message
-from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.jobs.manager import JobManager, JobRefused, ended_message
+from lightscientist_jupyter.runtime.sandbox import shell
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
 
@@ -102,8 +102,8 @@ def test_a_refused_job_says_what_to_fix(ws):
 CHILD = """
 import os, sys
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import shell
-from lightscientist_jupyter.runtime.jobs import JobManager
+from lightscientist_jupyter.runtime.sandbox import shell
+from lightscientist_jupyter.runtime.jobs.manager import JobManager
 from lightscientist_jupyter.workspace import Workspace
 jobs = JobManager(Workspace.at(sys.argv[1]), EventBus(), shell.ProcessGroups())
 job = jobs.submit("w1", sys.argv[2], sys.argv[3])

@@ -15,7 +15,7 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.offline.playbook import BUDGET_QUESTION
-from lightscientist_jupyter.runtime.jobs import ended_message
+from lightscientist_jupyter.runtime.jobs.manager import ended_message
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 
 

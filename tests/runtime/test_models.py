@@ -24,7 +24,7 @@ from support.runtime import (
 from lightscientist_jupyter.errors import ModelConfigError, RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.offline.model import OfflineScientistModel
-from lightscientist_jupyter.runtime.models import is_transient, resolve_model
+from lightscientist_jupyter.runtime.models.resolver import is_transient, resolve_model
 
 
 @pytest.fixture(autouse=True)

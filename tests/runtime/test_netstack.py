@@ -27,11 +27,11 @@ from support.outside_net import HOST_END, METADATA, WORLD, HostListener, Outside
 from support.waiting import wait_for
 
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import bwrap, netstack
-from lightscientist_jupyter.runtime.jobs import JobManager
-from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
-from lightscientist_jupyter.runtime.shell import ProcessGroups
-from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.jobs.manager import JobManager
+from lightscientist_jupyter.runtime.sandbox import bwrap, netstack
+from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.workspace import Workspace
 
 PROBE = Path(__file__).resolve().parents[1] / "support" / "net_probe.py"

@@ -1,5 +1,5 @@
-"""Lighter checkpoints (runtime/prune.py): a worker's thread keeps all its checkpoints while it
-can still be resumed, and only the newest once it reached a final state — with its whole
+"""Lighter checkpoints (runtime/checkpoints/prune.py): a worker's thread keeps all its checkpoints
+while it can still be resumed, and only the newest once it reached a final state — with its whole
 history still readable, in this process and in the next one; closing the runtime leaves the
 SQLite file alone, without its WAL."""
 
@@ -15,8 +15,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from support.offline import run_second_half
 from support.runtime import checkpoint_messages, finish
 
-from lightscientist_jupyter.runtime import prune
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
+from lightscientist_jupyter.runtime.checkpoints import prune
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import Role, WorkerStatus
 
 

@@ -14,8 +14,8 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter.app.project import Project
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import shell
-from lightscientist_jupyter.runtime.jobs import JobManager, JobRefused
+from lightscientist_jupyter.runtime.jobs.manager import JobManager, JobRefused
+from lightscientist_jupyter.runtime.sandbox import shell
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from tests.test_jobs_run import (
     killed_while_its_job_runs,

@@ -18,17 +18,17 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.events import EventBus, JsonlWriter
-from lightscientist_jupyter.runtime import command_env, shell
-from lightscientist_jupyter.runtime.checkpoints import open_checkpointer
-from lightscientist_jupyter.runtime.jobs import JobManager, ended_message
-from lightscientist_jupyter.runtime.models import resolve_model
-from lightscientist_jupyter.runtime.redact import PIECE_BYTES, redact_file
-from lightscientist_jupyter.runtime.redacting import (
+from lightscientist_jupyter.runtime.checkpoints.redacting import (
     RedactedFailure,
     RedactionMiddleware,
     failure_text,
 )
-from lightscientist_jupyter.runtime.usage import BudgetHold
+from lightscientist_jupyter.runtime.checkpoints.sqlite import open_checkpointer
+from lightscientist_jupyter.runtime.jobs.manager import JobManager, ended_message
+from lightscientist_jupyter.runtime.metering.usage import BudgetHold
+from lightscientist_jupyter.runtime.models.resolver import resolve_model
+from lightscientist_jupyter.runtime.redact import PIECE_BYTES, redact_file
+from lightscientist_jupyter.runtime.sandbox import command_env, shell
 from lightscientist_jupyter.workspace import Workspace
 
 PROXY_KEY = "lsproxy-7f3a9c2e41d84b0b9e6f"

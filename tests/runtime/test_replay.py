@@ -11,12 +11,12 @@ from support.runtime import answer, finish, http_error, plain_spec, tool_call
 
 from lightscientist_jupyter.errors import ModelConfigError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime.models import resolve_model
-from lightscientist_jupyter.runtime.record_forms import compared, view_hash
-from lightscientist_jupyter.runtime.recorded import Tape
-from lightscientist_jupyter.runtime.replay import ReplayChatModel
+from lightscientist_jupyter.runtime.models.resolver import resolve_model
+from lightscientist_jupyter.runtime.recording.forms import compared, view_hash
+from lightscientist_jupyter.runtime.recording.recorded import Tape
+from lightscientist_jupyter.runtime.recording.replay import ReplayChatModel
+from lightscientist_jupyter.runtime.recording.seal import Chain
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
-from lightscientist_jupyter.runtime.seal import Chain
 from lightscientist_jupyter.workspace import Workspace
 
 KEY = "sk-fake0123456789abcdefghijklmn"

@@ -11,8 +11,8 @@ import pytest
 from langchain_core.messages import ToolMessage
 from support.runtime import answer, checkpoint_messages, finish, plain_spec, tool_call
 
-from lightscientist_jupyter.runtime.sandbox import PathRefused, WorkspaceBackend, confine
-from lightscientist_jupyter.runtime.shell import ProcessGroups
+from lightscientist_jupyter.runtime.sandbox.sandbox import PathRefused, WorkspaceBackend, confine
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from langchain_core.tools import tool
 from support.chat_server import answer, tool_call
 from support.runtime import finish
 
-from lightscientist_jupyter.runtime.lifecycle import SETTLES
+from lightscientist_jupyter.runtime.session.lifecycle import SETTLES
 from lightscientist_jupyter.runtime.types import WorkerSpec
 
 

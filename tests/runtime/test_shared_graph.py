@@ -1,4 +1,4 @@
-"""Every worker of a runtime runs one shared graph (runtime/graphs.py), bound to it for its
+"""Every worker of a runtime runs one shared graph (runtime/session/graphs.py), bound to it for its
 turns: two workers running at once keep their own shell, jobs, stop flag and history.
 
 The model is the real `ChatOpenAI` client against the scripted local server; it answers each

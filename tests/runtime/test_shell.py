@@ -16,10 +16,10 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime import command_env, shell
-from lightscientist_jupyter.runtime.lifecycle import CANCEL_NOTICE
-from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
-from lightscientist_jupyter.runtime.shell import ProcessGroups, group_alive, run_command
+from lightscientist_jupyter.runtime.sandbox import command_env, shell
+from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups, group_alive, run_command
+from lightscientist_jupyter.runtime.session.lifecycle import CANCEL_NOTICE
 
 
 def gone(pgid: int, within: float = 5.0) -> bool:

@@ -1,13 +1,13 @@
 """The recorded order of layer 2's updates, read from a real recording file by `Tape`, and how
-a replay goes along it (`runtime.update_order`)."""
+a replay goes along it (`runtime.recording.update_order`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lightscientist_jupyter.runtime.record_forms import view_hash
-from lightscientist_jupyter.runtime.recorded import Tape
-from lightscientist_jupyter.runtime.seal import Chain
+from lightscientist_jupyter.runtime.recording.forms import view_hash
+from lightscientist_jupyter.runtime.recording.recorded import Tape
+from lightscientist_jupyter.runtime.recording.seal import Chain
 
 RUN = {"kind": "run", "v": 3, "model": "x", "price": None}
 

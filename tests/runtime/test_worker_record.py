@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from lightscientist_jupyter.runtime.session.worker_files import load_record, save_record
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress
-from lightscientist_jupyter.runtime.worker_files import load_record, save_record
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import Role, WorkerStatus
 
 KEYS = [

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor import decisions
 from lightscientist_jupyter.supervisor.decisions import Reply
 from lightscientist_jupyter.supervisor.loop_state import LoopState

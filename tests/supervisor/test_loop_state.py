@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor.loop_state import LoopState, load_loop_state, save_loop_state
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
 from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
-from lightscientist_jupyter.runtime.worker_record import WorkerRecord
 from lightscientist_jupyter.supervisor.updates import (
     SchedulingEvent,
     apply_update,

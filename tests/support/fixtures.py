@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from lightscientist_jupyter.controller import StageTable, load_table
-from lightscientist_jupyter.runtime import bwrap
-from lightscientist_jupyter.runtime.models import resolve_model
+from lightscientist_jupyter.runtime.models.resolver import resolve_model
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.runtime.sandbox import bwrap
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
 from support.chat_server import ChatServer

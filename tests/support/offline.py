@@ -9,8 +9,8 @@ from deepagents.middleware.filesystem import FilesystemMiddleware
 from langchain_core.runnables import Runnable
 
 from lightscientist_jupyter.offline.model import OfflineScientistModel
-from lightscientist_jupyter.runtime.lifecycle import lifecycle_tools
 from lightscientist_jupyter.runtime.literature import literature_tools
+from lightscientist_jupyter.runtime.session.lifecycle import lifecycle_tools
 
 
 def worker_tools() -> list[Any]:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from lightscientist_jupyter.runtime import bwrap
-from lightscientist_jupyter.runtime.sandbox import WorkspaceBackend
-from lightscientist_jupyter.runtime.shell import ProcessGroups
-from lightscientist_jupyter.runtime.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.sandbox import bwrap
+from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA the user's key\n"
 """What a file outside the workspace holds (the tests check it never shows)."""

@@ -18,8 +18,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from lightscientist_jupyter.controller import StageTable
 from lightscientist_jupyter.offline.study.files import script_files
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecordDict
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
-from lightscientist_jupyter.runtime.worker_record import WorkerRecordDict
 from lightscientist_jupyter.supervisor.prompts import worker_message
 from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.workspace import Workspace

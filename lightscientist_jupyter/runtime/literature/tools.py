@@ -84,6 +84,6 @@ def worker_hub(root: Path, record: Any, model: Any) -> tuple[Literature, str]:
     """The literature hub and stage task of one worker (its stage task keeps one breaker per
     source); the offline model's workers search the library shipped with it when none is
     configured."""
-    from lightscientist_jupyter.runtime.models import offline_library
+    from lightscientist_jupyter.runtime.models.resolver import offline_library
 
     return Literature(root, offline_library(model)), record.task_id or record.stage

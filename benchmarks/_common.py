@@ -248,8 +248,10 @@ def stage_table(folder: Path, loop_visits: int) -> Path:
     """A copy of the default stage table whose experiment.loop may run `loop_visits` times."""
     import tomllib
 
+    from lightscientist_jupyter.controller.loader import shipped_stages
+
     folder = Path(folder)
-    shutil.copytree(REPO / "lightscientist_jupyter" / "stages", folder, dirs_exist_ok=True)
+    shutil.copytree(shipped_stages(), folder, dirs_exist_ok=True)
     toml = folder / "research.toml"
     text = toml.read_text(encoding="utf-8")
     current = tomllib.loads(text)["stages"]["experiment.loop"].get("max_visits", 20)

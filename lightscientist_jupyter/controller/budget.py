@@ -37,7 +37,9 @@ REASON = "budget"
 """The reason of a project ended at a budget decision (`reply n`)."""
 
 
-def parse_limits(raw: str | Mapping[str, Any], keys: tuple[str, ...] = PROJECT_KEYS) -> dict:
+def parse_limits(
+    raw: str | Mapping[str, Any], keys: tuple[str, ...] = PROJECT_KEYS
+) -> dict[str, float]:
     """`usd=5,tokens=2000000,hours=3` (or a table's mapping) as `{key: number}`; raises
     `ValueError` naming the part to fix."""
     if isinstance(raw, str):

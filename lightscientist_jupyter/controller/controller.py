@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.controller import actions, checks, inbox, machine, process_log, rules
 from lightscientist_jupyter.controller.budget import catch_up
 from lightscientist_jupyter.controller.budget_calls import BudgetCalls
@@ -257,7 +258,7 @@ class ResearchController(HandoffTools, BudgetCalls):
             root = self.workspace.root
             missing = tuple(rules.missing_outputs(stage, root))
             others = [o for o in outputs if o not in stage.outputs]
-            listed = tuple(rules.missing_files(others, root, dirs_ok=True))
+            listed = tuple(missing_files(others, root, dirs_ok=True))
             failed = tuple(checks.problems(stage.checks, root))
         finish = actions.Finish(summary, tuple(outputs), next_stage, missing, 0.0, listed)
         return dataclasses.replace(finish, at=time.time(), failed_checks=failed)

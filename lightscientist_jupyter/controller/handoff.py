@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 from lightscientist_jupyter.controller import actions
 from lightscientist_jupyter.controller.moves import Moves
@@ -187,7 +188,7 @@ def _answer(
     comment: str,
     to: str,
     a: actions.Deliver | actions.GiveBack,
-) -> dict:
+) -> dict[str, Any]:
     return {
         "id": pending.id,
         "kind": str(DecisionKind.HANDOFF),

@@ -13,6 +13,7 @@ import os
 import re
 import tomllib
 from collections import deque
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -294,7 +295,7 @@ def _build_stage(
 
 
 def _string_list(
-    where: str, key: str, value: list, lines: _Lines, stage_id: str, problems: list[str]
+    where: str, key: str, value: list[Any], lines: _Lines, stage_id: str, problems: list[str]
 ) -> list[str] | None:
     """The list's strings, or None (with a problem reported) when an entry is not one."""
     bad = [v for v in value if not isinstance(v, str) or not v.strip()]
@@ -354,7 +355,7 @@ def _check_graph(start: str, stages: dict[str, Stage], lines: _Lines, problems: 
             )
 
 
-def _closure(seeds: list[str], step) -> set[str]:
+def _closure(seeds: list[str], step: Callable[[str], Iterable[str]]) -> set[str]:
     seen = set(seeds)
     queue = deque(seeds)
     while queue:

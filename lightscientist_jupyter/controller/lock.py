@@ -93,9 +93,10 @@ def read_holder(workspace: Workspace) -> dict[str, Any] | None:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             try:
-                return json.loads(os.pread(fd, 4096, 0) or b"{}")
+                holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
             except ValueError:
                 return {}
+            return holder if isinstance(holder, dict) else {}
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:

@@ -308,7 +308,9 @@ class _Run(Moves):
             self.save()
             return
         if s.status in (ProjectStatus.FAILED, ProjectStatus.CANCELLED) and s.stage != DONE:
-            retried = rules.retry_notice(s.stage, s.reason) if s.status == "failed" else None
+            retried = (
+                rules.retry_notice(s.stage, s.reason) if s.status == ProjectStatus.FAILED else None
+            )
             s.status, s.reason = ProjectStatus.RUNNING, None
             self.save()
             if retried:  # the run loop starts the stage again with fresh workers

@@ -241,7 +241,7 @@ def written_numbers(text: str) -> list[tuple[str, int, bool]]:
 def _tolerance(written: str) -> float:
     mantissa, _, exponent = written.rstrip("%").lower().partition("e")
     places = len(mantissa.split(".")[1]) if "." in mantissa else 0
-    return 0.5 * 10 ** (int(exponent or 0) - places) * (1 + 1e-9)
+    return 0.5 * 10.0 ** (int(exponent or 0) - places) * (1 + 1e-9)
 
 
 def numbers(doc: Path, root: Path, folders: list[str]) -> list[Item]:

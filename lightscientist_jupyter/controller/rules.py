@@ -126,7 +126,7 @@ def previous_stage(history: list[dict[str, Any]], stage_id: str) -> str | None:
     """The stage the project came from when it last entered `stage_id`."""
     for step in reversed(history):
         if step.get("to") == stage_id and step.get("from"):
-            return step["from"]
+            return str(step["from"])
     return None
 
 

@@ -123,7 +123,8 @@ class History:
                 f"the history in {self.git_dir} failed on `git {args[0]}`: "
                 f"{proc.stderr.strip() or proc.returncode}"
             )
-        return proc.stdout
+        out: str = proc.stdout
+        return out
 
     def read(self, commit: str, rel: str) -> bytes | None:
         """The bytes of `rel` in a snapshot, or None when it holds no such file."""

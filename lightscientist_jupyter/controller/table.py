@@ -80,7 +80,7 @@ class StageTable:
         """Every allowed transition `(from, to)`, in table order."""
         return [(s.id, to) for s in self for to in s.allowed]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (for the side panel and `status --json`)."""
         return {
             "path": str(self.path),

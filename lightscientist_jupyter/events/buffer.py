@@ -12,7 +12,7 @@ import threading
 from collections import deque
 from typing import Any, cast
 
-from lightscientist_jupyter.events.bus import Event
+from lightscientist_jupyter.events.event import Event
 
 BUFFER_MAX = 20_000
 """Events held between two drains; older ones are dropped (and counted) past this."""

@@ -188,7 +188,7 @@ def make_filter(
         if worker_id is not None and raw.get("worker_id") != worker_id:
             return False
         if type is not None:
-            t = raw.get("type", "")
+            t = str(raw.get("type") or "")
             if type.endswith((".", "*")):
                 return t.startswith(type.rstrip("*"))
             return t == type

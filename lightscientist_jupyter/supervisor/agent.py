@@ -7,6 +7,8 @@ session carries over from stage to stage; each turn is pointed at the current st
 
 from __future__ import annotations
 
+from typing import Any
+
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.supervisor import prompts
@@ -34,7 +36,7 @@ def agent_spec(control: WorkerControl, message: str = "") -> WorkerSpec:
     )
 
 
-def _tools_of(control: WorkerControl) -> list:
+def _tools_of(control: WorkerControl) -> list[Any]:
     """The agent's tools (they read the current stage through `control`), built once per
     control: nine tools' schemas took ~25 ms at every decision."""
     if control.agent_tools is None:
@@ -59,7 +61,7 @@ def run_turn(runtime: ExecutionRuntime, spec: WorkerSpec) -> None:
         runtime.start(spec)
     else:
         session = runtime.attach(SUPERVISOR_ID, spec)
-        changes: dict = {"stage": spec.stage, "task_id": spec.task_id}
+        changes: dict[str, Any] = {"stage": spec.stage, "task_id": spec.task_id}
         if session.status == WorkerStatus.FAILED:
             changes["status"] = WorkerStatus.BACKGROUND  # a new decision, a new chance
         session.amend(**changes)

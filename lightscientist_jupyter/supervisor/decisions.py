@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
+from typing import Any
 
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerUpdate
@@ -71,7 +72,7 @@ def stage_outcome(
     project_status: str,
     project_task_id: str,
     pending_kind: str | None,
-    last_finish: Mapping | None,
+    last_finish: Mapping[str, Any] | None,
 ) -> StageResult | None:
     """How the stage ended for layer 2, judged from where layer 1 stands; None: not over.
 

@@ -9,6 +9,7 @@ finish: `done`) end the agent's turn with that reply, so a decision costs one mo
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langchain.tools import ToolRuntime
@@ -23,16 +24,18 @@ if TYPE_CHECKING:
 
 def supervisor_tools(sup: WorkerControl) -> list[BaseTool]:
 
-    def guard(fn):
-        def run(*args, **kwargs):
+    def guard(fn: Callable[[], str]) -> Callable[[], str]:
+        def run() -> str:
             try:
-                return fn(*args, **kwargs)
+                return fn()
             except LightScientistError as exc:
                 return f"error: {exc}"
 
         return run
 
-    def settling(fn, reply: str = "continue", prefix: str = ""):
+    def settling(
+        fn: Callable[[], str], reply: str = "continue", prefix: str = ""
+    ) -> tuple[str, dict[str, str] | None]:
         """`fn`'s text, settling the turn with `reply` when it succeeded (and starts with
         `prefix`); an error or a refusal leaves the turn to the model."""
         text = guard(fn)()

@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from lightscientist_jupyter import __version__, options
 from lightscientist_jupyter.app import commands
@@ -188,7 +189,7 @@ def cmd_events(args: argparse.Namespace) -> int:
     if tail < 0:
         raise BadInput("--tail must be 0 or more")
     keep = make_filter(layer=args.layer, type=args.type, worker_id=args.worker)
-    show: Callable[[dict], str] = (
+    show: Callable[[dict[str, Any]], str] = (
         (lambda raw: json.dumps(raw, ensure_ascii=False))
         if args.json
         else (

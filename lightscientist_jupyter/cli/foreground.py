@@ -10,10 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lightscientist_jupyter.controller.state import PendingDecision
-from lightscientist_jupyter.events import printable
+from lightscientist_jupyter.events import Subscriber, printable
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
+
+if TYPE_CHECKING:  # imported by the run itself: LangChain stays out of a quick command
+    from lightscientist_jupyter.app.project import Project
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -26,7 +30,7 @@ def finish_line(status: str) -> int:
     return EXIT_FAILED if ended else EXIT_OK
 
 
-def subscribers(args: argparse.Namespace) -> tuple:
+def subscribers(args: argparse.Namespace) -> tuple[Subscriber, ...]:
     from lightscientist_jupyter.events import TerminalPrinter
 
     return (TerminalPrinter(sys.stdout),) if getattr(args, "watch", False) else ()
@@ -42,7 +46,7 @@ def next_step(pending: PendingDecision, reply: str) -> str:
     )
 
 
-def _announce_gate(project) -> Callable[[], None]:
+def _announce_gate(project: Project) -> Callable[[], None]:
     """With --wait: say once per decision that the run waits at a gate, and for what."""
     shown: set[str] = set()
 
@@ -57,7 +61,7 @@ def _announce_gate(project) -> Callable[[], None]:
     return announce
 
 
-def run_project(project, args: argparse.Namespace) -> int:
+def run_project(project: Project, args: argparse.Namespace) -> int:
     import gc
     import signal
 

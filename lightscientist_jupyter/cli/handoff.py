@@ -9,6 +9,7 @@ project and a deliver or a give-back set it running again, the command runs it h
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from lightscientist_jupyter.app import handoff
 from lightscientist_jupyter.app.handoff import Step
@@ -18,7 +19,7 @@ from lightscientist_jupyter.workspace import Workspace
 EXIT_OK, EXIT_REFUSED = 0, 2
 
 
-def _hand(args: argparse.Namespace, step: Step, **kw) -> int:
+def _hand(args: argparse.Namespace, step: Step, **kw: Any) -> int:
     ws = Workspace.at(args.workspace or ".")
     done = handoff.hand(ws, step, source="cli", **kw)
     print(done.message)

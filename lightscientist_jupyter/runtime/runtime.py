@@ -72,7 +72,7 @@ class ExecutionRuntime:
         *,
         on_update: Callable[[WorkerUpdate], None] | None = None,
         bus: EventBus | None = None,
-        checkpointer: Literal["sqlite", "memory"] | BaseCheckpointSaver = "sqlite",
+        checkpointer: Literal["sqlite", "memory"] | BaseCheckpointSaver[Any] = "sqlite",
         command_timeout: float = 120.0,
         retries: int | None = None,
         retry_initial_delay: float = 1.0,

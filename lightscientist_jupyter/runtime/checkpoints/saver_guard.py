@@ -67,7 +67,8 @@ class StorageGuard:
     # the saver's methods a run calls (LangGraph's loop, history, pruning)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._call(super().get_tuple, config)  # type: ignore[misc]
+        tup = self._call(super().get_tuple, config)  # type: ignore[misc]
+        return cast("CheckpointTuple | None", tup)
 
     def list(
         self,
@@ -91,7 +92,8 @@ class StorageGuard:
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return self._call(super().put, config, checkpoint, metadata, new_versions)  # type: ignore[misc]
+        stored = self._call(super().put, config, checkpoint, metadata, new_versions)  # type: ignore[misc]
+        return cast(RunnableConfig, stored)
 
     def put_writes(
         self,
@@ -109,7 +111,7 @@ class StorageGuard:
         self._call(super().prune, thread_ids, strategy=strategy)  # type: ignore[misc]
 
 
-S = TypeVar("S", bound=BaseCheckpointSaver)
+S = TypeVar("S", bound=BaseCheckpointSaver[Any])
 
 
 def guarded(saver_class: type[S], *args: Any, on_gone: Callable[[], None] | None = None) -> S:

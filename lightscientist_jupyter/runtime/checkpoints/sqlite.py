@@ -11,6 +11,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -23,7 +24,9 @@ from lightscientist_jupyter.runtime.checkpoints.saver_guard import guarded
 from lightscientist_jupyter.workspace import Workspace
 
 
-def open_checkpointer(workspace: Workspace, kind: str | BaseCheckpointSaver) -> BaseCheckpointSaver:
+def open_checkpointer(
+    workspace: Workspace, kind: str | BaseCheckpointSaver[Any]
+) -> BaseCheckpointSaver[Any]:
     """`sqlite` (the default; file mode 0600), `sqlite:///PATH`, `postgresql://…` (see
     `checkpoints.url`), `memory`, or a saver passed through."""
     if isinstance(kind, BaseCheckpointSaver):

@@ -236,7 +236,7 @@ def _connect(url: str) -> Any:
         ) from None
 
 
-def open_postgres(url: str) -> BaseCheckpointSaver:
+def open_postgres(url: str) -> BaseCheckpointSaver[Any]:
     """A `PostgresSaver` on a connection pool, its tables set up (raises one clear line)."""
     psycopg, psycopg_pool, postgres_saver = _modules()
     from psycopg.rows import dict_row
@@ -266,7 +266,8 @@ def open_postgres(url: str) -> BaseCheckpointSaver:
         raise CheckpointsUnavailable(
             f"cannot set up the PostgreSQL checkpoint {where(url)}: {_reason(exc, url)}"
         ) from None
-    return saver
+    opened: BaseCheckpointSaver[Any] = saver  # (its class came from a lazy import, untyped)
+    return opened
 
 
 def drop_threads(url: str, thread_ids: list[str]) -> int:

@@ -159,7 +159,8 @@ def resolve_model(
     if provider == "openai":
         kwargs["use_responses_api"] = False
     try:
-        return init_chat_model(name, model_provider=provider, **kwargs)
+        model: BaseChatModel = init_chat_model(name, model_provider=provider, **kwargs)
+        return model
     except Exception as exc:  # the provider's own validation, reported plainly
         raise ModelConfigError(f"cannot set up model '{spec}': {exc}") from None
 

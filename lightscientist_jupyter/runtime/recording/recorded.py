@@ -159,7 +159,7 @@ def _parse(path: Path, n: int, text: bytes) -> dict[str, Any]:
     what = "not a JSON object" if not isinstance(line, dict) else _shape_problem(n, line)
     if what:
         raise ModelConfigError(f"replay: {path}:{n}: {what}")
-    return line
+    return dict(line)
 
 
 def _shape_problem(n: int, line: dict[str, Any]) -> str | None:

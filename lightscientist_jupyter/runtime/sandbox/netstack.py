@@ -168,7 +168,7 @@ class Handshake:
             os.close(fd)
 
 
-def attach(bwrap: subprocess.Popen, handshake: Handshake) -> str | None:
+def attach(bwrap: subprocess.Popen[bytes], handshake: Handshake) -> str | None:
     """Give the sandbox of `bwrap` (started with the handshake's options, its sandbox ends
     closed) its network, and let its command start. Returns None, or a line saying why the
     sandbox got no network; it is ended then, and its command never runs."""
@@ -179,7 +179,7 @@ def attach(bwrap: subprocess.Popen, handshake: Handshake) -> str | None:
     return None
 
 
-def _wire(bwrap: subprocess.Popen, handshake: Handshake) -> None:
+def _wire(bwrap: subprocess.Popen[bytes], handshake: Handshake) -> None:
     pid = None
     owned: list[int] = []
     try:

@@ -87,7 +87,7 @@ class WorkspaceBackend(WorkspaceFiles, SandboxBackendProtocol):
         if shell_of is None:
             own = WorkerShell.of(root, worker_id, cancel or threading.Event(), policy)
             shell_of = lambda: own  # noqa: E731
-        self.shell_of = shell_of
+        self.shell_of: Callable[[], WorkerShell] = shell_of
         self._id = f"ls-{uuid.uuid4().hex[:8]}"
 
     def _writable(self, key: str) -> str | None:

@@ -102,7 +102,7 @@ class Started:
 
     def __init__(
         self,
-        proc: subprocess.Popen,
+        proc: subprocess.Popen[bytes],
         status_fd: int | None,
         cgroup: CommandCgroup | None,
         conf: Confinement,
@@ -197,7 +197,7 @@ def start(
     given: tuple[int, ...] = (status_w,) if status_w is not None else ()
     given += handshake.sandbox_fds if handshake else ()
 
-    def launch() -> subprocess.Popen:
+    def launch() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             args,
             cwd=cwd,

@@ -49,7 +49,7 @@ class GraphHost(Protocol):
 
     workspace: Workspace
     model: BaseChatModel
-    saver: BaseCheckpointSaver
+    saver: BaseCheckpointSaver[Any]
     shell_policy: ShellPolicy
     groups: ProcessGroups
     jobs: JobManager

@@ -171,6 +171,8 @@ export interface IReplyAnswer {
   messages: string[];
   status?: string;
   stage?: string;
+  /** The background process the project goes on in, when nobody ran it. */
+  resumed_by?: number | null;
 }
 
 export interface IControl {

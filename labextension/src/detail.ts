@@ -303,9 +303,11 @@ export function describeReply(approve: boolean, answer: IReplyAnswer): string {
     answer.stage === DONE
       ? 'The project is done.'
       : `Now at '${answer.stage}' (${answer.status}).`;
-  const idle =
-    answer.status === 'running'
-      ? ' No process runs this project: continue it with `lightscientist resume`.'
-      : '';
+  let idle = '';
+  if (answer.resumed_by) {
+    idle = ` It goes on in the background (pid ${answer.resumed_by}).`;
+  } else if (answer.status === 'running') {
+    idle = ` ${answer.messages[answer.messages.length - 1] ?? ''}`;
+  }
   return `${verb} (${answer.decision_id}). ${moved}${idle}`;
 }

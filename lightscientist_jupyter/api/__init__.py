@@ -34,13 +34,16 @@ from lightscientist_jupyter.api.running import (
     open_project,
     resume,
     runs,
+    session_defaults,
     start,
     stop_all,
+    use_session_defaults,
 )
 from lightscientist_jupyter.api.usage import estimate, usage
 from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, worker_records
+from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Outcome
 from lightscientist_jupyter.controller import StageTable, load_table, shipped_stages
 from lightscientist_jupyter.errors import BadInput, Conflict
 from lightscientist_jupyter.vocab import CancelSource
@@ -70,6 +73,9 @@ __all__ = [
     "events",
     "events_frame",
     "on_stop_all",
+    "perform",
+    "session_defaults",
+    "use_session_defaults",
     "open_project",
     "reply",
     "resume",
@@ -169,6 +175,19 @@ def cancel(workspace: Where = ".", worker_id: str | None = None) -> str:
     return commands.cancel(
         view.workspace, worker_id, source=CancelSource.NOTEBOOK, local=local
     ).message
+
+
+def perform(name: str, **keywords: object) -> Outcome:
+    """Carry out the operation `name` of `app.ops.catalog.OPERATIONS` that every door performs
+    alike (`cancel`, `check-model`…) with its request's keywords, as the notebook does (the
+    session's defaults apply); returns its outcome (`ok`, `message`, and what the operation
+    tells besides). `BadInput` for input to fix, as the command line's one line says it."""
+    operation = OPERATIONS.get(name)
+    if operation is None or operation.perform is None:
+        performed = [n for n, op in OPERATIONS.items() if op.perform is not None]
+        raise BadInput(f"'{name}' is not an operation to perform; one of {', '.join(performed)}")
+    request = operation.request_from(dict(keywords))
+    return operation.perform(request, Door(CancelSource.NOTEBOOK, session_defaults()))
 
 
 def stages(path: Where | None = None) -> StageTable:

@@ -22,6 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app.ops.run_options import (
+    FIELDS,
+    RunOptions,
+    SessionDefaults,
+    kept_settings,
+)
 from lightscientist_jupyter.app.starting import check_new
 from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
 from lightscientist_jupyter.controller.state import load_state
@@ -39,6 +45,7 @@ _lock = threading.RLock()
 _runs: dict[Path, Run] = {}
 _views: dict[Path, ProjectView] = {}
 _stop_hooks: list[Callable[[], None]] = []
+_defaults: Callable[[], SessionDefaults] = SessionDefaults
 
 
 class Run(ProjectView):
@@ -287,79 +294,109 @@ def open_project(workspace: str | os.PathLike[str] = ".") -> ProjectView:
         return view
 
 
+def use_session_defaults(provider: Callable[[], SessionDefaults] | None) -> None:
+    """Where this kernel's session defaults come from (the magic hands in its `%config`
+    values); None: there are none. Every run `start` and `resume` make, whichever door asked
+    for it, takes them by the policy of `app.ops.run_options`."""
+    global _defaults
+    _defaults = provider or SessionDefaults
+
+
+def session_defaults() -> SessionDefaults:
+    """This kernel's session defaults now."""
+    return _defaults()
+
+
+def _run_options(given: dict[str, Any]) -> tuple[RunOptions, dict[str, Any]]:
+    """The run options among `given` keywords, and the rest (for `Project` alone)."""
+    names = {f.name for f in FIELDS}
+    run = RunOptions.from_args({k: v for k, v in given.items() if k in names})
+    return run, {k: v for k, v in given.items() if k not in names}
+
+
 def start(
     goal: str,
-    workspace: str | os.PathLike[str] = ".",
+    workspace: str | os.PathLike[str] | None = None,
     *,
-    mode: str = "manual",
+    mode: str | None = None,
     stage: str | None = None,
     stages: str | os.PathLike[str] | None = None,
-    model: str | None = None,
-    base_url: str | None = None,
-    record: bool = False,
     subscribers: tuple[Subscriber, ...] = (),
     **options: Any,
 ) -> Run:
     """Start a new project in `workspace` and run it on a daemon thread; returns at once.
 
-    Bad input (an existing project, an unknown stage, an invalid table or model) raises
-    here, before any thread starts; the project is then created on the run's thread, where
-    LangGraph, deepagents and the model provider are imported and the model is checked (what
-    fails there, the run raises to its readers: `wait`, `state`, `status`). `record` appends
-    every model call to `.lightscientist/recordings/` (and keeps doing so when the project is
-    resumed); `options` go to `Project` (e.g. `stall_after_s`).
+    `options` are the run options of `RunOptions` (`model`, `base_url`, `record`, `budget`,
+    `price`, `library`, `until`…) and keywords of `Project` (`handoffs`, `stall_after_s`…);
+    the session's defaults (`%config` in a notebook) fill in those not given, and `mode` and
+    `workspace` too. Bad input (an existing project, an unknown stage, an invalid table or
+    model) raises here, before any thread starts; the project is then created on the run's
+    thread, where LangGraph, deepagents and the model provider are imported and the model is
+    checked (what fails there, the run raises to its readers: `wait`, `state`, `status`).
+    `record` appends every model call to `.lightscientist/recordings/` (and keeps doing so
+    when the project is resumed).
     """
-    root = _root(workspace)
+    defaults = session_defaults()
+    root = _root(workspace if workspace is not None else defaults.workspace)
     if current(root) is not None:
         raise BadInput(
             f"{root} is already being run in this kernel; see it with `%lightscientist status`"
         )
+    run, rest = _run_options(options)
+    run = run.with_defaults(defaults)
     given: dict[str, Any] = {
-        "mode": mode,
+        "mode": mode or defaults.mode,
         "stage": stage,
         "stages": stages,
-        "model": model,
-        "base_url": base_url,
+        "model": run.model,
+        "base_url": run.base_url,
     }  # checked here, then given to the project the run's thread creates
-    table = check_new(root, goal, **given, options=options)
+    keywords = {**run.project_keywords(), **rest, "skip_model_check": run.skip_model_check}
+    table = check_new(root, goal, **given, options=keywords)
 
     def create(subs: tuple[Subscriber, ...]) -> Project:
         from lightscientist_jupyter.app.project import Project
 
-        return Project.create(root, goal, **given, record=record, subscribers=subs, **options)
+        return Project.create(
+            root, goal, mode=given["mode"], stage=stage, stages=stages, subscribers=subs, **keywords
+        )
 
     return _launch(create, subscribers, root=root, table=table, goal=goal)
 
 
 def resume(
-    workspace: str | os.PathLike[str] = ".",
+    workspace: str | os.PathLike[str] | None = None,
     *,
-    model: str | None = None,
-    base_url: str | None = None,
-    record: bool = False,
     subscribers: tuple[Subscriber, ...] = (),
     **options: Any,
 ) -> Run:
-    """Continue the project in `workspace` on a daemon thread (its live run here, if any);
-    `record` records this run's model calls."""
+    """Continue the project in `workspace` on a daemon thread (its live run here, if any).
+
+    `options` are run options (`model`, `record`, `budget`…, see `start`) and keywords of
+    `Project.open` (`fresh_sessions`, `check_model`…). The session's defaults fill in those
+    not given, by the one policy of `app.ops.run_options`: the model, its server and
+    `record` always, the settings a project keeps (budget, price, checkpoints, ray, library,
+    job time limit) only when it keeps none of its own."""
     from lightscientist_jupyter.app.project import Project
 
-    root = _root(workspace)
+    defaults = session_defaults()
+    root = _root(workspace if workspace is not None else defaults.workspace)
     with _lock:
         run = current(root)
         if run is not None:
             return run
-        return _launch(
-            lambda subs: Project.open(
-                root, model=model, base_url=base_url, record=record, subscribers=subs, **options
-            ),
-            subscribers,
-        )
+        load_state(Workspace(root).state_file)  # a clear error when there is no project
+        given, rest = _run_options(options)
+        keywords = {
+            **given.with_defaults(defaults, kept_settings(Workspace(root))).project_keywords(),
+            **rest,
+        }
+        return _launch(lambda subs: Project.open(root, subscribers=subs, **keywords), subscribers)
 
 
-def _resume_controller(root: Path, options: dict[str, Any]) -> ResearchController:
+def _resume_controller(root: Path) -> ResearchController:
     """A view's `Resumer`: the project resumed in this kernel, as its controller."""
-    return resume(root, **options).controller
+    return resume(root).controller
 
 
 def on_stop_all(hook: Callable[[], None]) -> None:

@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 
 
 class Resumer(Protocol):
-    """Runs a project nobody runs in this kernel and hands back its controller."""
+    """Runs a project nobody runs in this kernel (with the session's defaults) and hands back
+    its controller."""
 
-    def __call__(self, root: Path, options: dict[str, Any]) -> ResearchController: ...
+    def __call__(self, root: Path) -> ResearchController: ...
 
 
 class ProjectView:
@@ -139,7 +140,6 @@ class ProjectView:
         source: str = "api",
         resume_if_idle: bool = False,
         budget: dict[str, float] | None = None,
-        resume_options: dict[str, Any] | None = None,
     ) -> Sent:
         """Answer the pending decision: at once when this kernel runs the project (exactly
         one transition per decision; a second reply to the same `decision_id` changes
@@ -148,15 +148,15 @@ class ProjectView:
         holds the raised limits (`{"tokens": 2_000_000}`).
 
         With `resume_if_idle`, a project nobody runs is resumed in this kernel (`api.resume`,
-        with `resume_options`) and the reply takes effect in that run once the project is
-        open; a project that cannot be opened raises, and nothing is queued.
+        with the session's defaults) and the reply takes effect in that run once the project
+        is open; a project that cannot be opened raises, and nothing is queued.
         """
         resumer = self._resumer
         resumed: list[ResearchController] = []
 
         def take() -> ResearchController:
             assert resumer is not None
-            resumed.append(resumer(self.workspace.root, dict(resume_options or {})))
+            resumed.append(resumer(self.workspace.root))
             return resumed[-1]
 
         sent = commands.submit_reply(

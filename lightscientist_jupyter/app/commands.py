@@ -155,6 +155,11 @@ class Sent:
     """The project's status afterwards, when it is known at once."""
 
     @property
+    def ok(self) -> bool:
+        """False when it changed nothing (see `Route.UNCHANGED`)."""
+        return self.route is not Route.UNCHANGED
+
+    @property
     def applied(self) -> bool | None:
         """True: it took effect; False: it changed nothing; None: queued in the inbox."""
         if self.route is Route.APPLIED:

@@ -10,7 +10,8 @@ Each is one operation over the time-travel and run machinery, never a copy of it
   resumable), rewinds to the start of the stage's latest visit (`history.rewind`) and starts
   the project again in the background;
 - `start_resume` starts `lightscientist resume --wait` as a detached process (it outlives the
-  kernel and the server that started it), or says the exact command when it cannot.
+  kernel and the server that started it), or says the exact command when it cannot; `go_on`
+  does it after the server carried out a reply or a hand-over step on a project nobody ran.
 
 `apply_command` is the running project's side of the inbox commands (these and the others:
 a hand-over step, a cancel); the project hands itself in as a `RunningProject`.
@@ -169,6 +170,17 @@ def rerun(ws: Workspace, stage: str | None = None, *, source: str = "panel") -> 
     rewound = history.rewind(ws, stage, source=source)
     started = start_resume(ws)
     return Done(f"{rewound.message.split(';')[0]}; {started.message}", started.pid)
+
+
+def go_on(ws: Workspace) -> Done:
+    """A reply or a hand-over step carried out on a project nobody runs set it running again:
+    it goes on in the background, as Resume does (the policy of `app.ops.catalog` for a door
+    that runs no project itself, the server). A project that cannot be resumed that way is
+    said so, with the command to run; the step stays carried out."""
+    try:
+        return start_resume(ws)
+    except Conflict as exc:
+        return Done(f"it did not go on: {exc}")
 
 
 def start_resume(ws: Workspace, *, until: str | None = None) -> Done:

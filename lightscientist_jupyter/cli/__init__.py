@@ -1,6 +1,7 @@
 """The `lightscientist` command line (also `python -m lightscientist_jupyter`).
 
-Subcommands dispatch through `COMMANDS`, a table from name to (argument setup, handler).
+The subcommands are the operations of `app.ops.catalog.OPERATIONS`; `HANDLERS` says how this
+shell shows each (an operation it has none for is performed and its line printed).
 Exit codes: 0 for `done` and `waiting_user` (and for commands that only read, and a `cancel`
 that took effect), 1 for `failed` and `cancelled`, 2 for bad input — a usage error, an invalid
 stage table, a reply with nothing pending, a model that failed the model check. Errors print
@@ -15,9 +16,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from lightscientist_jupyter import __version__, options
+from lightscientist_jupyter import __version__
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app.commands import Route
+from lightscientist_jupyter.app.ops import arguments
+from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Operation
+from lightscientist_jupyter.app.ops.run_options import RunOptions
 from lightscientist_jupyter.app.text import table_text
 from lightscientist_jupyter.cli import handoff
 from lightscientist_jupyter.cli import history as history_commands
@@ -104,18 +108,13 @@ def cmd_research(args: argparse.Namespace) -> int:
     project = Project.create(
         args.workspace or ".",
         args.goal,
-        mode=args.mode,
+        mode=args.mode or "manual",
         stage=args.stage,
         stages=args.stages,
-        model=args.model,
-        base_url=args.base_url,
-        record=bool(args.record),
-        replies=args.replies,
         subscribers=subscribers(args),
-        skip_model_check=args.skip_model_check,
         handoffs=args.handoff,
-        until=args.until,
-        **options.sandbox_values(args),
+        **RunOptions.from_args(args).project_keywords(),
+        skip_model_check=args.skip_model_check,
     )
     return run_project(project, args)
 
@@ -125,15 +124,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     project = Project.open(
         args.workspace or ".",
-        model=args.model,
-        base_url=args.base_url,
-        record=bool(args.record),
-        replies=args.replies,
         subscribers=subscribers(args),
         fresh_sessions=args.fresh_sessions,
         check_model=not args.skip_model_check,
-        until=args.until,
-        **options.sandbox_values(args),
+        **RunOptions.from_args(args).project_keywords(),
     )
     for note in project.notes:
         print(note)
@@ -215,58 +209,56 @@ def cmd_events(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# ------------------------------------------------------------------------- check-model
-
-
-def cmd_check_model(args: argparse.Namespace) -> int:
-    outcome = commands.check_model(args.model, args.base_url)
-    print(outcome.message)
-    return EXIT_OK if outcome.ok else EXIT_FAILED
-
-
 # ------------------------------------------------------------------------- dispatch
 
-Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
+Handler = Callable[[argparse.Namespace], int]
 
-
-def _waiting(
-    setup: Callable[[argparse.ArgumentParser], None],
-) -> Callable[[argparse.ArgumentParser], None]:
-    """A subcommand's options plus `--wait` (stay at a gate for its reply)."""
-
-    def both(parser: argparse.ArgumentParser) -> None:
-        setup(parser)
-        options.wait(parser)
-
-    return both
-
-
-COMMANDS: dict[str, Command] = {
-    "research": (_waiting(options.research), cmd_research, "start a research project and run it"),
-    "resume": (
-        _waiting(options.resume),
-        cmd_resume,
-        "continue a project that stopped (crash, restart)",
-    ),
-    "workers": (options.workers, cmd_workers, "list the workers and their state"),
-    "cancel": (options.cancel, cmd_cancel, "cancel one worker, or the whole run"),
-    "reply": (
-        _waiting(options.reply),
-        reply_command.cmd_reply,
-        "approve or reject the pending gate or question",
-    ),
-    "status": (options.status, cmd_status, "show the project's stage, status and pending decision"),
-    "events": (options.events, cmd_events, "print the event stream"),
-    "stages": (options.stages, cmd_stages, "validate and print a stage table"),
-    "check-model": (options.check_model, cmd_check_model, "can this model call tools?"),
-    **history_commands.COMMANDS,
-    **usage_commands.COMMANDS,
-    **jobs_commands.COMMANDS,
-    **literature_commands.COMMANDS,
-    "take": (options.take, handoff.cmd_take, "do the current stage (or STAGE) yourself"),
-    "deliver": (_waiting(options.deliver), handoff.cmd_deliver, "deliver the stage you took"),
-    "give-back": (_waiting(options.give_back), handoff.cmd_give_back, "return it to workers"),
+HANDLERS: dict[str, Handler] = {
+    "research": cmd_research,
+    "resume": cmd_resume,
+    "reply": reply_command.cmd_reply,
+    "status": cmd_status,
+    "events": cmd_events,
+    "workers": cmd_workers,
+    "cancel": cmd_cancel,
+    "stages": cmd_stages,
+    **history_commands.HANDLERS,
+    **usage_commands.HANDLERS,
+    **jobs_commands.HANDLERS,
+    **literature_commands.HANDLERS,
+    **handoff.HANDLERS,
 }
+"""How the command line shows each operation of `OPERATIONS`; one it has no handler for is
+performed and its outcome's line printed (exit 1 when it is not `ok`)."""
+
+
+def _performed(operation: Operation[Any]) -> Handler:
+    perform = operation.perform
+    if perform is None:
+        raise AssertionError(f"the command line has no handler for '{operation.name}'")
+
+    def handler(args: argparse.Namespace) -> int:
+        outcome = perform(operation.request_from(args), Door(CancelSource.COMMAND_LINE))
+        print(outcome.message)
+        return EXIT_OK if outcome.ok else EXIT_FAILED
+
+    return handler
+
+
+def handler_of(name: str) -> Handler:
+    return HANDLERS.get(name) or _performed(OPERATIONS[name])
+
+
+def _arguments(operation: Operation[Any]) -> Callable[[argparse.ArgumentParser], None]:
+    """An operation's arguments, plus `--wait` (stay at a gate for its reply) where it may run
+    the project in this process."""
+
+    def setup(parser: argparse.ArgumentParser) -> None:
+        operation.arguments(parser)
+        if operation.runs:
+            arguments.wait(parser)
+
+    return setup
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -277,14 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (setup, _, help_text) in COMMANDS.items():
-        setup(sub.add_parser(name, help=help_text, description=help_text))
+    for name, operation in OPERATIONS.items():
+        parser_of = sub.add_parser(name, help=operation.help, description=operation.help)
+        _arguments(operation)(parser_of)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = COMMANDS[args.command][1]
+    handler = handler_of(args.command)
     try:
         return handler(args)
     except StorageFault as exc:  # the run stopped; `resume` continues once the storage is back

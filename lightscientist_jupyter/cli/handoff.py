@@ -45,3 +45,6 @@ def cmd_deliver(args: argparse.Namespace) -> int:
 
 def cmd_give_back(args: argparse.Namespace) -> int:
     return _hand(args, Step.GIVE_BACK)
+
+
+HANDLERS = {"take": cmd_take, "deliver": cmd_deliver, "give-back": cmd_give_back}

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from lightscientist_jupyter import options
 from lightscientist_jupyter.app import history as timeline
+from lightscientist_jupyter.app.ops import arguments
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.events import printable
 from lightscientist_jupyter.workspace import Workspace
@@ -33,7 +33,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    refs, paths = options.diff_words(args)
+    refs, paths = arguments.diff_words(args)
     if len(refs) > 2:
         raise BadInput(f"diff takes at most two REFs, not {len(refs)}: {' '.join(refs)}")
     text = timeline.diff(
@@ -57,9 +57,9 @@ def cmd_fork(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
-    "history": (options.history, cmd_history, "the workspace's snapshots, one per stage event"),
-    "diff": (options.diff, cmd_diff, "what changed between snapshots (or at the pending gate)"),
-    "rewind": (options.rewind, cmd_rewind, "set files, PROCESS.md and state back to a stage"),
-    "fork": (options.fork, cmd_fork, "a new workspace at a stage visit's start"),
+HANDLERS = {
+    "history": cmd_history,
+    "diff": cmd_diff,
+    "rewind": cmd_rewind,
+    "fork": cmd_fork,
 }

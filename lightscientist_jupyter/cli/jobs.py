@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from lightscientist_jupyter import options
 from lightscientist_jupyter.app import jobs
 from lightscientist_jupyter.workspace import Workspace
 
@@ -16,6 +15,4 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
-    "jobs": (options.jobs, cmd_jobs, "the jobs workers submitted, their state and logs"),
-}
+HANDLERS = {"jobs": cmd_jobs}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from lightscientist_jupyter import options
 from lightscientist_jupyter.app import literature
 from lightscientist_jupyter.workspace import Workspace
 
@@ -16,6 +15,4 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-COMMANDS = {
-    "check": (options.check, cmd_check, "trace each citation and number of a paper"),
-}
+HANDLERS = {"check": cmd_check}

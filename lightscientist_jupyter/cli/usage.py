@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from lightscientist_jupyter import options
 from lightscientist_jupyter.app import commands
 from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.workspace import Workspace
@@ -43,7 +42,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
-    "usage": (options.usage, cmd_usage, "tokens, time and cost of the model calls so far"),
-    "estimate": (options.estimate, cmd_estimate, "what a run of the stage table may cost"),
+HANDLERS = {
+    "usage": cmd_usage,
+    "estimate": cmd_estimate,
 }

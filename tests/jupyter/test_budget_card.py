@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.background import stop_background_runs
 from support.real_run import GOAL, cli
 from support.slow import whole_project
 
@@ -93,7 +94,11 @@ def test_the_server_reply_takes_a_budget_field(at_budget):
     with pytest.raises(Refused) as bad:
         project_reply(root, {**body, "budget": {"dollars": 3}})
     assert bad.value.status == 400 and "unknown budget key 'dollars'" in bad.value.message
-    answer = project_reply(root, {**body, "budget": {"tokens": 1_000_000}})
-    assert answer["applied_by"] == "server" and answer["status"] == "running"
-    state = load_state(Workspace.at(at_budget).state_file)
-    assert state.budget["project"]["tokens"] == 1_000_000 and state.pending is None
+    try:
+        answer = project_reply(root, {**body, "budget": {"tokens": 1_000_000}})
+        assert answer["applied_by"] == "server" and answer["status"] == "running"
+        assert answer["resumed_by"]  # it goes on in the background with the raised budget
+        state = load_state(Workspace.at(at_budget).state_file)
+        assert state.budget["project"]["tokens"] == 1_000_000 and state.pending is None
+    finally:
+        stop_background_runs(root)

@@ -26,11 +26,12 @@ from support.slow import whole_project
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
+from lightscientist_jupyter.app.ops.run_options import SESSION_DEFAULTS
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.jupyter.dashboard.display import dashboard_of
 from lightscientist_jupyter.jupyter.dashboard.graph import TableDiagram
-from lightscientist_jupyter.jupyter.magic.magics import COMMANDS, LightScientistMagics
+from lightscientist_jupyter.jupyter.magic.magics import LightScientistMagics, commands
 from lightscientist_jupyter.workspace import Workspace
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -49,8 +50,8 @@ def ip():
 def fresh_defaults(ip):
     magics = ip.magics_manager.registry["LightScientistMagics"]
     yield magics
-    magics.model = magics.base_url = None
-    magics.mode, magics.workspace = "manual", "."
+    for default in SESSION_DEFAULTS:  # every run of the kernel takes them: none may stay set
+        setattr(magics, default.name, [] if default.kind is list else default.initial)
 
 
 def ls(ip, line: str):
@@ -244,7 +245,7 @@ def test_stages_and_help(ip, capsys, tmp_path):
     assert drawn == [*load_table().ids(), "done"]
     ls(ip, "help")
     out = capsys.readouterr().out
-    assert all(name in out for name in COMMANDS)
+    assert all(name in out for name in commands())
     overview = out
     ls(ip, "help reply")
     assert "--to STAGE" in capsys.readouterr().out

@@ -15,19 +15,21 @@ import os
 import shlex
 import threading
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import SMALL_TABLE
 from pytest_jupyter import jupyter_server as _pytest_jupyter
 from support import waiting_project
+from support.background import stop_background_runs
 from support.planting import SECRET, need_bwrap, sandboxed
 from tornado.httpclient import HTTPClientError
 
 from lightscientist_jupyter import _jupyter_server_extension_points
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.inbox import queued_replies
-from lightscientist_jupyter.controller.lock import WorkspaceLock
+from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.jupyter import server
 from lightscientist_jupyter.jupyter.dashboard import graph
@@ -59,7 +61,7 @@ def fetch(jp_fetch, jp_asyncio_loop):
 
 
 @pytest.fixture
-def root(jp_root_dir: Path) -> Path:
+def root(jp_root_dir: Path) -> Iterator[Path]:
     """A server root with projects: alpha (at idea.gate), nested/beta (running), broken."""
     waiting_project.make_waiting_project(str(jp_root_dir / "alpha"))
     beta = Workspace.at(jp_root_dir / "nested" / "beta")
@@ -71,7 +73,8 @@ def root(jp_root_dir: Path) -> Path:
     (broken / "state.json").write_text("{not json", encoding="utf-8")
     waiting_project.make_waiting_project(str(jp_root_dir / ".hidden" / "gamma"))
     (jp_root_dir / "notes").mkdir()
-    return Path(os.path.realpath(jp_root_dir))
+    yield Path(os.path.realpath(jp_root_dir))
+    stop_background_runs(jp_root_dir)  # a reply or a step that let a project go on
 
 
 def get(fetch, endpoint: str, **params):
@@ -403,8 +406,11 @@ def test_reply_without_a_runner_is_applied_by_the_server(root, fetch):
     )
     assert answer["applied_by"] == "server"
     assert (answer["stage"], answer["status"]) == ("experiment.setup", "running")
+    # nobody ran it: it goes on in the background, as after `lightscientist reply y`
+    assert (read_holder(ws) or {}).get("pid") == answer["resumed_by"] != os.getpid()
+    assert f"pid {answer['resumed_by']}" in answer["messages"][-1]
     state = load_state(ws.state_file)
-    assert state.stage == "experiment.setup" and state.pending is None
+    assert state.stage.startswith("experiment.") and state.pending is None
     assert state.decisions[-1]["source"] == "panel" and state.decisions[-1]["comment"] == "go"
     assert queued_replies(ws) == []
     events = get(fetch, "events", path="alpha", limit="5")

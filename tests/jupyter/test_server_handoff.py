@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pytest_jupyter import jupyter_server as _pytest_jupyter
+from support.background import stop_background_runs
 from tornado.httpclient import HTTPClientError
 
 from lightscientist_jupyter.controller import ResearchController
@@ -35,7 +37,7 @@ def fetch(jp_fetch, jp_asyncio_loop):
 
 
 @pytest.fixture
-def root(jp_root_dir: Path) -> Path:
+def root(jp_root_dir: Path) -> Iterator[Path]:
     """One project handed to the researcher at experiment.loop (nobody runs it)."""
     ws = Workspace.at(jp_root_dir / "mine")
     ResearchController.create(
@@ -45,7 +47,8 @@ def root(jp_root_dir: Path) -> Path:
         start_stage="experiment.loop",
         handoffs=["experiment.loop"],
     )
-    return Path(os.path.realpath(jp_root_dir))
+    yield Path(os.path.realpath(jp_root_dir))
+    stop_background_runs(jp_root_dir)  # a reply or a step that let a project go on
 
 
 def detail(fetch) -> dict:
@@ -105,7 +108,8 @@ def test_deliver_from_the_panel_refused_then_accepted(root, fetch):
     )
     assert code == 200, answer
     assert (answer["stage"], answer["status"]) == ("experiment.analyze", "running")
-    assert "lightscientist resume" in answer["message"]
+    # nobody ran it: it goes on in the background, as after `lightscientist deliver`
+    assert f"in the background by pid {answer['resumed_by']}" in answer["message"]
     assert detail(fetch)["handoff"] is None
     code, answer = post(fetch, {"path": "mine", "handoff": "give-back", "decision_id": "d1"})
     assert code == 409 and "no longer pending" in answer["message"]
@@ -115,6 +119,7 @@ def test_give_back_and_take_from_the_panel(root, fetch):
     code, answer = post(fetch, {"path": "mine", "handoff": "give-back"})
     assert code == 200 and "the workers' again" in answer["message"]
     assert load_state(Workspace.at(root / "mine").state_file).handoffs == []
+    assert stop_background_runs(root) == [answer["resumed_by"]]  # it went on with workers
     code, answer = post(fetch, {"path": "mine", "handoff": "take"})
     assert code == 200 and answer["status"] == "waiting_user"
     code, answer = post(fetch, {"path": "mine", "handoff": "nope"})

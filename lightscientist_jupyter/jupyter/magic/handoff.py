@@ -29,7 +29,7 @@ def _said(name: str, done: Handover) -> None:
 
 def _resume_here(m: MagicSession, workspace: str, done: Handover) -> None:
     if done.resume:  # nobody ran the project: it goes on in this kernel
-        api.resume(workspace, model=m.model or None, base_url=m.base_url or None, record=m.record)
+        api.resume(workspace)  # with the session's %config defaults
         print("the project resumes in this kernel")
 
 

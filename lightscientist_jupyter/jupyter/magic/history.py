@@ -15,7 +15,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from lightscientist_jupyter import api, options
+from lightscientist_jupyter import api
+from lightscientist_jupyter.app.ops import arguments
 from lightscientist_jupyter.jupyter.magic.session import MagicSession
 
 
@@ -30,7 +31,7 @@ def history(m: MagicSession, args: argparse.Namespace) -> Any:
 
 
 def diff(m: MagicSession, args: argparse.Namespace) -> None:
-    refs, paths = options.diff_words(args)
+    refs, paths = arguments.diff_words(args)
     if len(refs) > 2:
         raise UsageError(f"%lightscientist diff takes at most two REFs, not {len(refs)}")
     print(

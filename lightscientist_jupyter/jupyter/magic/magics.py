@@ -6,9 +6,10 @@
     %lightscientist show paper
 
 The line is split with `shlex` (quotes respected) and parsed by one argparse parser per
-subcommand; the subcommands are the rows of `COMMANDS` (name → argument setup, handler,
-help), with the command line's options. Bad input raises `UsageError` — a one-line message,
-never a traceback — and so does any `LightScientistError` a handler meets.
+subcommand; the subcommands are the operations of `app.ops.catalog.OPERATIONS` (with the
+command line's arguments), shown by the renderers of `RENDERERS`, plus `show` and `help`.
+Bad input raises `UsageError` — a one-line message, never a traceback — and so does any
+`LightScientistError` a handler meets.
 
 `research`, `reply` and `resume` display the dashboard and return at once: the run goes on
 in background threads (see `lightscientist_jupyter.api`), and a waiting cell would block the
@@ -30,9 +31,18 @@ from typing import Any, NamedTuple
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import Markdown, display
-from traitlets import Bool, Enum, List, Unicode
+from traitlets import Bool, Enum, List, TraitType, Unicode
+from traitlets.config import Configurable
 
-from lightscientist_jupyter import api, options
+from lightscientist_jupyter import api
+from lightscientist_jupyter.app.ops import arguments
+from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Operation
+from lightscientist_jupyter.app.ops.run_options import (
+    SESSION_DEFAULTS,
+    Default,
+    RunOptions,
+    SessionDefaults,
+)
 from lightscientist_jupyter.app.usage import parse_budget
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter import show as show_files
@@ -44,6 +54,8 @@ from lightscientist_jupyter.jupyter.magic import history as magic_history
 from lightscientist_jupyter.jupyter.magic import jobs as magic_jobs
 from lightscientist_jupyter.jupyter.magic import literature as magic_literature
 from lightscientist_jupyter.jupyter.magic import usage as magic_usage
+from lightscientist_jupyter.jupyter.magic.session import MagicSession
+from lightscientist_jupyter.vocab import CancelSource
 
 PROG = "%lightscientist"
 
@@ -67,15 +79,11 @@ class _Parser(argparse.ArgumentParser):
 # ------------------------------------------------------------------------- argument setup
 
 
-def _setup_research(p: argparse.ArgumentParser) -> None:
-    options.research(p, mode_default=None)  # None: %config LightScientistMagics.mode decides
-
-
 def _setup_show(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "target", help="PROCESS.md, a stage id (its outputs), paper, or a path in the workspace"
     )
-    options.workspace(p)
+    arguments.workspace(p)
 
 
 def _setup_help(p: argparse.ArgumentParser) -> None:
@@ -85,29 +93,23 @@ def _setup_help(p: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------------- handlers
 
 
-def _research(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def _research(m: MagicSession, args: argparse.Namespace) -> Any:
     if args.dry_run:  # nothing starts, nothing is written
         return magic_usage.estimate(m, args)
-    run = api.start(
+    run = api.start(  # the session's other %config defaults: applied by `api.start`
         args.goal,
         m.workspace_of(args),
-        mode=args.mode or m.mode,
+        mode=args.mode or m.defaults().mode,
         stage=args.stage,
         stages=args.stages,
-        model=args.model or m.model or None,
-        base_url=args.base_url or m.base_url or None,
-        record=bool(args.record or m.record),
-        replies=args.replies,
-        skip_model_check=args.skip_model_check,
         handoffs=args.handoff,
-        until=args.until,
-        **magic_usage.run_values(m, args),  # with %config .budget and .price
+        **vars(RunOptions.from_args(args)),
     )
     display(boards.dashboard_of(run))
     return None
 
 
-def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def _reply(m: MagicSession, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
     sent = api.open_project(workspace).reply(
         args.answer in ("y", "yes"),
@@ -115,37 +117,27 @@ def _reply(m: LightScientistMagics, args: argparse.Namespace) -> None:
         args.to,
         source="magic",
         budget=parse_budget(args.budget) or None,
-        resume_if_idle=True,  # nobody runs the project: it runs here, with the reply
-        resume_options={
-            "model": m.model or None,
-            "base_url": m.base_url or None,
-            "record": m.record,
-            "checkpoints": m.checkpoints or None,
-            "ray": m.ray or None,
-        },
+        resume_if_idle=True,  # nobody runs the project: it runs here (with %config), the reply too
     )
     print(sent.message)
     display(boards.dashboard_of(api.open_project(workspace)))
 
 
-def _resume(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def _resume(m: MagicSession, args: argparse.Namespace) -> None:
+    given = RunOptions.from_args(args)  # the session's %config defaults: by `api.resume`
+    keywords = {k: v for k, v in vars(given).items() if v is not None and k != "skip_model_check"}
     run = api.resume(
         m.workspace_of(args),
-        model=args.model or m.model or None,
-        base_url=args.base_url or m.base_url or None,
         fresh_sessions=args.fresh_sessions,
-        record=bool(args.record or m.record),
-        replies=args.replies,
         check_model=not args.skip_model_check,
-        until=args.until,
-        **magic_usage.run_values(m, args),  # with %config .budget and .price
+        **keywords,
     )
     if run.project.retried:
         print(run.project.retried)
     display(boards.dashboard_of(run))
 
 
-def _status(m: LightScientistMagics, args: argparse.Namespace) -> dict[str, Any] | None:
+def _status(m: MagicSession, args: argparse.Namespace) -> dict[str, Any] | None:
     view = api.open_project(m.workspace_of(args))
     if args.json:
         return view.status()
@@ -164,7 +156,7 @@ def _paper_path(view: api.ProjectView) -> str:
     return papers[-1] if papers else "paper/paper.md"
 
 
-def _show(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def _show(m: MagicSession, args: argparse.Namespace) -> Any:
     view = api.open_project(m.workspace_of(args))
     target = args.target
     table = view.table()
@@ -184,7 +176,7 @@ def _show(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     return None
 
 
-def _events(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def _events(m: MagicSession, args: argparse.Namespace) -> Any:
     view = api.open_project(m.workspace_of(args))
     if args.follow:  # another view of the dashboard's live list (its filter is shared)
         stream = boards.dashboard_of(view).events
@@ -203,140 +195,138 @@ def _events(m: LightScientistMagics, args: argparse.Namespace) -> Any:
     return frame
 
 
-def _workers(m: LightScientistMagics, args: argparse.Namespace) -> Any:
+def _workers(m: MagicSession, args: argparse.Namespace) -> Any:
     view = api.open_project(m.workspace_of(args))
     if args.json:
         return api.worker_records(view.workspace)
     return view.workers()
 
 
-def _cancel(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def _cancel(m: MagicSession, args: argparse.Namespace) -> None:
     print(api.cancel(m.workspace_of(args), args.worker_id))
 
 
-def _stages(m: LightScientistMagics, args: argparse.Namespace) -> TableDiagram:
+def _stages(m: MagicSession, args: argparse.Namespace) -> TableDiagram:
     return TableDiagram(api.stages(args.stages))
 
 
-def _check_model(m: LightScientistMagics, args: argparse.Namespace) -> None:
-    outcome = api.check_model(args.model or m.model or None, args.base_url or m.base_url or None)
-    if not outcome.ok:
-        raise UsageError(f"{PROG} check-model: {outcome.message}")
-    print(outcome.message)
-
-
-def _help(m: LightScientistMagics, args: argparse.Namespace) -> None:
+def _help(m: MagicSession, args: argparse.Namespace) -> None:
     if args.command:
-        if args.command not in COMMANDS:
-            raise UsageError(f"unknown subcommand '{args.command}'; one of {', '.join(COMMANDS)}")
-        print(m.parser(args.command).format_help())
+        table = commands()
+        if args.command not in table:
+            raise UsageError(f"unknown subcommand '{args.command}'; one of {', '.join(table)}")
+        print(parser(args.command).format_help())
         return
-    width = max(map(len, COMMANDS))
+    table = commands()
+    width = max(map(len, table))
     lines = [f"{PROG} COMMAND [options]   (`{PROG} help COMMAND` for its options)", ""]
-    lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in COMMANDS.items()]
-    lines += [
-        "",
-        "Defaults for a session: %config LightScientistMagics.model / .base_url / "
-        ".mode / .workspace / .record / .budget / .price / .checkpoints / .ray / .library "
-        "/ .job_time_limit",
-    ]
+    lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in table.items()]
+    names = " / ".join(f".{d.name}" for d in SESSION_DEFAULTS)
+    lines += ["", f"Defaults for a session: %config LightScientistMagics{names[1:]}"]
     print("\n".join(lines))
 
 
 class Command(NamedTuple):
     setup: Callable[[argparse.ArgumentParser], None]
-    handler: Callable[[LightScientistMagics, argparse.Namespace], Any]
+    handler: Callable[[MagicSession, argparse.Namespace], Any]
     help: str
 
 
-COMMANDS: dict[str, Command] = {
-    "research": Command(
-        _setup_research, _research, "start a research project; shows the live dashboard and returns"
-    ),
-    "reply": Command(
-        options.reply, _reply, "approve (y) or reject (n) the pending gate or question"
-    ),
-    "resume": Command(options.resume, _resume, "continue a project that stopped"),
-    "status": Command(options.status, _status, "show the project's dashboard (--json: a dict)"),
-    "show": Command(_setup_show, _show, "show PROCESS.md, a stage's outputs, the paper or a file"),
-    "events": Command(options.events, _events, "the event stream as a DataFrame (--follow: live)"),
-    "workers": Command(options.workers, _workers, "the workers as a DataFrame"),
-    "cancel": Command(options.cancel, _cancel, "cancel one worker, or the whole run"),
-    "stages": Command(options.stages, _stages, "validate and draw a stage table"),
-    "check-model": Command(options.check_model, _check_model, "can this model call tools?"),
-    "take": Command(options.take, magic_handoff.take, "do the current stage (or STAGE) yourself"),
-    "deliver": Command(options.deliver, magic_handoff.deliver, "deliver the stage you took"),
-    "give-back": Command(options.give_back, magic_handoff.give_back, "return it to the workers"),
-    "history": Command(options.history, magic_history.history, "the snapshots as a DataFrame"),
-    "check": Command(options.check, magic_literature.check, "trace a paper's citations, numbers"),
-    "diff": Command(options.diff, magic_history.diff, "what changed between snapshots"),
-    "rewind": Command(options.rewind, magic_history.rewind, "go back to a stage visit's start"),
-    "fork": Command(options.fork, magic_history.fork, "a new workspace at a stage visit's start"),
-    "usage": Command(options.usage, magic_usage.usage, "tokens and cost as a DataFrame"),
-    "jobs": Command(options.jobs, magic_jobs.jobs_table, "the submitted jobs as a DataFrame"),
-    "estimate": Command(options.estimate, magic_usage.estimate, "what a run may cost, per stage"),
-    "help": Command(_setup_help, _help, "this overview, or one subcommand's options"),
+Renderer = Callable[[MagicSession, argparse.Namespace], Any]
+
+RENDERERS: dict[str, tuple[Renderer, str]] = {
+    "research": (_research, "shows the live dashboard and returns"),
+    "reply": (_reply, ""),
+    "resume": (_resume, "shows the live dashboard and returns"),
+    "status": (_status, "the dashboard (--json: a dict)"),
+    "events": (_events, "a DataFrame (--follow: live)"),
+    "workers": (_workers, "a DataFrame"),
+    "cancel": (_cancel, ""),
+    "stages": (_stages, "drawn"),
+    "take": (magic_handoff.take, ""),
+    "deliver": (magic_handoff.deliver, ""),
+    "give-back": (magic_handoff.give_back, ""),
+    "history": (magic_history.history, "a DataFrame"),
+    "check": (magic_literature.check, "a DataFrame"),
+    "diff": (magic_history.diff, "a picture"),
+    "rewind": (magic_history.rewind, ""),
+    "fork": (magic_history.fork, ""),
+    "usage": (magic_usage.usage, "a DataFrame"),
+    "jobs": (magic_jobs.jobs_table, "a DataFrame"),
+    "estimate": (magic_usage.estimate, "a DataFrame"),
 }
+"""How the magic shows each operation of `OPERATIONS`, and what it shows; one it has no
+renderer for is performed and its line printed (a `UsageError` when it is not `ok`)."""
+
+
+def _performed(operation: Operation[Any]) -> Renderer:
+    perform = operation.perform
+    if perform is None:
+        raise AssertionError(f"the magic has no renderer for '{operation.name}'")
+
+    def render(m: MagicSession, args: argparse.Namespace) -> None:
+        outcome = perform(operation.request_from(args), Door(CancelSource.NOTEBOOK, m.defaults()))
+        if not outcome.ok:
+            raise UsageError(f"{PROG} {operation.name}: {outcome.message}")
+        print(outcome.message)
+
+    return render
+
+
+def commands() -> dict[str, Command]:
+    """The magic's subcommands: every operation, then `show` and `help`."""
+    table: dict[str, Command] = {}
+    for name, operation in OPERATIONS.items():
+        render, shows = RENDERERS.get(name) or (_performed(operation), "")
+        text = f"{operation.help}; {shows}" if shows else operation.help
+        table[name] = Command(operation.arguments, render, text)
+    table["show"] = Command(
+        _setup_show, _show, "show PROCESS.md, a stage's outputs, the paper or a file"
+    )
+    table["help"] = Command(_setup_help, _help, "this overview, or one subcommand's options")
+    return table
+
+
+def parser(name: str) -> _Parser:
+    command = commands()[name]
+    made = _Parser(prog=f"{PROG} {name}", description=command.help, add_help=True)
+    command.setup(made)
+    return made
+
+
+def _trait(default: Default) -> TraitType[Any, Any]:
+    """The `%config` trait of one session default."""
+    if default.kind is bool:
+        return Bool(default.initial, help=default.help).tag(config=True)
+    if default.kind is list:
+        return List(Unicode(), help=default.help).tag(config=True)
+    if default.choices:
+        return Enum(list(default.choices), default.initial, help=default.help).tag(config=True)
+    if default.initial is None:
+        return Unicode(None, allow_none=True, help=default.help).tag(config=True)
+    return Unicode(default.initial, help=default.help).tag(config=True)
+
+
+SessionTraits: type[Configurable] = type(
+    "SessionTraits", (Configurable,), {d.name: _trait(d) for d in SESSION_DEFAULTS}
+)
+"""The `%config LightScientistMagics.<name>` traits, one per `SESSION_DEFAULTS`."""
 
 
 # ------------------------------------------------------------------------- the magic
 
 
 @magics_class
-class LightScientistMagics(Magics):
-    """`%lightscientist`: run and inspect LightScientist projects from a notebook."""
+class LightScientistMagics(Magics, SessionTraits):  # type: ignore[misc,valid-type]
+    """`%lightscientist`: run and inspect LightScientist projects from a notebook; its
+    `%config` defaults are `SessionTraits`."""
 
-    model = Unicode(
-        None,
-        allow_none=True,
-        help="The model for new runs: offline, provider:model, or a model name "
-        "served at base_url (default: LIGHTSCIENTIST_MODEL, else offline).",
-    ).tag(config=True)
-    base_url = Unicode(
-        None,
-        allow_none=True,
-        help="An OpenAI-compatible server for the model (e.g. a local Ollama or vLLM).",
-    ).tag(config=True)
-    record = Bool(
-        False,
-        help="Record every model call of the runs this kernel starts or resumes "
-        "(.lightscientist/recordings/), as --record does.",
-    ).tag(config=True)
-    mode = Enum(
-        ["auto", "manual"],
-        "manual",
-        help="The mode of new runs: auto (gates pass) or manual (gates wait).",
-    ).tag(config=True)
-    workspace = Unicode(".", help="The project folder used when --workspace is not given.").tag(
-        config=True
-    )
-    budget = Unicode(None, allow_none=True, help="--budget of runs: usd=…,tokens=…,hours=…").tag(
-        config=True
-    )
-    price = Unicode(None, allow_none=True, help="--price of runs: in=…,out=… (USD per 1M)").tag(
-        config=True
-    )
-    checkpoints = Unicode(
-        None, allow_none=True, help="--checkpoints of runs: sqlite:///PATH or postgresql://…"
-    ).tag(config=True)
-    ray = Unicode(None, allow_none=True, help="--ray of runs: a Ray cluster for jobs").tag(
-        config=True
-    )
-    library = List(Unicode(), help="--library of runs: .bib / CSL-JSON files or folders").tag(
-        config=True
-    )
-    job_time_limit = Unicode(None, allow_none=True, help="--job-time-limit of runs: 30m, 6h…").tag(
-        config=True
-    )
-
-    def parser(self, name: str) -> _Parser:
-        command = COMMANDS[name]
-        parser = _Parser(prog=f"{PROG} {name}", description=command.help, add_help=True)
-        command.setup(parser)
-        return parser
+    def defaults(self) -> SessionDefaults:
+        """The session's `%config` defaults now."""
+        return SessionDefaults.of(self)
 
     def workspace_of(self, args: argparse.Namespace) -> str:
-        return getattr(args, "workspace", None) or self.workspace or "."
+        return getattr(args, "workspace", None) or self.defaults().workspace or "."
 
     @line_magic
     def lightscientist(self, line: str = "") -> Any:
@@ -348,11 +338,12 @@ class LightScientistMagics(Magics):
         name, rest = (argv[0], argv[1:]) if argv else ("help", [])
         if name in ("-h", "--help"):
             name, rest = "help", []
-        command = COMMANDS.get(name)
+        command = commands().get(name)
         if command is None:
-            raise UsageError(f"{PROG}: unknown subcommand '{name}'; one of {', '.join(COMMANDS)}")
+            known = ", ".join(commands())
+            raise UsageError(f"{PROG}: unknown subcommand '{name}'; one of {known}")
         try:
-            args = self.parser(name).parse_args(rest)
+            args = parser(name).parse_args(rest)
         except _HelpShown:
             return None
         try:
@@ -363,11 +354,14 @@ class LightScientistMagics(Magics):
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register `%lightscientist` (its `Magics.__init__` also makes it `%config`-urable)."""
-    ipython.register_magics(LightScientistMagics(shell=ipython))
+    magic = LightScientistMagics(shell=ipython)
+    ipython.register_magics(magic)
+    api.use_session_defaults(magic.defaults)  # every run of this kernel takes its %config
     boards.register(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
+    api.use_session_defaults(None)
     boards.unregister(ipython)
     ipython.configurables[:] = [
         c for c in ipython.configurables if not isinstance(c, LightScientistMagics)

@@ -10,36 +10,15 @@ from __future__ import annotations
 import argparse
 from typing import Any, Protocol
 
+from lightscientist_jupyter.app.ops.run_options import SessionDefaults
+
 
 class MagicSession(Protocol):
     """The `%config LightScientistMagics.…` defaults of this kernel, and its shell."""
 
-    @property
-    def model(self) -> str | None: ...
-
-    @property
-    def base_url(self) -> str | None: ...
-
-    @property
-    def record(self) -> bool: ...
-
-    @property
-    def budget(self) -> str | None: ...
-
-    @property
-    def price(self) -> str | None: ...
-
-    @property
-    def checkpoints(self) -> str | None: ...
-
-    @property
-    def ray(self) -> str | None: ...
-
-    @property
-    def library(self) -> list[str]: ...
-
-    @property
-    def job_time_limit(self) -> str | None: ...
+    def defaults(self) -> SessionDefaults:
+        """The session's defaults now (`app.ops.run_options.SESSION_DEFAULTS`)."""
+        ...
 
     @property
     def shell(self) -> Any:

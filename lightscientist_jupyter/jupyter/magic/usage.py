@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lightscientist_jupyter import options
 from lightscientist_jupyter.api.usage import estimate as estimate_frame
 from lightscientist_jupyter.api.usage import usage as usage_frame
 from lightscientist_jupyter.app import estimate as estimates
@@ -35,25 +34,15 @@ def usage(m: MagicSession, args: argparse.Namespace) -> Any:
 
 def estimate(m: MagicSession, args: argparse.Namespace) -> Any:
     """`estimate`, and `research --dry-run` (its goal counts in the task's size)."""
+    defaults = m.defaults()
     where = {
         "stages": args.stages,
-        "model": args.model or m.model or None,
-        "base_url": args.base_url or m.base_url or None,
-        "price": args.price or m.price or None,
+        "model": args.model or defaults.model,
+        "base_url": args.base_url or defaults.base_url,
+        "price": args.price or defaults.price,
         "source": getattr(args, "source", None),
         "goal": getattr(args, "goal", ""),
     }
     if getattr(args, "json", False):
         return estimates.estimate(m.workspace_of(args), **where).to_dict()
     return estimate_frame(m.workspace_of(args), **where)
-
-
-def run_values(m: MagicSession, args: argparse.Namespace) -> dict[str, Any]:
-    """`options.sandbox_values`, with the session's `%config` budget, price, checkpoints, ray,
-    library and job time limit as defaults (an option on the line wins)."""
-    values = options.sandbox_values(args)
-    for key in ("budget", "price", "checkpoints", "ray", "library", "job_time_limit"):
-        values[key] = values[key] or getattr(m, key) or None
-    if values["library"] is not None:
-        values["library"] = list(values["library"])
-    return values

@@ -9,7 +9,9 @@ Every path is checked by `paths` (below the server root, through no link) and ev
 file below it is read through `beneath.Beneath`, so a link a worker's command planted is
 refused with its one line, never followed. A reply is `commands.submit_reply`'s, as for
 `lightscientist reply`: handed to the inbox of the process that runs the project, or, when
-none does, applied here under the workspace lock.
+none does, applied here under the workspace lock, after which the project goes on in the
+background (`controls.go_on`, the Resume button's process), as it goes on in the process of
+any door that runs projects itself.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.app import commands, handover
+from lightscientist_jupyter.app import commands, controls, handover
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.beneath import Beneath, PathRefused
@@ -44,6 +46,7 @@ from lightscientist_jupyter.jupyter.server.paths import (
     resolve_inside,
     shown,
 )
+from lightscientist_jupyter.vocab import ProjectStatus
 from lightscientist_jupyter.workspace import Workspace
 
 SCAN_DEPTH = 4
@@ -351,11 +354,17 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
     if sent.route is Route.RUNNER:
         return {**answer, "applied_by": "runner", "runner": sent.runner, "messages": []}
     after = _state(ws)
+    messages, pid = [sent.message], None
+    if sent.route is Route.APPLIED and after.status == ProjectStatus.RUNNING:
+        started = controls.go_on(ws)  # nobody ran it: it goes on in the background
+        messages.append(started.message)
+        pid = started.pid
     return {
         **answer,
         "applied_by": "server",
         "runner": None,
-        "messages": [sent.message],
+        "messages": messages,
         "status": after.status,
         "stage": after.stage,
+        "resumed_by": pid,
     }

@@ -5,8 +5,9 @@
 
 A body with `handoff` is one of these (the approve/reject replies are `data.
 project_reply`); the operation is `app.handoff.hand`, applied through the runner's inbox or,
-when nobody runs the project, under its lock. A refused deliver is 409 with every reason; a
-stale page (its `decision_id` no longer pending) is 409 too.
+when nobody runs the project, under its lock, after which a step that set the project running
+again (deliver, give-back) goes on in the background (`controls.go_on`). A refused deliver is
+409 with every reason; a stale page (its `decision_id` no longer pending) is 409 too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.app import handoff
+from lightscientist_jupyter.app import controls, handoff
 from lightscientist_jupyter.app.commands import require_project
 from lightscientist_jupyter.errors import BadInput, LightScientistError
 from lightscientist_jupyter.jupyter.server.data import COMMENT_MAX
@@ -61,9 +62,14 @@ def reply(root: Path, body: dict[str, Any]) -> dict[str, Any]:
         raise Refused(409, str(exc)) from None
     if done.accepted is False:
         raise Refused(409, done.message)
-    message = done.message + (
-        "; nobody runs the project: `lightscientist resume` (or the notebook) goes on"
-        if done.resume
-        else ""
-    )
-    return {"path": rel, "message": message, "status": done.status, "stage": done.stage}
+    message, pid = done.message, None
+    if done.resume:  # nobody runs the project: it goes on in the background
+        started = controls.go_on(ws)
+        message, pid = f"{message}; {started.message}", started.pid
+    return {
+        "path": rel,
+        "message": message,
+        "status": done.status,
+        "stage": done.stage,
+        "resumed_by": pid,
+    }

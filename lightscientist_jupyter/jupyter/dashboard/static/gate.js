@@ -113,7 +113,8 @@ function render({ model, el: root }) {
     const id = data.decision_id || reply.decision_id;
     if (data.applied_by === "server") {
       const words = WORDS[data.status] || data.status;
-      return `${reply.approve ? "approved" : "rejected"} ${id} → now at ${data.stage} (${words})`;
+      const on = data.resumed_by ? ` · going on in the background (pid ${data.resumed_by})` : "";
+      return `${reply.approve ? "approved" : "rejected"} ${id} → now at ${data.stage} (${words})${on}`;
     }
     return settled(cfg, rel, id, reply.approve);
   }

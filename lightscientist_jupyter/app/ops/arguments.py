@@ -1,15 +1,14 @@
-"""The subcommands' options, shared by the command line and the `%lightscientist` magic.
+"""The operations' arguments, shared by the command line and the `%lightscientist` magic.
 
-One function per subcommand adds its arguments to an argparse parser, so the two shells
-accept exactly the same options with the same meaning. The shells differ only in defaults a
-notebook user sets once per session (`%config LightScientistMagics.mode`, …): `research`
-takes the default mode as a parameter.
+One function per operation adds its arguments to an argparse parser (`catalog` names which),
+so the two shells accept exactly the same options with the same meaning. An option a notebook
+session may set a default for (`%config LightScientistMagics.mode`, …) is None when not
+given, and the default is filled in by the one policy of `run_options`.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 Parser = argparse.ArgumentParser
 
@@ -124,21 +123,6 @@ def sandbox(p: Parser) -> None:
     )
 
 
-def sandbox_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The sandbox options as keyword arguments of `Project.create`/`open` (and the API)."""
-    return {
-        "sandbox": args.sandbox,
-        "allow_network": args.allow_network,
-        "limits": args.limits,
-        "checkpoints": getattr(args, "checkpoints", None),
-        "ray": getattr(args, "ray", None),
-        "budget": getattr(args, "budget", None),
-        "price": getattr(args, "price", None),
-        "library": getattr(args, "library", None),
-        "job_time_limit": getattr(args, "job_time_limit", None),
-    }
-
-
 def wait(p: Parser) -> None:
     """The command line's `--wait` (a notebook's run always waits at gates)."""
     p.add_argument(
@@ -149,13 +133,14 @@ def wait(p: Parser) -> None:
     )
 
 
-def research(p: Parser, *, mode_default: str | None = "manual") -> None:
+def research(p: Parser) -> None:
+    """`research`'s arguments; `--mode` not given is None (manual, or a notebook's
+    `%config LightScientistMagics.mode`)."""
     p.add_argument("goal", help="the research goal, in quotes")
     workspace(p)
     p.add_argument(
         "--mode",
         choices=["auto", "manual"],
-        default=mode_default,
         help="auto: gates pass by themselves; manual (default): gates wait for a reply",
     )
     p.add_argument(

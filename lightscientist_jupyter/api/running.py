@@ -13,6 +13,7 @@ Nothing here prints: a run's thread only talks to its event bus and its state.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import threading
 import time
@@ -217,15 +218,16 @@ class Run(ProjectView):
     def cancel(self, worker_id: str | None = None, *, wait: bool = False) -> str:
         """Cancel one worker, or every worker and then the project (cooperatively: each
         worker is asked to finish; this can take seconds, so it runs on its own thread)."""
-        target: Callable[..., Any]
+        project = self.project
+        step: Callable[[], object]
         if worker_id:
-            target, args = self.project.supervisor.runtime.cancel, (worker_id,)
+            step = functools.partial(project.supervisor.runtime.cancel, worker_id)
             message = f"cancelling worker {worker_id}"
         else:
-            target, args = self.project.cancel, (commands.cancel_reason(CancelSource.NOTEBOOK),)
+            step = functools.partial(project.cancel, commands.cancel_reason(CancelSource.NOTEBOOK))
             message = "cancelling the run"
         thread = threading.Thread(
-            target=_quietly, args=(target, *args), daemon=True, name="lightscientist-cancel"
+            target=_quietly, args=(step,), daemon=True, name="lightscientist-cancel"
         )
         thread.start()
         if wait:
@@ -421,11 +423,11 @@ def stop_all(timeout: float = 5.0) -> None:
         _quietly(hook)
 
 
-def _quietly(fn: Any, *args: Any) -> None:
+def _quietly(fn: Callable[[], object]) -> None:
     """Run `fn` on a background thread where an error has nowhere to go (a finished worker,
     a project that someone else resumed first)."""
     try:
-        fn(*args)
+        fn()
     except Exception:  # noqa: BLE001
         pass
 

@@ -56,6 +56,8 @@ class Done:
 
     message: str
     pid: int | None = None
+    ok: bool = True
+    """False when it did not do what was asked (an `app.ops.catalog.Outcome`)."""
 
 
 def resume_command(ws: Workspace, until: str | None = None) -> str:
@@ -180,7 +182,7 @@ def go_on(ws: Workspace) -> Done:
     try:
         return start_resume(ws)
     except Conflict as exc:
-        return Done(f"it did not go on: {exc}")
+        return Done(f"it did not go on: {exc}", ok=False)
 
 
 def start_resume(ws: Workspace, *, until: str | None = None) -> Done:

@@ -52,6 +52,11 @@ class Handover:
     resume: bool = False
     """Nobody runs the project and it is running again: a shell should run it now."""
 
+    @property
+    def ok(self) -> bool:
+        """False when it was refused (an `app.ops.catalog.Outcome`)."""
+        return self.accepted is not False
+
 
 def hand(
     ws: Workspace,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -30,6 +30,9 @@ from lightscientist_jupyter._faults import Fault, report_storage_fault
 from lightscientist_jupyter.errors import StorageFault
 from lightscientist_jupyter.runtime.checkpoints.redacting import RedactedWrites
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 
 class StorageGuard:
     """Put in front of a saver class (see `guarded`)."""
@@ -43,7 +46,7 @@ class StorageGuard:
         super().__init__(*args, **kwargs)
         self._gone_lock = threading.Lock()
 
-    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _call(self, method: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         self._check()
         try:
             return method(*args, **kwargs)

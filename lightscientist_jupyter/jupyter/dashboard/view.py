@@ -21,11 +21,11 @@ from __future__ import annotations
 import html
 import threading
 import time
-from collections.abc import Callable
 from typing import Any, Protocol
 
 import ipywidgets as w
 
+from lightscientist_jupyter.app.commands import Sent
 from lightscientist_jupyter.app.sandboxing import status_info
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.events import format_line, printable, read_tail
@@ -73,10 +73,18 @@ class Source(Protocol):
     def running(self) -> bool:
         """Whether the project is being run now (here or by another process)."""
 
-    @property
-    def reply(self) -> Callable[..., Any]:
-        """Answers the pending decision: `reply(approve, comment, to, *, decision_id,
-        source)`; the result has a `message`."""
+    def reply(
+        self,
+        approve: bool,
+        comment: str = "",
+        to: str | None = None,
+        *,
+        decision_id: str | None = None,
+        source: str = "api",
+        resume_if_idle: bool = False,
+        budget: dict[str, float] | None = None,
+    ) -> Sent:
+        """Answers the pending decision (`api.ProjectView.reply`)."""
 
 
 class Dashboard:

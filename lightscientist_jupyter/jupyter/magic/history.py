@@ -41,7 +41,7 @@ def diff(m: MagicSession, args: argparse.Namespace) -> None:
 
 
 def rewind(m: MagicSession, args: argparse.Namespace) -> None:
-    print(api.rewind(m.workspace_of(args), args.ref, source="notebook"))
+    print(api.rewind(m.workspace_of(args), args.ref, source="magic"))
 
 
 def fork(m: MagicSession, args: argparse.Namespace) -> None:

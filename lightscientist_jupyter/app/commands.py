@@ -38,6 +38,7 @@ from lightscientist_jupyter.vocab import (
     CancelSource,
     DecisionKind,
     ProjectStatus,
+    ReplySource,
     WorkerStatus,
 )
 from lightscientist_jupyter.workspace import Workspace, folder_problem
@@ -198,7 +199,7 @@ def submit_reply(
     to: str | None = None,
     *,
     decision_id: str | None = None,
-    source: str = "api",
+    source: ReplySource = ReplySource.API,
     live: ResearchController | None = None,
     take: Take | None = None,
     option: str = "to",
@@ -279,7 +280,7 @@ def _answer(
     comment: str,
     to: str | None,
     decision_id: str | None,
-    source: str,
+    source: ReplySource,
     budget: dict[str, float] | None,
 ) -> Sent:
     outcome = controller.reply(

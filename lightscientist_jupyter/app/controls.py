@@ -36,7 +36,7 @@ from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.inbox import write_command
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
-from lightscientist_jupyter.vocab import ProjectStatus
+from lightscientist_jupyter.vocab import ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 if TYPE_CHECKING:  # the screens' controls load no session machinery
@@ -153,7 +153,9 @@ def _wait_released(ws: Workspace, timeout: float) -> dict[str, Any] | None:
     return holder
 
 
-def rerun(ws: Workspace, stage: str | None = None, *, source: str = "panel") -> Done:
+def rerun(
+    ws: Workspace, stage: str | None = None, *, source: ReplySource = ReplySource.PANEL
+) -> Done:
     """Run `stage` (default: the current one) again from the start of its latest visit: stop
     the run, rewind, resume in the background."""
     state = require_project(ws)

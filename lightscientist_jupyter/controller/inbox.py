@@ -22,6 +22,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -32,7 +33,7 @@ def write_reply(
     comment: str = "",
     to_stage: str | None = None,
     decision_id: str | None = None,
-    source: str = "cli",
+    source: ReplySource = ReplySource.API,
     receipt: bool = False,
     budget: dict[str, float] | None = None,
 ) -> Path:

@@ -96,6 +96,21 @@ class ReplySource(StrEnum):
             return cls.API
 
 
+class InboxCommand(StrEnum):
+    """A command queued in the inbox for the process that runs the project
+    (`controller.inbox.write_command`, applied by `app.controls.apply_command`)."""
+
+    CANCEL = "cancel"
+    """Cancel one worker (`worker_id`) or the whole run; `source` is a `CancelSource`."""
+    HANDOFF = "handoff"
+    """A hand-over step (take, deliver, give-back) from another process, which waits for
+    its receipt."""
+    UNTIL = "until"
+    """Pause once `stage` finishes (the `--until` of a run, set while it runs)."""
+    STOP = "stop"
+    """Stop at the next step boundary, the workers resumable (before a re-run)."""
+
+
 class DecisionKind(StrEnum):
     """What a pending human decision is about."""
 

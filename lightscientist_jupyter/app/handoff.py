@@ -24,7 +24,7 @@ from lightscientist_jupyter.controller.handoff_tools import Handed
 from lightscientist_jupyter.controller.inbox import take_receipt, write_command, write_receipt
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, ControllerError
-from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
+from lightscientist_jupyter.vocab import DecisionKind, InboxCommand, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 RECEIPT_WAIT_S = 15.0
@@ -123,7 +123,7 @@ def apply_command(controller: ResearchController, args: dict[str, Any]) -> None:
 
 def _through_runner(ws: Workspace, args: dict[str, Any], holder: dict[str, Any]) -> Handover:
     token = uuid.uuid4().hex
-    write_command(ws, "handoff", token=token, **args)
+    write_command(ws, InboxCommand.HANDOFF, token=token, **args)
     deadline = time.monotonic() + RECEIPT_WAIT_S
     receipt = None
     while receipt is None and time.monotonic() < deadline:

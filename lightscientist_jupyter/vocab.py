@@ -66,6 +66,51 @@ class CancelSource(StrEnum):
     """The notebook's dashboard (through the server extension or its kernel)."""
 
 
+class ReplySource(StrEnum):
+    """The door a human step came through: a reply to a decision, a hand-over step (take,
+    deliver, give-back), a rewind or a re-run. It is recorded with the step (the decision's
+    `source` in `state.json`, "via widget" in PROCESS.md, a recording's replies)."""
+
+    CLI = "cli"
+    """The command line (`lightscientist reply`, `take`, `rewind`…)."""
+    MAGIC = "magic"
+    """The `%lightscientist` magic."""
+    API = "api"
+    """The Python API (`lightscientist_jupyter.api`); also a step that names no door."""
+    WIDGET = "widget"
+    """A card of the notebook's dashboard, answered in its kernel (the comm)."""
+    PANEL = "panel"
+    """JupyterLab's side panel (the server extension)."""
+    DASHBOARD = "dashboard"
+    """The notebook's dashboard, through the server extension."""
+
+    @classmethod
+    def read(cls, value: object) -> ReplySource:
+        """The source of a step read back from a file another process wrote (a reply or a
+        hand-over step in the inbox, a recorded reply). That process may be of another
+        version, or the file written by hand: a value outside the vocabulary, or none, does
+        not stop the step — it is recorded as `API`, the door of a step that names none."""
+        try:
+            return cls(value) if isinstance(value, str) else cls.API
+        except ValueError:
+            return cls.API
+
+
+class InboxCommand(StrEnum):
+    """A command queued in the inbox for the process that runs the project
+    (`controller.inbox.write_command`, applied by `app.controls.apply_command`)."""
+
+    CANCEL = "cancel"
+    """Cancel one worker (`worker_id`) or the whole run; `source` is a `CancelSource`."""
+    HANDOFF = "handoff"
+    """A hand-over step (take, deliver, give-back) from another process, which waits for
+    its receipt."""
+    UNTIL = "until"
+    """Pause once `stage` finishes (the `--until` of a run, set while it runs)."""
+    STOP = "stop"
+    """Stop at the next step boundary, the workers resumable (before a re-run)."""
+
+
 class DecisionKind(StrEnum):
     """What a pending human decision is about."""
 

@@ -28,6 +28,7 @@ from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.controller.inbox import queued_replies
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 from tests.test_bad_files import GOAL, _page_damage
 from tests.test_checkpoint_urls import clean_env, cli
@@ -169,6 +170,6 @@ def test_the_magic_and_the_widgets_reply_leave_nothing_when_the_project_cannot_o
     with capture_output(), pytest.raises(UsageError, match="is damaged"):
         magic_shell.run_line_magic("lightscientist", f'reply y -w "{ws}"')
     with pytest.raises(LightScientistError, match="is damaged"):  # the dashboard's buttons
-        api.reply(ws, True, source="widget", resume_if_idle=True)
+        api.reply(ws, True, source=ReplySource.WIDGET, resume_if_idle=True)
     assert queued(ws) == [] and state(ws) == before
     assert api.current(ws) is None

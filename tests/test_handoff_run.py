@@ -84,7 +84,7 @@ def test_take_during_a_running_stage_cancels_its_workers_and_waits(tmp_path):
             and not taken
         ):
             taken.append(None)
-            threading.Thread(target=lambda: taken.append(api.take(ws, source="test"))).start()
+            threading.Thread(target=lambda: taken.append(api.take(ws))).start()
 
     run = api.start(
         "x",
@@ -126,7 +126,7 @@ def test_take_during_a_running_stage_cancels_its_workers_and_waits(tmp_path):
             assert time.monotonic() < deadline, records
             time.sleep(0.1)
         assert any(e["type"] == "supervisor.event" and e["data"].get("handoff") for e in events(ws))
-        back = api.give_back(ws, source="test")
+        back = api.give_back(ws)
         assert back.accepted and "the workers' again" in back.message
         assert run.wait(timeout=240) == "done"
     finally:
@@ -147,7 +147,7 @@ def test_give_back_names_what_the_researcher_wrote_apart_from_what_stopped_worke
             and not taken
         ):
             taken.append(None)
-            threading.Thread(target=lambda: taken.append(api.take(ws, source="test"))).start()
+            threading.Thread(target=lambda: taken.append(api.take(ws))).start()
 
     run = api.start("x", ws, mode="auto", stage="experiment.setup", subscribers=(on_event,))
     try:
@@ -159,7 +159,7 @@ def test_give_back_names_what_the_researcher_wrote_apart_from_what_stopped_worke
             assert time.monotonic() < deadline
             time.sleep(0.1)
         (ws / "experiment" / "by_hand.md").write_text("What I changed.\n", encoding="utf-8")
-        back = api.give_back(ws, source="test")
+        back = api.give_back(ws)
         assert back.accepted, back.message
         mine, _, theirs = back.message.partition(" (and what the workers stopped by the")
         assert mine.endswith("they see what you wrote: experiment/by_hand.md"), back.message

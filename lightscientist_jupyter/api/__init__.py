@@ -46,7 +46,7 @@ from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, w
 from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Outcome
 from lightscientist_jupyter.controller import StageTable, load_table, shipped_stages
 from lightscientist_jupyter.errors import BadInput, Conflict
-from lightscientist_jupyter.vocab import CancelSource
+from lightscientist_jupyter.vocab import CancelSource, ReplySource
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,7 +156,7 @@ def reply(
     comment: str = "",
     to: str | None = None,
     *,
-    source: str = "api",
+    source: ReplySource = ReplySource.API,
     resume_if_idle: bool = False,
     budget: dict[str, float] | None = None,
 ) -> Sent:

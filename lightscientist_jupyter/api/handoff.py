@@ -17,12 +17,13 @@ from collections.abc import Sequence
 
 from lightscientist_jupyter.api.running import open_project, resume
 from lightscientist_jupyter.app.handoff import Handover, Step, hand
+from lightscientist_jupyter.vocab import ReplySource
 
 Where = str | os.PathLike[str]
 
 
 def _step(
-    workspace: Where, step: Step, *, source: str, resume_if_idle: bool, **kw: object
+    workspace: Where, step: Step, *, source: ReplySource, resume_if_idle: bool, **kw: object
 ) -> Handover:
     view = open_project(workspace)
     done = hand(view.workspace, step, source=source, live=view.controller_here(), **kw)  # type: ignore[arg-type]
@@ -31,7 +32,9 @@ def _step(
     return done
 
 
-def take(workspace: Where = ".", stage: str | None = None, *, source: str = "api") -> Handover:
+def take(
+    workspace: Where = ".", stage: str | None = None, *, source: ReplySource = ReplySource.API
+) -> Handover:
     """Hand the current stage (or `stage`, when the project reaches it) to yourself: its
     workers are cancelled cooperatively (their files stay) and the project waits for you."""
     return _step(workspace, Step.TAKE, source=source, resume_if_idle=False, stage=stage)
@@ -43,7 +46,7 @@ def deliver(
     next_stage: str | None = None,
     outputs: Sequence[str] = (),
     *,
-    source: str = "api",
+    source: ReplySource = ReplySource.API,
     resume_if_idle: bool = False,
 ) -> Handover:
     """Deliver the stage you took: its required outputs must exist and `next_stage` must be
@@ -60,7 +63,7 @@ def deliver(
 
 
 def give_back(
-    workspace: Where = ".", *, source: str = "api", resume_if_idle: bool = False
+    workspace: Where = ".", *, source: ReplySource = ReplySource.API, resume_if_idle: bool = False
 ) -> Handover:
     """Return the stage you took to the workers; what you wrote is named in their task."""
     return _step(workspace, Step.GIVE_BACK, source=source, resume_if_idle=resume_if_idle)

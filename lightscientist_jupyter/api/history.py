@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lightscientist_jupyter.app import history as timeline
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def diff(
     return timeline.diff(Workspace.at(workspace), ref, ref2, stat=stat, paths=paths, against=other)
 
 
-def rewind(workspace: Where = ".", to: str = "", *, source: str = "api") -> str:
+def rewind(workspace: Where = ".", to: str = "", *, source: ReplySource = ReplySource.API) -> str:
     """Set the files, PROCESS.md and state back to the start of `to` (STAGE[#VISIT]);
     returns what was done. Refused while a process runs the project."""
     return timeline.rewind(Workspace.at(workspace), to, source=source).message

@@ -30,6 +30,7 @@ from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.events import make_filter, read_tail
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ class ProjectView:
         to: str | None = None,
         *,
         decision_id: str | None = None,
-        source: str = "api",
+        source: ReplySource = ReplySource.API,
         resume_if_idle: bool = False,
         budget: dict[str, float] | None = None,
     ) -> Sent:

@@ -37,7 +37,9 @@ from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
     CancelSource,
     DecisionKind,
+    InboxCommand,
     ProjectStatus,
+    ReplySource,
     WorkerStatus,
 )
 from lightscientist_jupyter.workspace import Workspace, folder_problem
@@ -198,7 +200,7 @@ def submit_reply(
     to: str | None = None,
     *,
     decision_id: str | None = None,
-    source: str = "api",
+    source: ReplySource = ReplySource.API,
     live: ResearchController | None = None,
     take: Take | None = None,
     option: str = "to",
@@ -279,7 +281,7 @@ def _answer(
     comment: str,
     to: str | None,
     decision_id: str | None,
-    source: str,
+    source: ReplySource,
     budget: dict[str, float] | None,
 ) -> Sent:
     outcome = controller.reply(
@@ -337,7 +339,7 @@ def cancel(
         return Sent(Route.APPLIED, local(worker_id))
     holder = read_holder(ws)
     if holder is not None:
-        write_command(ws, "cancel", worker_id=worker_id, source=str(source))
+        write_command(ws, InboxCommand.CANCEL, worker_id=worker_id, source=str(source))
         return Sent(
             Route.RUNNER,
             f"cancel request sent to the run held by pid {holder.get('pid', '?')}",

@@ -36,7 +36,7 @@ from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.inbox import write_command
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
-from lightscientist_jupyter.vocab import ProjectStatus
+from lightscientist_jupyter.vocab import InboxCommand, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 if TYPE_CHECKING:  # the screens' controls load no session machinery
@@ -87,7 +87,7 @@ def pause_after(ws: Workspace, stage: str | None = None) -> Done:
             f"the project pauses after {stage} finishes; no process runs it now: Resume "
             f"(or `{resume_command(ws)}`) runs it up to there"
         )
-    write_command(ws, "until", stage=stage)  # (a run that took the project meanwhile too)
+    write_command(ws, InboxCommand.UNTIL, stage=stage)  # (a run that took it meanwhile too)
     holder = holder or _runner(ws) or {}
     return Done(f"the run (pid {_pid(holder)}) pauses after {stage} finishes; Resume goes on")
 
@@ -119,23 +119,23 @@ class RunningProject(Protocol):
 def apply_command(project: RunningProject, command: dict[str, Any]) -> bool:
     """Apply a command from the inbox to the running `project` — `until` and `stop` (the
     screens), a hand-over step, a `cancel` of one worker or of the whole run; whether it was
-    one."""
+    one (an `InboxCommand`: another, say from a newer version, is left alone)."""
     args = command.get("args") or {}
     match command.get("command"):
-        case "until":
+        case InboxCommand.UNTIL:
             try:
                 stage = until_stage.check(project.controller.table, args.get("stage"))
             except BadInput:  # not a stage of the table it runs: a stale request, ignored
                 return True
             project.until = stage
             until_stage.keep(project.controller, stage)
-        case "stop":
+        case InboxCommand.STOP:
             project.stop()
-        case "handoff":  # take / deliver / give-back from elsewhere
+        case InboxCommand.HANDOFF:  # take / deliver / give-back from elsewhere
             handoff.apply_command(project.controller, args)
-        case "cancel" if not args.get("worker_id"):
+        case InboxCommand.CANCEL if not args.get("worker_id"):
             project.cancel_soon(cancel_reason(args.get("source")))
-        case "cancel":
+        case InboxCommand.CANCEL:
             try:
                 project.supervisor.runtime.cancel(args["worker_id"], timeout=10.0)
             except Exception:  # an unknown or finished worker: nothing to cancel
@@ -155,14 +155,16 @@ def _wait_released(ws: Workspace, timeout: float) -> dict[str, Any] | None:
     return holder
 
 
-def rerun(ws: Workspace, stage: str | None = None, *, source: str = "panel") -> Done:
+def rerun(
+    ws: Workspace, stage: str | None = None, *, source: ReplySource = ReplySource.PANEL
+) -> Done:
     """Run `stage` (default: the current one) again from the start of its latest visit: stop
     the run, rewind, resume in the background."""
     state = require_project(ws)
     stage = stage or state.stage
     holder = _runner(ws)
     if holder is not None:
-        write_command(ws, "stop")
+        write_command(ws, InboxCommand.STOP)
         still = _wait_released(ws, STOP_WAIT_S)
         if still is not None:
             raise Conflict(

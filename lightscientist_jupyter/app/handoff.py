@@ -24,7 +24,7 @@ from lightscientist_jupyter.controller.handoff_tools import Handed
 from lightscientist_jupyter.controller.inbox import take_receipt, write_command, write_receipt
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, ControllerError
-from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, InboxCommand, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 RECEIPT_WAIT_S = 15.0
@@ -66,7 +66,7 @@ def hand(
     summary: str = "",
     next_stage: str | None = None,
     outputs: Sequence[str] = (),
-    source: str = "api",
+    source: ReplySource = ReplySource.API,
     live: ResearchController | None = None,
 ) -> Handover:
     """Apply one hand-over step to the project in `ws` (see the module's docstring)."""
@@ -97,8 +97,9 @@ def hand(
 
 
 def apply(controller: ResearchController, args: dict[str, Any]) -> Handed:
-    """The one place a hand-over step reaches the controller."""
-    source = str(args.get("source") or "api")
+    """The one place a hand-over step reaches the controller; `args` may come from another
+    process (an inbox command), whose `source` is read as `ReplySource.read` says."""
+    source = ReplySource.read(args.get("source"))
     step = Step(str(args.get("step")))
     match step:
         case Step.TAKE:
@@ -127,7 +128,7 @@ def apply_command(controller: ResearchController, args: dict[str, Any]) -> None:
 
 def _through_runner(ws: Workspace, args: dict[str, Any], holder: dict[str, Any]) -> Handover:
     token = uuid.uuid4().hex
-    write_command(ws, "handoff", token=token, **args)
+    write_command(ws, InboxCommand.HANDOFF, token=token, **args)
     deadline = time.monotonic() + RECEIPT_WAIT_S
     receipt = None
     while receipt is None and time.monotonic() < deadline:

@@ -31,7 +31,7 @@ from lightscientist_jupyter.controller.snapshot_files import KEPT
 from lightscientist_jupyter.controller.snapshots import BRANCH, History, Snapshot
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 STATE_PATH = KEPT[0]
@@ -186,7 +186,7 @@ class Rewound:
     visit: int
 
 
-def rewind(ws: Workspace, ref: str, *, source: str = "cli") -> Rewound:
+def rewind(ws: Workspace, ref: str, *, source: ReplySource = ReplySource.CLI) -> Rewound:
     """Set the workspace's files, PROCESS.md and state back to the start of `ref`'s stage
     visit; later workers and sessions are archived, the later snapshots stay in the history.
 

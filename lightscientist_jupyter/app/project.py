@@ -47,6 +47,7 @@ from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
     DecisionKind,
     ProjectStatus,
+    ReplySource,
     StageOutcome,
 )
 from lightscientist_jupyter.workspace import Workspace
@@ -313,11 +314,14 @@ class Project:
 
     def _recorded_reply(self) -> bool:
         """`--replies recorded`: answer the pending gate or question with the next recorded
-        reply (questions are answered from the inbox poller, as the stage's run waits)."""
+        reply (questions are answered from the inbox poller, as the stage's run waits). The
+        reply keeps its recorded source; one outside the vocabulary (a recording of another
+        version) is recorded as from the API (`ReplySource.read`)."""
         reply = next_reply(self.recorded_replies, len(self.controller.state.decisions))
         if reply is None:
             return False
-        comment, to, source = str(reply.get("comment") or ""), reply.get("to"), reply["source"]
+        comment, to = str(reply.get("comment") or ""), reply.get("to")
+        source = ReplySource.read(reply.get("source"))
         self.controller.reply(bool(reply["approve"]), comment, to, source=source)
         return True
 

@@ -14,6 +14,7 @@ from typing import Any
 from lightscientist_jupyter.app import handoff
 from lightscientist_jupyter.app.handoff import Step
 from lightscientist_jupyter.cli.foreground import finish_line, run_project, subscribers
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 EXIT_OK, EXIT_REFUSED = 0, 2
@@ -21,7 +22,7 @@ EXIT_OK, EXIT_REFUSED = 0, 2
 
 def _hand(args: argparse.Namespace, step: Step, **kw: Any) -> int:
     ws = Workspace.at(args.workspace or ".")
-    done = handoff.hand(ws, step, source="cli", **kw)
+    done = handoff.hand(ws, step, source=ReplySource.CLI, **kw)
     print(done.message)
     if done.accepted is False:
         print(done.status or "")

@@ -10,6 +10,7 @@ from lightscientist_jupyter.app import history as timeline
 from lightscientist_jupyter.app.ops import arguments
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.events import printable
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -48,7 +49,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_rewind(args: argparse.Namespace) -> int:
-    print(timeline.rewind(_workspace(args), args.ref, source="cli").message)
+    print(timeline.rewind(_workspace(args), args.ref, source=ReplySource.CLI).message)
     return 0
 
 

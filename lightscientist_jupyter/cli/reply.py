@@ -22,7 +22,7 @@ from lightscientist_jupyter.controller.inbox import take_receipt
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.events import printable
-from lightscientist_jupyter.vocab import ProjectStatus
+from lightscientist_jupyter.vocab import ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 REPLY_WAIT_S = 10.0
@@ -45,7 +45,7 @@ def cmd_reply(args: argparse.Namespace) -> int:
             args.answer in ("y", "yes"),
             args.comment,
             args.to,
-            source="cli",
+            source=ReplySource.CLI,
             option="--to",
             take=take,
             receipt=True,  # a run of another process says what became of it (`_await_runner`)

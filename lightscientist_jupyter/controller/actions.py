@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 from lightscientist_jupyter.controller.process_log import ProcessEntry
-from lightscientist_jupyter.vocab import EventType, ProjectStatus
+from lightscientist_jupyter.vocab import EventType, ProjectStatus, ReplySource
 
 # ---------------------------------------------------------------------------- actions
 
@@ -42,8 +42,8 @@ class Finish:
     failed_checks: tuple[str, ...] = ()
     """Problems the stage's `checks` found (`checks.problems`), each naming its item."""
     via: str = ""
-    """For a `deliver`: the front door it came from (cli, magic, panel, api), so that a
-    refusal tells the researcher how to deliver again there."""
+    """For a `deliver`: the front door it came from (a `ReplySource`), so that a refusal
+    tells the researcher how to deliver again there."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,8 +65,8 @@ class Reply:
     """For a gate rejection: where to go back to; None means the stage before the gate."""
     decision_id: str | None
     """The decision the reply is for; None means whatever is pending."""
-    source: str
-    """Where the reply came from (api, widget, cli, inbox…), recorded with the decision."""
+    source: ReplySource
+    """The door the reply came through, recorded with the decision."""
     at: float
     budget: dict[str, float] | None = None
     """For a budget decision: the new limits (`reply y --budget …`)."""
@@ -92,7 +92,7 @@ class Take:
     """The researcher takes a stage: the current one now (None), or `stage` when reached."""
 
     stage: str | None
-    source: str
+    source: ReplySource
     at: float
 
 
@@ -102,7 +102,7 @@ class Deliver:
     exactly as a worker's finish."""
 
     finish: Finish
-    source: str
+    source: ReplySource
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +111,7 @@ class GiveBack:
 
     written: tuple[str, ...]
     """Files the researcher wrote meanwhile (the caller looked), named in the workers' task."""
-    source: str
+    source: ReplySource
     at: float
     workers_wrote: tuple[str, ...] = ()
     """Files the workers running when the researcher took the stage wrote before they

@@ -297,7 +297,7 @@ def decide(run: Moves, pending: PendingDecision, a: actions.Reply) -> None:
             "comment": a.comment,
             "to": None,
             "at": a.at,
-            "source": a.source,
+            "source": str(a.source),
             "budget": dict(a.budget or {}),
             "scope": details.get("scope"),
         }

@@ -33,7 +33,7 @@ from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.metering.usage import LEDGER, read_ledger
 from lightscientist_jupyter.runtime.redact import redact
 from lightscientist_jupyter.supervisor.task import StageTask
-from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -279,7 +279,7 @@ class ResearchController(HandoffTools, BudgetCalls):
         to_stage: str | None = None,
         *,
         decision_id: str | None = None,
-        source: str = "api",
+        source: ReplySource = ReplySource.API,
         budget: dict[str, float] | None = None,
     ) -> ReplyOutcome:
         """Answer the pending decision: exactly one transition per decision.
@@ -298,7 +298,9 @@ class ResearchController(HandoffTools, BudgetCalls):
 
     def poll_inbox(self) -> list[ReplyOutcome]:
         """Apply the replies queued in `.lightscientist/inbox/`, oldest first; of several to
-        one decision, the latest (the earlier ones are dropped as replaced)."""
+        one decision, the latest (the earlier ones are dropped as replaced). A reply whose
+        `source` is not a `ReplySource` (another version wrote it, or a hand) is applied all
+        the same, recorded as from the API (`ReplySource.read`)."""
         outcomes = []
         for queued in inbox.take_replies(self.workspace):
             raw = queued.raw
@@ -311,7 +313,7 @@ class ResearchController(HandoffTools, BudgetCalls):
                         str(raw.get("comment") or ""),
                         raw.get("to_stage"),
                         decision_id=raw.get("decision_id"),
-                        source=str(raw.get("source") or "inbox"),
+                        source=ReplySource.read(raw.get("source")),
                         budget=raw.get("budget"),
                     )
                 except ControllerError as exc:

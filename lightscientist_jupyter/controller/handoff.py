@@ -107,7 +107,7 @@ def take(run: Moves, a: actions.Take) -> None:
         f"{stage_id} will be handed to the researcher when the project reaches it",
         stage_id,
         s.task_id,
-        {"handoff": stage_id, "source": a.source},
+        {"handoff": stage_id, "source": str(a.source)},
     )
     run.respond(True, f"'{stage_id}' will be yours when the project reaches it")
 
@@ -138,7 +138,7 @@ def deliver(run: Moves, a: actions.Deliver, finish: FinishMove) -> None:
         EventType.USER_DECISION,
         f"{pending.stage} delivered by the researcher",
         pending.stage,
-        data={"id": pending.id, "handoff": "deliver", "source": a.source},
+        data={"id": pending.id, "handoff": "deliver", "source": str(a.source)},
     )
 
 
@@ -168,7 +168,7 @@ def give_back(run: Moves, a: actions.GiveBack) -> None:
             "handoff": "give-back",
             "written": list(a.written),
             "workers_wrote": list(a.workers_wrote),
-            "source": a.source,
+            "source": str(a.source),
         },
     )
     run.respond(
@@ -197,5 +197,5 @@ def _answer(
         "comment": comment,
         "to": to,
         "at": a.finish.at if isinstance(a, actions.Deliver) else a.at,
-        "source": a.source,
+        "source": str(a.source),
     }

@@ -23,7 +23,13 @@ from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import read_tail
 from lightscientist_jupyter.runtime.redact import redact
-from lightscientist_jupyter.vocab import DecisionKind, EventType, Layer, ProjectStatus
+from lightscientist_jupyter.vocab import (
+    DecisionKind,
+    EventType,
+    Layer,
+    ProjectStatus,
+    ReplySource,
+)
 from lightscientist_jupyter.workspace import Workspace
 
 MAX_WRITTEN = 20
@@ -64,7 +70,7 @@ class HandoffTools:
     def _handed(self, respond: actions.Respond) -> Handed:
         return Handed(respond.ok, respond.message, self._state.status, self._state.stage)
 
-    def take(self, stage: str | None = None, *, source: str = "api") -> Handed:
+    def take(self, stage: str | None = None, *, source: ReplySource = ReplySource.API) -> Handed:
         """Hand the current stage (or, given `stage`, that stage when reached) to the
         researcher. Raises `ControllerError` for a stage the table lacks or a finished project."""
         with self._lock:
@@ -76,7 +82,7 @@ class HandoffTools:
         next_stage: str | None = None,
         outputs: Sequence[str] = (),
         *,
-        source: str = "api",
+        source: ReplySource = ReplySource.API,
     ) -> Handed:
         """Deliver the stage the researcher took: checked as a worker's finish (required
         outputs, allowed next stage); refused with the same reasons, the stage still theirs.
@@ -87,7 +93,7 @@ class HandoffTools:
             finish = self._finish_action(redact(summary), outputs, next_stage, handed)
             return self._handed(self._run(actions.Deliver(finish, source)))
 
-    def give_back(self, *, source: str = "api") -> Handed:
+    def give_back(self, *, source: ReplySource = ReplySource.API) -> Handed:
         """Return the stage the researcher took to the workers; what they wrote meanwhile is
         named in the workers' task, apart from what the workers the hand-over stopped wrote
         before they stopped."""

@@ -6,6 +6,9 @@ picks the files up (within a second, and first thing when a run starts) and appl
 through `ResearchController.reply`, the one place where a decision takes effect. Of several
 queued replies to one decision the latest counts: the earlier ones are dropped as replaced
 (`take_replies`), and so are those a reply carried out directly replaces (`set_aside`).
+
+Commands to the running process (`write_command`: an `InboxCommand`, such as a cancel) go
+to the same folder, one `.cmd` file each.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.vocab import InboxCommand, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -32,7 +36,7 @@ def write_reply(
     comment: str = "",
     to_stage: str | None = None,
     decision_id: str | None = None,
-    source: str = "cli",
+    source: ReplySource = ReplySource.API,
     receipt: bool = False,
     budget: dict[str, float] | None = None,
 ) -> Path:
@@ -171,7 +175,7 @@ def take_receipt(reply: Path) -> dict[str, Any] | None:
     return raw if isinstance(raw, dict) else None
 
 
-def write_command(workspace: Workspace, command: str, **args: Any) -> Path:
+def write_command(workspace: Workspace, command: InboxCommand, **args: Any) -> Path:
     """Queue a run command (e.g. `cancel`) for the process running the project."""
     name = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex[:6]}.cmd"
     path = workspace.inbox_dir / name

@@ -219,7 +219,7 @@ class _Run(Moves):
                 "comment": comment,
                 "to": target,
                 "at": a.at,
-                "source": a.source,
+                "source": str(a.source),
             }
         )
         s.pending, s.status = None, ProjectStatus.RUNNING
@@ -242,7 +242,7 @@ class _Run(Moves):
                 "approve": a.approve,
                 "comment": comment,
                 "to": target,
-                "source": a.source,
+                "source": str(a.source),
             },
         )
         self.snapshot(gate.id, s.visit, "approved" if a.approve else "rejected")
@@ -263,7 +263,7 @@ class _Run(Moves):
             "comment": comment,
             "to": None,
             "at": a.at,
-            "source": a.source,
+            "source": str(a.source),
         }
         verdict = "yes" if a.approve else "no"
         self.record(

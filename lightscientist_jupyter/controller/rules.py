@@ -15,6 +15,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
+from lightscientist_jupyter.vocab import ReplySource
 
 
 def missing_outputs(stage: Stage, root: Path) -> list[str]:
@@ -86,16 +87,16 @@ def finish_refusal(
     return "; ".join(reasons) or None
 
 
-DELIVER_AGAIN = {
-    "cli": "run `lightscientist deliver` again",
-    "magic": "run `%lightscientist deliver` again",
-    "panel": "deliver again from the side panel",
+DELIVER_AGAIN: dict[str, str] = {
+    ReplySource.CLI: "run `lightscientist deliver` again",
+    ReplySource.MAGIC: "run `%lightscientist deliver` again",
+    ReplySource.PANEL: "deliver again from the side panel",
 }
 """How the researcher delivers again, by the front door the refused deliver came from."""
 
 
 def deliver_again(via: str) -> str:
-    """How the researcher delivers again from the front door `via` (cli, magic, panel…)."""
+    """How the researcher delivers again from the front door `via` (a `ReplySource`)."""
     return DELIVER_AGAIN.get(
         via,
         "deliver again (`lightscientist deliver` at the command line, `%lightscientist "

@@ -11,6 +11,7 @@ import pytest
 from lightscientist_jupyter.controller import DONE, ResearchController
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.supervisor.task import StageTask
+from lightscientist_jupyter.vocab import ReplySource
 
 
 def manual(workspace, table, recorder=None, **kwargs) -> ResearchController:
@@ -237,12 +238,12 @@ def test_approve_moves_to_the_gate_next(workspace, default_table, recorder, adva
     walk_to(c, "idea.gate", advance)
     advance(c)
     decision_id = c.state.pending.id
-    outcome = c.reply(True, "Looks right.", decision_id=decision_id, source="test")
+    outcome = c.reply(True, "Looks right.", decision_id=decision_id, source=ReplySource.MAGIC)
     assert outcome.applied and outcome.decision_id == decision_id
     assert c.stage == "experiment.setup" and c.status == "running" and c.state.pending is None
     decision = c.state.decisions[-1]
     assert decision["approve"] is True and decision["to"] == "experiment.setup"
-    assert decision["comment"] == "Looks right." and decision["source"] == "test"
+    assert decision["comment"] == "Looks right." and decision["source"] == "magic"
     assert c.state.history[-1]["by"] == "approve"
     event = recorder.of_type("user.decision")[-1]
     assert event.data["approve"] is True and event.data["to"] == "experiment.setup"
@@ -331,10 +332,10 @@ def test_double_reply_applies_once(workspace, small_table, recorder, advance):
     advance(c)
     advance(c)
     decision_id = c.state.pending.id
-    first = c.reply(True, "ok", decision_id=decision_id, source="widget")
+    first = c.reply(True, "ok", decision_id=decision_id, source=ReplySource.WIDGET)
     snapshot = on_disk(workspace)
     events = len(recorder.events)
-    second = c.reply(False, "no!", "a", decision_id=decision_id, source="cli")
+    second = c.reply(False, "no!", "a", decision_id=decision_id, source=ReplySource.CLI)
     assert first.applied and not second.applied
     assert "already answered" in second.message and "approved via widget" in second.message
     assert "nothing changed" in second.message

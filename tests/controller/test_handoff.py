@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from lightscientist_jupyter.app import handoff
 from lightscientist_jupyter.controller import ResearchController, actions, machine
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -56,7 +57,7 @@ def test_deliver_is_checked_like_a_finish_and_names_every_problem(
     c = handed_loop(workspace, default_table, recorder)
     (workspace.root / "experiment").mkdir()
     (workspace.root / "experiment" / "log.md").write_text("", encoding="utf-8")
-    out = c.deliver("I ran it on my cluster.", next_stage="paper.write", source="cli")
+    out = c.deliver("I ran it on my cluster.", next_stage="paper.write", source=ReplySource.CLI)
     assert not out.accepted
     assert "'paper.write' is not an allowed next stage of 'experiment.loop'" in out.message
     assert "experiment/results.csv (missing)" in out.message
@@ -72,10 +73,13 @@ def test_deliver_is_checked_like_a_finish_and_names_every_problem(
 @pytest.mark.parametrize(
     ("source", "again"),
     [
-        ("cli", "run `lightscientist deliver` again"),
-        ("magic", "run `%lightscientist deliver` again"),
-        ("panel", "deliver again from the side panel"),
-        ("api", "`lightscientist deliver` at the command line, `%lightscientist deliver` in a"),
+        (ReplySource.CLI, "run `lightscientist deliver` again"),
+        (ReplySource.MAGIC, "run `%lightscientist deliver` again"),
+        (ReplySource.PANEL, "deliver again from the side panel"),
+        (
+            ReplySource.API,
+            "`lightscientist deliver` at the command line, `%lightscientist deliver` in a",
+        ),
     ],
 )
 def test_a_refused_deliver_tells_the_researcher_what_is_wrong_with_each_output(
@@ -106,7 +110,7 @@ def test_a_refused_deliver_tells_the_researcher_what_is_wrong_with_each_output(
 def test_deliver_moves_on_and_names_the_researcher(workspace, default_table, recorder, produce):
     c = handed_loop(workspace, default_table, recorder)
     produce(c)
-    out = c.deliver("Ran 12 runs by hand.", source="magic")
+    out = c.deliver("Ran 12 runs by hand.", source=ReplySource.MAGIC)
     assert out.accepted, out.message
     assert (c.stage, c.status) == ("experiment.analyze", ProjectStatus.RUNNING)
     finish = next(e for e in recorder.events if e.type == "stage.finish")
@@ -118,16 +122,29 @@ def test_deliver_moves_on_and_names_the_researcher(workspace, default_table, rec
 
 def test_take_of_the_current_stage_and_give_back(workspace, default_table, recorder):
     c = auto(workspace, default_table, recorder, start_stage="experiment.loop")
-    assert c.take(source="cli").accepted
+    assert c.take(source=ReplySource.CLI).accepted
     assert c.pending_kind == DecisionKind.HANDOFF
     again = c.take()
     assert not again.accepted and "already yours" in again.message
     (workspace.root / "experiment").mkdir()
     (workspace.root / "experiment" / "draft.py").write_text("x = 1\n", encoding="utf-8")
-    back = c.give_back(source="cli")
+    back = c.give_back(source=ReplySource.CLI)
     assert back.accepted and "experiment/draft.py" in back.message
     assert c.status == ProjectStatus.RUNNING and c.pending_kind is None
     assert "experiment/draft.py" in (c.task().feedback or "")
+
+
+def test_a_step_from_another_process_naming_an_unknown_door_is_taken_as_from_the_api(
+    workspace, default_table, recorder
+):
+    """A hand-over step another process queued (its inbox command's `source`) may name a
+    door outside `ReplySource`: it is applied all the same, recorded as from the API."""
+    c = auto(workspace, default_table, recorder, start_stage="experiment.loop")
+    for step in ("take", "give-back"):
+        handoff.apply_command(c, {"step": step, "source": "slack-bot"})
+    assert c.status == ProjectStatus.RUNNING and c.pending_kind is None
+    assert c.state.decisions[-1]["source"] == "api"
+    assert recorder.events[-1].data["source"] == "api"
 
 
 def test_take_a_later_stage_and_at_a_gate_the_next_one(workspace, default_table, recorder, advance):

@@ -18,6 +18,7 @@ from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.inbox import queued_replies, write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.errors import ControllerError, WorkspaceLocked
+from lightscientist_jupyter.vocab import ReplySource
 
 HOLD_LOCK = textwrap.dedent("""\
     import sys, time
@@ -162,14 +163,16 @@ def test_of_two_queued_replies_to_one_decision_the_later_counts(workspace, small
     first) is applied as corrected; the first is dropped, saying why."""
     c = waiting_controller(workspace, small_table, advance)
     decision = c.state.pending.id
-    write_reply(workspace, approve=True, comment="first", decision_id=decision, source="cli")
+    write_reply(
+        workspace, approve=True, comment="first", decision_id=decision, source=ReplySource.CLI
+    )
     write_reply(
         workspace,
         approve=False,
         comment="second",
         to_stage="a",
         decision_id=decision,
-        source="widget",
+        source=ReplySource.WIDGET,
     )
     first, second = c.poll_inbox()
     assert not first.applied and second.applied
@@ -177,6 +180,23 @@ def test_of_two_queued_replies_to_one_decision_the_later_counts(workspace, small
     assert c.stage == "a" and len(c.state.decisions) == 1
     assert (c.state.decisions[0]["comment"], c.state.decisions[0]["source"]) == ("second", "widget")
     assert list(workspace.inbox_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("source", ["slack-bot", None, 42])
+def test_a_queued_reply_naming_an_unknown_door_is_applied_as_from_the_api(
+    workspace, small_table, advance, source
+):
+    """A reply another version (or a hand) queued may name a door outside `ReplySource`, or
+    none: it is applied all the same, recorded as from the API (`ReplySource.read`)."""
+    c = waiting_controller(workspace, small_table, advance)
+    path = write_reply(workspace, approve=True, comment="hi", decision_id=c.state.pending.id)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    write_text_atomic(path, json.dumps({**raw, "source": source}))  # as that writer left it
+    (outcome,) = c.poll_inbox()
+    assert outcome.applied, outcome.message
+    assert c.stage == "b" and c.state.decisions[-1]["source"] == "api"
+    assert type(c.state.decisions[-1]["source"]) is str  # plain JSON in state.json
+    assert "approved by the user via api — “hi”" in workspace.process_md.read_text("utf-8")
 
 
 def test_invalid_inbox_files_are_set_aside(workspace, small_table, advance):

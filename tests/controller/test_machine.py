@@ -18,7 +18,7 @@ from lightscientist_jupyter.controller import actions, machine
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.vocab import DecisionKind, Mode, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, Mode, ProjectStatus, ReplySource
 
 T = 1_700_000_000.0
 """The time every action carries."""
@@ -139,7 +139,7 @@ def reply(
     to: str | None = None,
     comment: str = "",
     decision_id: str | None = None,
-    source: str = "test",
+    source: ReplySource = ReplySource.API,
 ) -> actions.Reply:
     return actions.Reply(approve, comment, to, decision_id, source, T)
 
@@ -314,7 +314,7 @@ CASES = [
         {"pending": None, "feedback": None, "visits": {"a": 1, "gate": 1, "b": 1}},
         ("gate", "b", "approve"),
         "gate approved; the project is now at 'b' (running)",
-        "approved by the user via test",
+        "approved by the user via api",
     ),
     Case(
         "rejecting to a named stage goes there with the comment",
@@ -326,7 +326,7 @@ CASES = [
         {"pending": None, "feedback": "The reviewer rejected 'gate': More data."},
         ("gate", "c", "reject"),
         "gate rejected, back to 'c'",
-        "rejected, back to 'c' by the user via test — “More data”",
+        "rejected, back to 'c' by the user via api — “More data”",
     ),
     Case(
         "rejecting without a target goes back where the gate was entered from",
@@ -385,7 +385,7 @@ CASES = [
         ["process question:d1", "save", "emit user.decision", "notify", "ok"],
         {"pending": None, "visits": {"a": 1}},
         message="answered d1: yes",
-        entry="answered yes via test — “one node”",
+        entry="answered yes via api — “one node”",
     ),
     Case(
         "a cancel ends the project and drops the pending decision",
@@ -598,7 +598,9 @@ def test_a_gate_decision_is_recorded_once_with_its_source():
 
 
 def test_the_answer_reaches_the_supervisor_as_recorded():
-    state, effects = machine.step(question_waiting(), TABLE, reply(False, source="widget"))
+    state, effects = machine.step(
+        question_waiting(), TABLE, reply(False, source=ReplySource.WIDGET)
+    )
     (notify,) = [e for e in effects if isinstance(e, actions.NotifyAnswer)]
     assert notify.answer == state.decisions[-1]
     assert notify.answer["question"] == "Use the GPU?" and notify.answer["approve"] is False

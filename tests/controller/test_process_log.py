@@ -6,6 +6,7 @@ import re
 import shutil
 
 from lightscientist_jupyter.controller import ResearchController, process_log
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 GOAL = "Does learning-rate warmup help a small MLP?"
@@ -60,7 +61,7 @@ def test_gate_entry_has_decision_and_comment(workspace, small_table, advance):
     advance(c)
     advance(c, None, "Brief: idea 2 is the one.")
     assert len(entries(read(workspace))) == 1  # waiting: nothing written for the gate yet
-    c.reply(False, "Needs a baseline.", "a", source="widget")
+    c.reply(False, "Needs a baseline.", "a", source=ReplySource.WIDGET)
     gate = entries(read(workspace))[-1]
     assert gate.startswith("## gate · ")
     assert "Brief: idea 2 is the one." in gate
@@ -68,7 +69,7 @@ def test_gate_entry_has_decision_and_comment(workspace, small_table, advance):
     assert "Decision: rejected, back to 'a' by the user via widget — “Needs a baseline.”" in gate
     advance(c)
     advance(c, None, "Brief, take two.")
-    c.reply(True, source="cli")
+    c.reply(True, source=ReplySource.CLI)
     assert "Decision: approved by the user via cli\n" in entries(read(workspace))[-1]
 
 
@@ -207,7 +208,7 @@ def test_control_characters_reach_process_md_escaped(workspace, small_table, adv
     c = ResearchController.create(workspace, goal, mode="manual", table=small_table)
     advance(c)
     advance(c, None, "Brief:\tidea 2\x1b[2J is the one.\x9b31m")
-    c.reply(False, "Needs a baseline\x1b[31m.\n## b · 2099-01-01\x00", "a", source="cli")
+    c.reply(False, "Needs a baseline\x1b[31m.\n## b · 2099-01-01\x00", "a", source=ReplySource.CLI)
     c.request_user_decision("Use the GPU\x07 cluster?")
     c.reply(True, "yes\u2028please")
     text = read(workspace)

@@ -28,6 +28,7 @@ from lightscientist_jupyter.jupyter.dashboard.batching import Flusher
 from lightscientist_jupyter.jupyter.dashboard.view import Dashboard, Source
 from lightscientist_jupyter.jupyter.dashboard.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
 from lightscientist_jupyter.jupyter.server import data as server_data
+from lightscientist_jupyter.vocab import ReplySource
 
 
 class ControllerSource(ProjectView):
@@ -401,7 +402,7 @@ def test_a_late_panel_never_answers_a_newer_decision(project, make_board, produc
     board = make_board(source, buffer, start=False)
     _to_gate(controller, produce)
     board.tick()
-    controller.reply(False, "again", "a", source="cli")  # answered elsewhere
+    controller.reply(False, "again", "a", source=ReplySource.CLI)  # answered elsewhere
     _to_gate(controller, produce)  # a new decision, d2
     board.gate.approve_button.click()  # the panel still shows d1
     assert _answers(controller) == [("d1", False, "again", "a", "cli")]  # d1 stays answered

@@ -24,13 +24,14 @@ from lightscientist_jupyter.jupyter.dashboard.run_controls import RunControls, r
 from lightscientist_jupyter.jupyter.server import control as server_control
 from lightscientist_jupyter.jupyter.server import data as server_data
 from lightscientist_jupyter.jupyter.server.paths import Refused
+from lightscientist_jupyter.vocab import CancelSource
 from lightscientist_jupyter.workspace import Workspace
 from tests.test_research import cli
 
 
 def _refused(ws: Workspace, action: str, stage: str | None = None) -> Refused:
     with pytest.raises(Refused) as caught:
-        server_control.apply(ws, action, stage, source="panel")
+        server_control.apply(ws, action, stage, source=CancelSource.PANEL)
     return caught.value
 
 
@@ -62,10 +63,10 @@ def test_controls_refuse_in_one_line_what_the_state_does_not_allow(tmp_path: Pat
     with pytest.raises(Refused) as caught:
         server_control.control(tmp_path, {"path": "../elsewhere", "action": "cancel"})
     assert caught.value.status == 403
-    done = server_control.apply(ws, "cancel", None, source="panel")
+    done = server_control.apply(ws, "cancel", None, source=CancelSource.PANEL)
     assert done["status"] == "cancelled" and done["message"] == "the project is cancelled"
     assert load_state(ws.state_file).reason == "cancelled from the panel"
-    again = server_control.apply(ws, "cancel", None, source="panel")
+    again = server_control.apply(ws, "cancel", None, source=CancelSource.PANEL)
     assert again["message"] == "the project is cancelled; nothing to cancel"
     ended = _refused(ws, "pause")
     assert ended.status == 409 and "cancelled, not running a stage" in ended.message
@@ -76,7 +77,7 @@ def test_a_pause_asked_at_a_gate_nobody_runs_is_kept_and_the_next_run_pauses_the
     tmp_path: Path,
 ):
     ws = waiting_project.make_waiting_project(str(tmp_path / "p"))  # at idea.gate, no process
-    done = server_control.apply(ws, "pause", None, source="panel")
+    done = server_control.apply(ws, "pause", None, source=CancelSource.PANEL)
     assert done["message"] == (
         "the project pauses after idea.gate finishes; no process runs it now: Resume (or "
         f"`lightscientist resume --workspace {ws.root} --wait`) runs it up to there"
@@ -127,7 +128,7 @@ def test_rerun_resume_and_cancel_on_a_real_run(tmp_path: Path):
     assert (before.status, before.stage) == ("waiting_user", "idea.gate")
 
     # Re-run this stage: rewound to its start, then run again in the background
-    done = server_control.apply(ws, "rerun", None, source="panel")
+    done = server_control.apply(ws, "rerun", None, source=CancelSource.PANEL)
     assert done["message"].startswith("rewound to the start of idea.gate#")
     assert done["pid"] and "resumed in the background by pid" in done["message"]
     wait_for(
@@ -142,13 +143,13 @@ def test_rerun_resume_and_cancel_on_a_real_run(tmp_path: Path):
     assert busy.status == 409 and f"already run by pid {done['pid']}" in busy.message
 
     # Cancel reaches the background run through its inbox
-    sent = server_control.apply(ws, "cancel", None, source="panel")
+    sent = server_control.apply(ws, "cancel", None, source=CancelSource.PANEL)
     assert f"pid {done['pid']}" in sent["message"]
     wait_for(lambda: read_holder(ws) is None, "the cancelled run to end", within=60)
     assert load_state(ws.state_file).status == "cancelled"
 
     # Resume of a project no process runs: a detached `lightscientist resume --wait`
-    resumed = server_control.apply(ws, "resume", None, source="panel")
+    resumed = server_control.apply(ws, "resume", None, source=CancelSource.PANEL)
     assert "in the background" in resumed["message"] and resumed["pid"]
     wait_for(
         lambda: read_holder(ws) and load_state(ws.state_file).status == "waiting_user",
@@ -157,7 +158,7 @@ def test_rerun_resume_and_cancel_on_a_real_run(tmp_path: Path):
     )
     log = (ws.state_dir / controls.RESUME_LOG).read_text()
     assert f"$ lightscientist resume --workspace {ws.root} --wait" in log
-    server_control.apply(ws, "cancel", None, source="panel")
+    server_control.apply(ws, "cancel", None, source=CancelSource.PANEL)
     wait_for(lambda: read_holder(ws) is None, "the resumed run to end", within=60)
 
 
@@ -169,7 +170,7 @@ def test_pause_after_a_stage_reaches_the_running_process(tmp_path: Path):
     argv += ["--mode", "auto", "--workspace", str(ws.root)]
     with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as run:
         wait_for(lambda: read_holder(ws) and ws.state_file.exists(), "the run", within=60)
-        done = server_control.apply(ws, "pause", "experiment.setup", source="panel")
+        done = server_control.apply(ws, "pause", "experiment.setup", source=CancelSource.PANEL)
         assert done["message"] == (
             f"the run (pid {run.pid}) pauses after experiment.setup finishes; Resume goes on"
         )

@@ -26,7 +26,7 @@ from lightscientist_jupyter.controller import budget as budgets
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
 from lightscientist_jupyter.runtime.metering.usage import LEDGER, Usage
-from lightscientist_jupyter.vocab import DecisionKind
+from lightscientist_jupyter.vocab import DecisionKind, ReplySource
 
 RAISE_BY = 2
 """The new limit the field suggests: this many times the one reached."""
@@ -120,7 +120,7 @@ class BudgetActions(anywidget.AnyWidget):
                 "",
                 None,
                 decision_id=str(content.get("decision_id") or "") or None,
-                source="widget",
+                source=ReplySource.WIDGET,
                 resume_if_idle=True,
                 budget=usages.reply_budget(content.get("budget")),
             )

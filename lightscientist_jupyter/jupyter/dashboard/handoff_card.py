@@ -29,7 +29,7 @@ from lightscientist_jupyter import api
 from lightscientist_jupyter.app import handover
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.errors import LightScientistError
-from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus
+from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 CELL_MIME = "application/vnd.lightscientist.cell+json"
@@ -176,17 +176,21 @@ class HandoffCard:
 
     def take(self) -> str:
         root = self.workspace.root
-        return self._say(lambda: api.take(root, source="widget"))
+        return self._say(lambda: api.take(root, source=ReplySource.WIDGET))
 
     def deliver(self) -> str:
         root, summary, target = self.workspace.root, self.summary.value, self.next_stage.value
         return self._say(
-            lambda: api.deliver(root, summary, target, source="widget", resume_if_idle=True)
+            lambda: api.deliver(
+                root, summary, target, source=ReplySource.WIDGET, resume_if_idle=True
+            )
         )
 
     def give_back(self) -> str:
         root = self.workspace.root
-        return self._say(lambda: api.give_back(root, source="widget", resume_if_idle=True))
+        return self._say(
+            lambda: api.give_back(root, source=ReplySource.WIDGET, resume_if_idle=True)
+        )
 
     def insert(self) -> None:
         """Insert the skeleton as a new cell below (the extension's `CELL_MIME` renderer)."""

@@ -43,7 +43,7 @@ from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
 from lightscientist_jupyter.jupyter.dashboard.handoff_card import HandoffCard
 from lightscientist_jupyter.jupyter.dashboard.run_controls import RunControls, run_view
 from lightscientist_jupyter.jupyter.dashboard.widgets import EventStream
-from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind
+from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 BACKFILL_MAX = 50_000
@@ -264,7 +264,12 @@ class Dashboard:
 
     def _reply(self, approve: bool, comment: str, to: str | None, decision_id: str) -> str:
         sent = self.source.reply(
-            approve, comment, to, decision_id=decision_id, source="widget", resume_if_idle=True
+            approve,
+            comment,
+            to,
+            decision_id=decision_id,
+            source=ReplySource.WIDGET,
+            resume_if_idle=True,
         )
         return sent.message
 

@@ -19,6 +19,7 @@ from IPython.display import display
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app.handoff import Handover
 from lightscientist_jupyter.jupyter.magic.session import MagicSession
+from lightscientist_jupyter.vocab import ReplySource
 
 
 def _said(name: str, done: Handover) -> None:
@@ -40,7 +41,7 @@ def take(m: MagicSession, args: argparse.Namespace) -> Any:
     from lightscientist_jupyter.jupyter.dashboard import display as boards
 
     workspace = m.workspace_of(args)
-    _said("take", api.take(workspace, args.stage, source="magic"))
+    _said("take", api.take(workspace, args.stage, source=ReplySource.MAGIC))
     view = api.open_project(workspace)
     card = handover.card(view.workspace, view.state(), view.table())
     if card is not None and m.shell is not None:
@@ -50,13 +51,13 @@ def take(m: MagicSession, args: argparse.Namespace) -> Any:
 
 def deliver(m: MagicSession, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
-    done = api.deliver(workspace, args.summary, args.next, args.output, source="magic")
+    done = api.deliver(workspace, args.summary, args.next, args.output, source=ReplySource.MAGIC)
     _said("deliver", done)
     _resume_here(m, workspace, done)
 
 
 def give_back(m: MagicSession, args: argparse.Namespace) -> None:
     workspace = m.workspace_of(args)
-    done = api.give_back(workspace, source="magic")
+    done = api.give_back(workspace, source=ReplySource.MAGIC)
     _said("give-back", done)
     _resume_here(m, workspace, done)

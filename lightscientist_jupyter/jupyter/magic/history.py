@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app.ops import arguments
 from lightscientist_jupyter.jupyter.magic.session import MagicSession
+from lightscientist_jupyter.vocab import ReplySource
 
 
 def history(m: MagicSession, args: argparse.Namespace) -> Any:
@@ -41,7 +42,7 @@ def diff(m: MagicSession, args: argparse.Namespace) -> None:
 
 
 def rewind(m: MagicSession, args: argparse.Namespace) -> None:
-    print(api.rewind(m.workspace_of(args), args.ref, source="notebook"))
+    print(api.rewind(m.workspace_of(args), args.ref, source=ReplySource.MAGIC))
 
 
 def fork(m: MagicSession, args: argparse.Namespace) -> None:

@@ -55,7 +55,7 @@ from lightscientist_jupyter.jupyter.magic import jobs as magic_jobs
 from lightscientist_jupyter.jupyter.magic import literature as magic_literature
 from lightscientist_jupyter.jupyter.magic import usage as magic_usage
 from lightscientist_jupyter.jupyter.magic.session import MagicSession
-from lightscientist_jupyter.vocab import CancelSource
+from lightscientist_jupyter.vocab import CancelSource, ReplySource
 
 PROG = "%lightscientist"
 
@@ -115,7 +115,7 @@ def _reply(m: MagicSession, args: argparse.Namespace) -> None:
         args.answer in ("y", "yes"),
         args.comment,
         args.to,
-        source="magic",
+        source=ReplySource.MAGIC,
         budget=parse_budget(args.budget) or None,
         resume_if_idle=True,  # nobody runs the project: it runs here (with %config), the reply too
     )

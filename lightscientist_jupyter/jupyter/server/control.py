@@ -27,14 +27,16 @@ from lightscientist_jupyter.errors import (
     WorkspaceLocked,
 )
 from lightscientist_jupyter.jupyter.server.paths import Refused, open_project
-from lightscientist_jupyter.vocab import CancelSource
+from lightscientist_jupyter.vocab import CancelSource, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 ACTIONS = ("cancel", "resume", "pause", "rerun")
 
 
 def apply(ws: Workspace, action: str, stage: str | None, *, source: CancelSource) -> dict[str, Any]:
-    """Do `action` on the project in `ws`; `Refused` (400 / 409) when it cannot be done."""
+    """Do `action` on the project in `ws`; `Refused` (400 / 409) when it cannot be done.
+    `source` is the screen that asks, the panel or the dashboard: a cancel's door, and a
+    re-run's rewind recorded as from that screen (named alike as a `ReplySource`)."""
     if action not in ACTIONS:
         raise Refused(400, f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
     if stage is not None and not isinstance(stage, str):
@@ -48,7 +50,7 @@ def apply(ws: Workspace, action: str, stage: str | None, *, source: CancelSource
         elif action == "pause":
             done = controls.pause_after(ws, stage or None)
         else:
-            done = controls.rerun(ws, stage or None, source=source)
+            done = controls.rerun(ws, stage or None, source=ReplySource(source))
     except WorkspaceLocked as exc:
         raise Refused(409, str(exc)) from None
     except BadInput as exc:  # Conflict is one: the state does not allow it

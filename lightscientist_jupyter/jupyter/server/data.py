@@ -46,7 +46,7 @@ from lightscientist_jupyter.jupyter.server.paths import (
     resolve_inside,
     shown,
 )
-from lightscientist_jupyter.vocab import ProjectStatus
+from lightscientist_jupyter.vocab import ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 SCAN_DEPTH = 4
@@ -331,7 +331,9 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
                 comment,
                 to_stage,
                 decision_id=decision_id,
-                source="dashboard" if body.get("from") == "dashboard" else "panel",
+                source=ReplySource.DASHBOARD
+                if body.get("from") == "dashboard"
+                else ReplySource.PANEL,
                 option="to_stage",
                 take=lambda: held.enter_context(
                     commands.project_locked(ws, "reply from the side panel")

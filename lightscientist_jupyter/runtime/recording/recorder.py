@@ -54,6 +54,7 @@ from lightscientist_jupyter.runtime.recording.forms import (
 from lightscientist_jupyter.runtime.recording.seal import Chain
 from lightscientist_jupyter.runtime.recording.tape import META, CallCounter
 from lightscientist_jupyter.runtime.redact import redactor
+from lightscientist_jupyter.vocab import ReplySource
 
 FORMAT = 3
 """The format written: 1 had no seal; 2 chains the lines and hashes each answer (`SEALED`); 3
@@ -181,7 +182,7 @@ class Recorder(BaseCallbackHandler):
             "approve": bool(decision.get("approve")),
             "comment": portable(str(decision.get("comment") or ""), self.root),
             "to": decision.get("to"),
-            "source": str(decision.get("source") or "api"),
+            "source": str(decision.get("source") or ReplySource.API),
         }
         with self._lock:
             self._write(line)

@@ -80,7 +80,7 @@ class Source(Protocol):
         to: str | None = None,
         *,
         decision_id: str | None = None,
-        source: str = "api",
+        source: ReplySource = ReplySource.API,
         resume_if_idle: bool = False,
         budget: dict[str, float] | None = None,
     ) -> Sent:

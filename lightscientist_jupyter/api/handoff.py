@@ -23,12 +23,29 @@ Where = str | os.PathLike[str]
 
 
 def _step(
-    workspace: Where, step: Step, *, source: ReplySource, resume_if_idle: bool, **kw: object
+    workspace: Where,
+    step: Step,
+    *,
+    source: ReplySource,
+    resume_if_idle: bool,
+    stage: str | None = None,
+    summary: str = "",
+    next_stage: str | None = None,
+    outputs: Sequence[str] = (),
 ) -> Handover:
     view = open_project(workspace)
-    done = hand(view.workspace, step, source=source, live=view.controller_here(), **kw)  # type: ignore[arg-type]
+    done = hand(
+        view.workspace,
+        step,
+        stage=stage,
+        summary=summary,
+        next_stage=next_stage,
+        outputs=outputs,
+        source=source,
+        live=view.controller_here(),
+    )
     if done.resume and resume_if_idle:
-        resume(view.workspace.root)
+        resume(view.workspace.root)  # with the session's defaults
     return done
 
 

@@ -93,7 +93,7 @@ def probe_c2():
 
 def probe_c3():
     runs = [(f"lr=0.8, warmup {w}", train(0.8, w, 0, steps=PROBE_STEPS)) for w in (0, 10, 50)]
-    steps = [r["diverged_at"] if r["diverged"] else float("inf") for _, r in runs]
+    steps = [r["diverged_at"] if r["diverged_at"] is not None else float("inf") for _, r in runs]
     if not any(r["diverged"] for _, r in runs):
         verdict = "inconclusive", "no run diverged, so there is nothing to postpone"
     elif all(a < b for a, b in itertools.pairwise(steps)):

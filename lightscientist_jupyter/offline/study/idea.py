@@ -6,6 +6,8 @@ numbers in them are design settings from `study_design`, never measurements.
 
 from __future__ import annotations
 
+from typing import Any
+
 from lightscientist_jupyter.offline.study.scripts.study_design import (
     CANDIDATES,
     DATA_SEED,
@@ -25,8 +27,9 @@ def cite_as(cited: dict[str, str], arxiv: str, fallback: str) -> str:
     return f"[@{cited[arxiv]}]" if arxiv in cited else fallback
 
 
-def sources_md(found: list[dict], cited: dict[str, str]) -> str:
-    """The survey's Sources section: what the searches of the local library returned."""
+def sources_md(found: list[dict[str, Any]], cited: dict[str, str]) -> str:
+    """The survey's Sources section: what the searches of the local library returned (the
+    search tool's JSON records, as `survey.found` gives them)."""
     if not found:
         return (
             "The searches of the local library returned nothing; this survey is from background "
@@ -49,7 +52,9 @@ def sources_md(found: list[dict], cited: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def survey_md(goal: str, found: list[dict] | None = None, cited: dict | None = None) -> str:
+def survey_md(
+    goal: str, found: list[dict[str, Any]] | None = None, cited: dict[str, str] | None = None
+) -> str:
     """idea/survey.md: the fixed study's map of the problem, with the goal quoted; `found` are
     the records the searches returned, `cited` their ids and arXiv ids -> citation key."""
     found, cited = found or [], cited or {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TypedDict
 
 from lightscientist_jupyter.offline.study.scripts.study_design import (
     DATA_SEED,
@@ -54,13 +55,26 @@ exists, not how large it is.
 """
 
 
+class ProbeResult(TypedDict):
+    """A probe result file as `parse_probes` reads it."""
+
+    block: str
+    """The file's text."""
+    fields: dict[str, str]
+    """Its `- **Field:** value` lines, the field's name in lowercase."""
+    verdict: str
+    """The verdict's first word in lowercase (`missing` when there is none)."""
+    reason: str
+    """What follows the verdict's dash."""
+
+
 _PROBE_HEAD_RE = re.compile(r"^# Probe result: ([a-z0-9][a-z0-9-]*)\b.*$", re.MULTILINE)
 _FIELD_RE = re.compile(r"^- \*\*([A-Za-z][A-Za-z ().]*):\*\* ?(.*)$", re.MULTILINE)
 
 
-def parse_probes(text: str) -> dict[str, dict]:
+def parse_probes(text: str) -> dict[str, ProbeResult]:
     """Probe result files found in `text` (first occurrence of each id wins)."""
-    found: dict[str, dict] = {}
+    found: dict[str, ProbeResult] = {}
     heads = list(_PROBE_HEAD_RE.finditer(text))
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
@@ -114,8 +128,8 @@ def probe_summary_md(probe_texts: str, planned: Sequence[str] = PROBE_CANDIDATES
             f"{f.get('metric', info['metric'])} | {f.get('result', '—')} | "
             f"{p['verdict']} | {conf} | {p['reason'] or '—'} |"
         )
-    c1 = probes.get("c1-linear-warmup", {}).get("verdict", "missing")
-    c2 = probes.get("c2-lr-sweep", {}).get("verdict", "missing")
+    c1 = probes["c1-linear-warmup"]["verdict"] if "c1-linear-warmup" in probes else "missing"
+    c2 = probes["c2-lr-sweep"]["verdict"] if "c2-lr-sweep" in probes else "missing"
     if c2 == "supports" and c1 in ("supports", "inconclusive"):
         comparison = (
             f"c2's probe {c2} its hypothesis: the learning-rate range spans stable and unstable "

@@ -45,12 +45,12 @@ SUMMARY = ROOT / "experiment" / "summary.csv"
 ANALYSIS = ROOT / "experiment" / "analysis.md"
 
 
-def condition_order(name):
+def condition_order(name: str) -> tuple[int, float, int, str]:
     parsed = parse_condition(name)
     return (0, parsed[0], parsed[1], name) if parsed else (1, 0.0, 0, name)
 
 
-def main():
+def main() -> int:
     if not RESULTS.exists():
         print(f"no {RESULTS}: run python experiment/run_experiment.py first", file=sys.stderr)
         return 1

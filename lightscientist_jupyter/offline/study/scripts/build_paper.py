@@ -58,10 +58,12 @@ RELATED = {
     "1512.03385": "a small initial learning rate warmed up a very deep residual network",
 }
 """What each work of the survey's library is cited for (by arXiv id)."""
+Reference = tuple[str, dict[str, str]]
+"""An entry of paper/references.bib: its key and its fields."""
 TABLE_HEADER = "| condition | metric | n | mean | std | ci95_low | ci95_high |"
 
 
-def figure1_caption():
+def figure1_caption() -> str:
     if not CAPTIONS.exists():
         return "Figure 1 (captions.md is missing; run python paper/figures/make_figures.py)."
     text = CAPTIONS.read_text(encoding="utf-8")
@@ -69,19 +71,21 @@ def figure1_caption():
     return " ".join(m.group(1).split()) if m else "Figure 1."
 
 
-def read_references():
+def read_references() -> list[Reference]:
     """(key, fields) of each entry of paper/references.bib (the entries `cite` wrote)."""
     if not REFERENCES.exists():
         return []
     text = REFERENCES.read_text(encoding="utf-8")
-    entries = []
+    entries: list[Reference] = []
     for m in re.finditer(r"@\w+\{([^,\s]+),(.*?)\n\}", text, re.S):
-        fields = dict(re.findall(r"^\s*(\w+)\s*=\s*\{(.*)\},?\s*$", m.group(2), re.M))
+        fields: dict[str, str] = dict(
+            re.findall(r"^\s*(\w+)\s*=\s*\{(.*)\},?\s*$", m.group(2), re.M)
+        )
         entries.append((m.group(1), fields))
     return entries
 
 
-def related_work(entries):
+def related_work(entries: list[Reference]) -> str:
     if not entries:
         return "No related work was found in the literature searched for this study."
     said = [
@@ -91,7 +95,7 @@ def related_work(entries):
     return "Related work: " + "; ".join(said) + "."
 
 
-def reference_list(entries):
+def reference_list(entries: list[Reference]) -> str:
     if not entries:
         return "No external works are cited."
     lines = []
@@ -107,7 +111,7 @@ def reference_list(entries):
     return "\n".join(lines)
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     goal = " ".join(argv[1:])
     if not SUMMARY.exists():
         print(f"no {SUMMARY}: run python experiment/analyze.py first", file=sys.stderr)

@@ -19,10 +19,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 # Imported modules beside a script leave no __pycache__ in the workspace.
 sys.dont_write_bytecode = True
 from study_common import (  # noqa: E402
+    SummaryRow,
     best_condition,
     compare_warmup,
     criterion,
@@ -41,16 +43,17 @@ FIGURE = ROOT / "paper" / "figures" / "figure1.png"
 REVIEW = ROOT / "paper" / "review.md"
 RERUN = ROOT / "paper" / "rerun_results.csv"
 RUNNER = ROOT / "experiment" / "run_experiment.py"
-COLUMNS = ["n", "mean", "std", "ci95_low", "ci95_high"]
+Column = Literal["n", "mean", "std", "ci95_low", "ci95_high"]
+COLUMNS: list[Column] = ["n", "mean", "std", "ci95_low", "ci95_high"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def section(text, title):
+def section(text: str, title: str) -> str | None:
     m = re.search(rf"^## {re.escape(title)}\s*$(.*?)(?=^## |\Z)", text, re.S | re.M)
     return m.group(1) if m else None
 
 
-def results_table(results_text):
+def results_table(results_text: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
     """The rows of the first table whose header starts `| condition | metric |`."""
     lines = results_text.splitlines()
     for i, line in enumerate(lines):
@@ -66,11 +69,11 @@ def results_table(results_text):
     return None, []
 
 
-def expected(row, column):
+def expected(row: SummaryRow, column: Column) -> str:
     return fmt(row["n"]) if column == "n" else fmt(row[column])
 
 
-def same_value(a, b):
+def same_value(a: str, b: str) -> bool:
     try:
         x, y = float(a), float(b)
     except ValueError:
@@ -82,7 +85,7 @@ def same_value(a, b):
     return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def rerun_check():
+def rerun_check() -> tuple[bool, str]:
     if not RUNNER.exists():
         return False, "experiment/run_experiment.py is missing; nothing was rerun"
     if not RESULTS.exists():
@@ -101,7 +104,7 @@ def rerun_check():
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
         return False, f"the rerun failed (exit {proc.returncode}): {' / '.join(tail)}"
 
-    def load(path):
+    def load(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
         with open(path, newline="", encoding="utf-8") as fh:
             return {
                 (r["run_id"], r["metric"]): (r["value"], r["status"]) for r in csv.DictReader(fh)
@@ -123,10 +126,10 @@ def rerun_check():
     )
 
 
-def main():
+def main() -> int:
     checks, number_rows, blocking = [], [], []
 
-    def check(ok, text):
+    def check(ok: bool, text: str) -> None:
         checks.append((ok, text))
         if not ok:
             blocking.append(text)

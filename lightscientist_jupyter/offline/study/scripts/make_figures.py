@@ -13,12 +13,14 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import matplotlib
 
 # Imported modules beside a script leave no __pycache__ in the workspace.
 sys.dont_write_bytecode = True
 from study_common import (  # noqa: E402
+    SummaryRow,
     diverged_count,
     parse_condition,
     read_rows,
@@ -32,21 +34,34 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = ROOT / "experiment" / "summary.csv"
 CURVES = ROOT / "experiment" / "curves.csv"
 RESULTS = ROOT / "experiment" / "results.csv"
 FIGURES = ROOT / "paper" / "figures"
-STYLE = {
+
+
+class Style(TypedDict):
+    """How panel (a) draws one warmup length."""
+
+    color: str
+    marker: str
+    linestyle: str
+
+
+STYLE: dict[int, Style] = {
     0: dict(color="black", marker="o", linestyle="-"),
     1: dict(color="0.45", marker="s", linestyle="--"),
 }
 LR_COLORS = ["#9ecae1", "#3182bd", "#08306b", "#6a51a3", "#cb181d"]
 
 
-def panel_final_loss(ax, rows):
+def panel_final_loss(ax: Axes, rows: list[SummaryRow]) -> None:
     index = summary_index(rows)
-    grid: dict[int, list] = {}
+    grid: dict[int, list[tuple[float, SummaryRow]]] = {}
     for r in rows:
         parsed = parse_condition(r["condition"])
         if parsed and r["metric"] == "final_loss":
@@ -122,8 +137,8 @@ def panel_final_loss(ax, rows):
     ax.legend(handles=handles, fontsize=8, loc="upper left")
 
 
-def panel_curves(ax, curves, conditions):
-    by_run: dict[str, list] = {}
+def panel_curves(ax: Axes, curves: list[dict[str, str]], conditions: dict[str, str]) -> None:
+    by_run: dict[str, list[tuple[int, float]]] = {}
     for row in curves:
         try:
             by_run.setdefault(row["run_id"], []).append((int(row["step"]), float(row["loss"])))
@@ -170,7 +185,7 @@ def panel_curves(ax, curves, conditions):
     ax.legend(handles=handles, fontsize=7, loc="upper right")
 
 
-def main():
+def main() -> int:
     rows = read_summary(SUMMARY.read_text(encoding="utf-8")) if SUMMARY.exists() else []
     if not rows:
         print(f"no usable {SUMMARY}: run python experiment/analyze.py first", file=sys.stderr)

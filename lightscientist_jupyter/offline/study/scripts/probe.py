@@ -17,6 +17,7 @@ import itertools
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 # Imported modules beside a script leave no __pycache__ in the workspace.
@@ -28,6 +29,7 @@ from study_design import (  # noqa: E402
     HIDDEN,
     N_POINTS,
     PROBE_STEPS,
+    TrainResult,
     probe_info,
     train,
 )
@@ -35,14 +37,17 @@ from study_design import (  # noqa: E402
 HERE = Path(__file__).resolve().parent
 CANDIDATE_ID = re.compile(r"[a-z0-9][a-z0-9-]*")
 
+Finding = tuple[list[tuple[str, TrainResult]], tuple[str, str]]
+"""A probe's runs (label, result) and its verdict with the reason."""
 
-def outcome(r):
+
+def outcome(r: TrainResult) -> str:
     if r["diverged"]:
         return f"diverged at step {r['diverged_at']} (best loss {fmt(r['best_loss'])})"
     return f"final loss {fmt(r['final_loss'])}"
 
 
-def probe_c1():
+def probe_c1() -> Finding:
     runs = [
         ("lr=0.8, warmup 0", train(0.8, 0, 0, steps=PROBE_STEPS)),
         ("lr=0.8, warmup 25", train(0.8, 25, 0, steps=PROBE_STEPS)),
@@ -68,7 +73,7 @@ def probe_c1():
     return runs, verdict
 
 
-def probe_c2():
+def probe_c2() -> Finding:
     runs = [(f"lr={lr:g}, warmup 0", train(lr, 0, 0, steps=PROBE_STEPS)) for lr in (0.05, 0.2, 0.8)]
     slow, fast, big = (r for _, r in runs)
     finals = [r["final_loss"] for _, r in runs]
@@ -91,9 +96,9 @@ def probe_c2():
     return runs, verdict
 
 
-def probe_c3():
+def probe_c3() -> Finding:
     runs = [(f"lr=0.8, warmup {w}", train(0.8, w, 0, steps=PROBE_STEPS)) for w in (0, 10, 50)]
-    steps = [r["diverged_at"] if r["diverged"] else float("inf") for _, r in runs]
+    steps = [r["diverged_at"] if r["diverged_at"] is not None else float("inf") for _, r in runs]
     if not any(r["diverged"] for _, r in runs):
         verdict = "inconclusive", "no run diverged, so there is nothing to postpone"
     elif all(a < b for a, b in itertools.pairwise(steps)):
@@ -103,7 +108,7 @@ def probe_c3():
     return runs, verdict
 
 
-def probe_generic():
+def probe_generic() -> Finding:
     runs = [("lr=0.2, warmup 0", train(0.2, 0, 0, steps=PROBE_STEPS))]
     return runs, ("inconclusive", "no specific probe exists for this candidate; the pipeline runs")
 
@@ -111,7 +116,7 @@ def probe_generic():
 RUNNERS = {"c1-linear-warmup": probe_c1, "c2-lr-sweep": probe_c2, "c3-warmup-length": probe_c3}
 
 
-def parse_args(argv):
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="Run the cheap probe of one candidate.")
     p.add_argument(
         "candidate",
@@ -129,8 +134,8 @@ def parse_args(argv):
     return args
 
 
-def main(argv=None):
-    candidate = parse_args(argv).candidate
+def main(argv: Sequence[str] | None = None) -> int:
+    candidate: str = parse_args(argv).candidate
     info = probe_info(candidate)
     out = HERE / f"{candidate}.md"
     t0 = time.perf_counter()

@@ -37,11 +37,12 @@ import shlex
 import sys
 import time
 import traceback
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 # Imported modules beside a script leave no __pycache__ in the workspace.
 sys.dont_write_bytecode = True
-from study_common import fmt, planned_runs, read_rows, write_atomic  # noqa: E402
+from study_common import PlannedRun, fmt, planned_runs, read_rows, write_atomic  # noqa: E402
 from study_design import (  # noqa: E402
     DESIGN_SETTINGS,
     LEARNING_RATES,
@@ -62,6 +63,9 @@ LOCK = EXPERIMENT / ".run_experiment.lock"
 RESULT_COLUMNS = ["run_id", "condition", "seed", "metric", "value", "status"]
 CURVE_COLUMNS = ["run_id", "step", "loss"]
 
+Row = dict[str, str]
+"""A row of results.csv or curves.csv, column -> text."""
+
 RUNS = planned_runs(LEARNING_RATES, WARMUP_STEPS, SEEDS)
 
 
@@ -69,7 +73,7 @@ RUNS = planned_runs(LEARNING_RATES, WARMUP_STEPS, SEEDS)
 
 
 @contextlib.contextmanager
-def locked():
+def locked() -> Iterator[None]:
     """One writer at a time (POSIX advisory lock; a no-op where fcntl is missing). The lock
     file is removed by its holder when it is done, so no run leaves it behind: a writer that
     waited for a file removed meanwhile takes the lock again on the one now in its place."""
@@ -96,7 +100,7 @@ def locked():
         fh.close()  # releases the lock
 
 
-def csv_text(columns, rows):
+def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, str]]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -104,23 +108,28 @@ def csv_text(columns, rows):
     return buf.getvalue()
 
 
-def number(x):
+def number(x: float) -> str:
     """Full-precision text of a value: repr of the float (`inf` for a diverged run)."""
     return repr(float(x))
 
 
-def merge(old_rows, new_rows, replaced_ids, key):
+def merge(
+    old_rows: list[Row],
+    new_rows: list[Row],
+    replaced_ids: Container[str],
+    key: Callable[[Row], tuple[str | int, ...]],
+) -> list[Row]:
     """Keep old rows of runs not replaced, add the new ones, sort."""
     kept = [r for r in old_rows if r.get("run_id") not in replaced_ids]
     return sorted(kept + new_rows, key=key)
 
 
-def result_key(row):
+def result_key(row: Row) -> tuple[str, int, str]:
     metric = row.get("metric", "")
     return (row.get("run_id", ""), METRICS.index(metric) if metric in METRICS else 99, metric)
 
 
-def curve_key(row):
+def curve_key(row: Row) -> tuple[str, int]:
     try:
         step = int(row.get("step", 0))
     except ValueError:
@@ -128,22 +137,22 @@ def curve_key(row):
     return (row.get("run_id", ""), step)
 
 
-def completed_ids(rows):
+def completed_ids(rows: Iterable[Row]) -> set[str | None]:
     """Run ids with a row for every metric (ok or failed)."""
-    seen: dict[str, set[str]] = {}
+    seen: dict[str | None, set[str | None]] = {}
     for r in rows:
         seen.setdefault(r.get("run_id"), set()).add(r.get("metric"))
     return {rid for rid, metrics in seen.items() if set(METRICS) <= metrics}
 
 
-def batch_runs(k, n):
+def batch_runs(k: int, n: int) -> list[PlannedRun]:
     return [r for i, r in enumerate(RUNS) if i % n == k - 1]
 
 
 # ---- running -----------------------------------------------------------------------------
 
 
-def run_one(run):
+def run_one(run: PlannedRun) -> tuple[list[Row], list[Row], str, bool]:
     """Train one run; returns (result rows, curve rows, one-line outcome, diverged)."""
     base = {"run_id": run["run_id"], "condition": run["condition"], "seed": str(run["seed"])}
     try:
@@ -165,7 +174,9 @@ def run_one(run):
     return rows, curve, text, bool(r["diverged"])
 
 
-def execute(selected, out, label, side_files, batches):
+def execute(
+    selected: list[PlannedRun], out: Path, label: str, side_files: bool, batches: int | None
+) -> int:
     t0 = time.perf_counter()
     result_rows, curve_rows, outcomes, diverged, failed = [], [], [], [], []
     for run in selected:
@@ -215,7 +226,14 @@ def execute(selected, out, label, side_files, batches):
     return 1 if failed else 0
 
 
-def append_log(label, selected, failed, diverged, elapsed, pending):
+def append_log(
+    label: str,
+    selected: list[PlannedRun],
+    failed: list[str],
+    diverged: list[str],
+    elapsed: float,
+    pending: list[str],
+) -> None:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     command = "python experiment/run_experiment.py" + (
         " " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""
@@ -241,7 +259,7 @@ def append_log(label, selected, failed, diverged, elapsed, pending):
     write_atomic(LOG, text + line)
 
 
-def status(out, n):
+def status(out: Path, n: int) -> int:
     rows = read_rows(out)
     done = completed_ids(rows)
     all_done = True
@@ -269,7 +287,7 @@ def status(out, n):
     return 0
 
 
-def check():
+def check() -> int:
     a = train(0.2, 0, 0, steps=20)
     b = train(0.2, 0, 0, steps=20)
     if a["diverged"] or not math.isfinite(a["final_loss"]):
@@ -285,7 +303,7 @@ def check():
     return 0
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=STUDY_QUESTION)
     p.add_argument(
         "--run", action="append", metavar="RUN_ID", help="run only this run (repeatable)"

@@ -14,12 +14,58 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal, TypedDict
 
 SUMMARY_COLUMNS = ["condition", "metric", "n", "mean", "std", "ci95_low", "ci95_high"]
 
 
-def write_atomic(path, text):
+class SummaryRow(TypedDict):
+    """A row of summary.csv as `read_summary` gives it."""
+
+    condition: str
+    metric: str
+    n: int
+    mean: float
+    std: float
+    ci95_low: float
+    ci95_high: float
+
+
+class PlannedRun(TypedDict):
+    """A run of the grid (`planned_runs`)."""
+
+    run_id: str
+    lr: float
+    warmup: int
+    seed: int
+    condition: str
+
+
+Verdict = Literal["helps", "hurts", "no clear difference", "both diverge", "inconclusive"]
+"""What warmup did at one learning rate (`compare_warmup`)."""
+
+Judgement = Literal["met", "not met", "inconclusive"]
+"""The success criterion's outcome (`criterion`)."""
+
+
+class Comparison(TypedDict):
+    """Warmup against the constant-rate baseline at one learning rate (`compare_warmup`)."""
+
+    lr: float
+    warmup: int
+    base: str
+    warm: str
+    base_row: SummaryRow | None
+    warm_row: SummaryRow | None
+    base_div: int | None
+    warm_div: int | None
+    verdict: Verdict
+    reason: str
+
+
+def write_atomic(path: str | Path, text: str) -> None:
     """Write `text` to `path` so that a reader sees the old file or the new one, never half."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -36,7 +82,7 @@ def write_atomic(path, text):
         raise
 
 
-def read_rows(path):
+def read_rows(path: str | Path) -> list[dict[str, str]]:
     """The rows of a CSV file as dicts of strings; no rows when the file does not exist."""
     path = Path(path)
     if not path.exists():
@@ -45,7 +91,7 @@ def read_rows(path):
         return list(csv.DictReader(fh))
 
 
-def clean_goal(goal):
+def clean_goal(goal: str | None) -> str:
     """The goal text on one line, at most 400 characters (for quoting it)."""
     text = " ".join(str(goal or "").split())
     if not text:
@@ -53,7 +99,7 @@ def clean_goal(goal):
     return text if len(text) <= 400 else text[:399] + "…"
 
 
-def goal_sentence(goal):
+def goal_sentence(goal: str | None) -> str:
     """The sentence that follows the disclaimer, quoting the goal text the study ignores."""
     return (
         f' The goal text given to this project was "{clean_goal(goal)}"; the study above '
@@ -61,9 +107,11 @@ def goal_sentence(goal):
     )
 
 
-def planned_runs(learning_rates, warmup_steps, seeds):
+def planned_runs(
+    learning_rates: Iterable[float], warmup_steps: Iterable[int], seeds: Iterable[int]
+) -> list[PlannedRun]:
     """Every run of the grid, in a fixed order: r01, r02, … with its condition."""
-    runs: list[dict] = []
+    runs: list[PlannedRun] = []
     for lr in learning_rates:
         for warmup in warmup_steps:
             for seed in seeds:
@@ -79,7 +127,7 @@ def planned_runs(learning_rates, warmup_steps, seeds):
     return runs
 
 
-def summary_table_rows(rows):
+def summary_table_rows(rows: Iterable[SummaryRow]) -> str:
     """The Markdown rows of summary.csv, every number through `fmt`."""
     return "\n".join(
         f"| {r['condition']} | {r['metric']} | {fmt(r['n'])} | {fmt(r['mean'])} | "
@@ -88,7 +136,7 @@ def summary_table_rows(rows):
     )
 
 
-def fmt(x):
+def fmt(x: float) -> str:
     """The one number format of this study: `f"{x:.4g}"` (4 significant digits).
 
     Integers (n, counts) are printed as they are; inf and nan print as `inf` and `nan`.
@@ -129,7 +177,7 @@ _T975 = {
 }
 
 
-def t975(df):
+def t975(df: int) -> float:
     """Two-sided 95% Student-t quantile for `df` degrees of freedom, from a small table.
 
     Between table entries the next smaller df is used (a slightly wider, conservative
@@ -142,7 +190,7 @@ def t975(df):
     return _T975[max(k for k in _T975 if k <= df)]
 
 
-def describe(values):
+def describe(values: Iterable[float]) -> tuple[int, float, float, float, float]:
     """(n, mean, std, ci95_low, ci95_high) of a list of floats, without numpy.
 
     std is the sample standard deviation (n - 1); the interval is mean +- t975(n-1)*std/sqrt(n).
@@ -168,12 +216,12 @@ def describe(values):
     return n, mean, std, mean - half, mean + half
 
 
-def condition_name(lr, warmup):
+def condition_name(lr: float, warmup: int) -> str:
     """`lr=0.2,warmup=50`: the condition label used in every file (quoted in CSV)."""
     return f"lr={float(lr):g},warmup={int(warmup)}"
 
 
-def parse_condition(name):
+def parse_condition(name: str) -> tuple[float, int] | None:
     """(lr, warmup) from a condition label, or None."""
     m = re.fullmatch(r"\s*lr=([0-9.eE+-]+),\s*warmup=(\d+)\s*", str(name))
     if not m:
@@ -184,7 +232,7 @@ def parse_condition(name):
         return None
 
 
-def read_summary(text):
+def read_summary(text: str) -> list[SummaryRow]:
     """The rows of summary.csv text as dicts (floats; n an int), in file order.
 
     Lines before the header `condition,metric,...` and rows that do not parse are skipped, so
@@ -201,25 +249,32 @@ def read_summary(text):
     reader = csv.DictReader(io.StringIO("\n".join(lines[start:]) + "\n"))
     for raw in reader:
         try:
-            row = {
+            row: SummaryRow = {
                 "condition": raw["condition"].strip(),
                 "metric": raw["metric"].strip(),
                 "n": int(float(raw["n"])),
+                "mean": _stat(raw, "mean"),
+                "std": _stat(raw, "std"),
+                "ci95_low": _stat(raw, "ci95_low"),
+                "ci95_high": _stat(raw, "ci95_high"),
             }
-            for key in ("mean", "std", "ci95_low", "ci95_high"):
-                value = (raw.get(key) or "").strip()
-                row[key] = float(value) if value else float("nan")
         except (KeyError, TypeError, ValueError, AttributeError):
             continue
         rows.append(row)
     return rows
 
 
-def summary_index(rows):
+def _stat(raw: Mapping[str, str | None], key: str) -> float:
+    """A statistic of a summary.csv row: its float, nan when the cell is empty or missing."""
+    value = (raw.get(key) or "").strip()
+    return float(value) if value else float("nan")
+
+
+def summary_index(rows: Iterable[SummaryRow]) -> dict[tuple[str, str], SummaryRow]:
     return {(r["condition"], r["metric"]): r for r in rows}
 
 
-def diverged_count(index, condition):
+def diverged_count(index: Mapping[tuple[str, str], SummaryRow], condition: str) -> int | None:
     """How many of a condition's runs diverged (mean of the 0/1 metric times n), or None."""
     row = index.get((condition, "diverged"))
     if row is None or not math.isfinite(row["mean"]):
@@ -227,7 +282,7 @@ def diverged_count(index, condition):
     return int(round(row["mean"] * row["n"]))
 
 
-def compare_warmup(rows):
+def compare_warmup(rows: Sequence[SummaryRow]) -> list[Comparison]:
     """One comparison per learning rate: warmup 0 (baseline) vs the longest warmup in the file.
 
     Each is a dict with lr, warmup, base and warm (condition labels), base_row and warm_row
@@ -240,26 +295,34 @@ def compare_warmup(rows):
     longest = max((w for _, w in parsed if w > 0), default=None)
     if longest is None:
         return []
-    out = []
+    out: list[Comparison] = []
     for lr in sorted({lr for lr, _ in parsed}):
         base, warm = condition_name(lr, 0), condition_name(lr, longest)
-        c = {
-            "lr": lr,
-            "warmup": longest,
-            "base": base,
-            "warm": warm,
-            "base_row": index.get((base, "final_loss")),
-            "warm_row": index.get((warm, "final_loss")),
-            "base_div": diverged_count(index, base),
-            "warm_div": diverged_count(index, warm),
-        }
-        c["verdict"], c["reason"] = _verdict(c)
-        out.append(c)
+        b, w = index.get((base, "final_loss")), index.get((warm, "final_loss"))
+        bd, wd = diverged_count(index, base), diverged_count(index, warm)
+        verdict, reason = _verdict(b, w, bd, wd)
+        out.append(
+            {
+                "lr": lr,
+                "warmup": longest,
+                "base": base,
+                "warm": warm,
+                "base_row": b,
+                "warm_row": w,
+                "base_div": bd,
+                "warm_div": wd,
+                "verdict": verdict,
+                "reason": reason,
+            }
+        )
     return out
 
 
-def _verdict(c):
-    b, w, bd, wd = c["base_row"], c["warm_row"], c["base_div"], c["warm_div"]
+def _verdict(
+    b: SummaryRow | None, w: SummaryRow | None, bd: int | None, wd: int | None
+) -> tuple[Verdict, str]:
+    """The verdict and its reason, from the final_loss rows and diverged counts of the baseline
+    (b, bd) and the warmup condition (w, wd)."""
     if b is None or w is None:
         return "inconclusive", "a final_loss row is missing from summary.csv"
     if bd is not None and wd is not None:
@@ -279,11 +342,11 @@ def _verdict(c):
     return "inconclusive", "some runs diverged or too few runs for an interval"
 
 
-def _lrs(comparisons):
+def _lrs(comparisons: Iterable[Comparison]) -> str:
     return ", ".join(f"lr={c['lr']:g}" for c in comparisons)
 
 
-def criterion(comparisons):
+def criterion(comparisons: Sequence[Comparison]) -> tuple[Judgement, str]:
     """('met' | 'not met' | 'inconclusive', one-sentence reason) for SUCCESS_CRITERION."""
     helps = [c for c in comparisons if c["verdict"] == "helps"]
     hurts = [c for c in comparisons if c["verdict"] == "hurts"]
@@ -299,13 +362,13 @@ def criterion(comparisons):
     return "not met", "at no learning rate does warmup help by the criterion's standard"
 
 
-def best_condition(rows):
+def best_condition(rows: Iterable[SummaryRow]) -> SummaryRow | None:
     """The final_loss row with the lowest finite mean (ties: first in file), or None."""
     finite = [r for r in rows if r["metric"] == "final_loss" and math.isfinite(r["mean"])]
     return min(finite, key=lambda r: r["mean"]) if finite else None
 
 
-def interval(row):
+def interval(row: SummaryRow | None) -> str:
     """`mean [ci95_low, ci95_high]` (or just the mean when there is no interval)."""
     if row is None:
         return "missing"
@@ -314,7 +377,7 @@ def interval(row):
     return fmt(row["mean"])
 
 
-def verdict_phrase(c):
+def verdict_phrase(c: Comparison) -> str:
     """The verdict of a comparison as a clause: 'warmup made no clear difference', ..."""
     return {
         "helps": "warmup helped",
@@ -325,10 +388,10 @@ def verdict_phrase(c):
     }.get(c["verdict"], c["verdict"])
 
 
-def before_divergence(rows, comparisons):
+def before_divergence(rows: Iterable[SummaryRow], comparisons: Iterable[Comparison]) -> list[str]:
     """Sentences on best_loss where runs diverged (how far training got first)."""
     index = summary_index(rows)
-    out = []
+    out: list[str] = []
     for c in comparisons:
         bd, wd = c["base_div"], c["warm_div"]
         b, w = index.get((c["base"], "best_loss")), index.get((c["warm"], "best_loss"))
@@ -343,10 +406,10 @@ def before_divergence(rows, comparisons):
     return out
 
 
-def comparison_line(c):
+def comparison_line(c: Comparison) -> str:
     """One Markdown bullet stating a comparison with its numbers from summary.csv."""
 
-    def side(row, div):
+    def side(row: SummaryRow | None, div: int | None) -> str:
         text = interval(row)
         if row is not None and div is not None:
             text += f", {div}/{row['n']} runs diverged"

@@ -7,8 +7,14 @@ and briefs, so the files it writes and the numbers the scripts compute cannot di
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 # numpy is imported by the two functions that compute (make_data, train): the offline model
-# reads only the settings, and its process need not load numpy for them.
+# reads only the settings, and its process need not load numpy for them (the type checker
+# alone imports it here, for the annotations).
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 STUDY_QUESTION = "Does learning-rate warmup help plain gradient descent train a small MLP?"
 
@@ -91,7 +97,18 @@ DESIGN_SHORT = (
 )
 """The design as the paper's abstract states it."""
 
-PROBES = {
+
+class ProbeInfo(TypedDict):
+    """A probe's definition, fixed before it runs."""
+
+    title: str
+    question: str
+    method: str
+    metric: str
+    criteria: str
+
+
+PROBES: dict[str, ProbeInfo] = {
     "c1-linear-warmup": {
         "title": "linear warmup at the largest learning rate",
         "question": f"At lr 0.8, does a 25-step linear warmup change the outcome of "
@@ -126,7 +143,7 @@ PROBES = {
 }
 """Each probe's question, method, metric and the criteria fixed before it runs."""
 
-GENERIC_PROBE = {
+GENERIC_PROBE: ProbeInfo = {
     "title": "generic smoke probe",
     "question": f"Does the study's model train at all ({PROBE_STEPS} steps, lr 0.2, seed 0)?",
     "method": "one run, lr 0.2, warmup 0, seed 0",
@@ -137,12 +154,22 @@ GENERIC_PROBE = {
 """The probe of a candidate the study has no specific probe for."""
 
 
-def probe_info(candidate):
+def probe_info(candidate: str) -> ProbeInfo:
     """The probe definition of `candidate` (`GENERIC_PROBE` for one without its own)."""
     return PROBES.get(candidate, GENERIC_PROBE)
 
 
-def make_data():
+class TrainResult(TypedDict):
+    """What one training run gives (`train`)."""
+
+    final_loss: float
+    best_loss: float
+    diverged: int
+    diverged_at: int | None
+    curve: list[tuple[int, float]]
+
+
+def make_data() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The fixed synthetic regression task, the same for every run (seed DATA_SEED).
 
     N_POINTS inputs uniform in [-INPUT_RANGE, INPUT_RANGE]^2; target
@@ -156,14 +183,16 @@ def make_data():
     return x, y
 
 
-def lr_at(step, lr, warmup):
+def lr_at(step: int, lr: float, warmup: int) -> float:
     """Linear warmup: lr * min(1, (step + 1) / warmup) for warmup > 0; else the constant lr."""
     if warmup <= 0:
         return lr
     return lr * min(1.0, (step + 1) / warmup)
 
 
-def train(lr, warmup, seed, steps=STEPS, record_every=RECORD_EVERY):
+def train(
+    lr: float, warmup: int, seed: int, steps: int = STEPS, record_every: int = RECORD_EVERY
+) -> TrainResult:
     """Full-batch gradient descent on a 2-HIDDEN-1 tanh MLP; loss = 0.5 * mean squared error.
 
     The seed sets the initial weights (W1 ~ N(0, 1), W2 ~ N(0, 1/HIDDEN), zero biases). A run
@@ -181,7 +210,7 @@ def train(lr, warmup, seed, steps=STEPS, record_every=RECORD_EVERY):
     b2 = np.zeros(1)
     n = x.shape[0]
     best = float("inf")
-    curve = []
+    curve: list[tuple[int, float]] = []
     with np.errstate(all="ignore"):
         for step in range(steps + 1):
             h = np.tanh(x @ w1 + b1)

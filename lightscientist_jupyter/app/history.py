@@ -17,7 +17,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from lightscientist_jupyter._fs import write_json_atomic
 from lightscientist_jupyter.app.commands import require_project
@@ -268,13 +268,16 @@ def _restored_state(history: History, commit: str) -> ProjectState:
 # ------------------------------------------------------------------------- a gate's files
 
 
+ChangeStatus = Literal["new", "changed", "removed", "unchanged"]
+"""How a file under review changed since the last approved state."""
+
+
 @dataclasses.dataclass(frozen=True)
 class FileChange:
     """One file under review at a gate, against the last approved state."""
 
     path: str
-    status: str
-    """new, changed, removed or unchanged."""
+    status: ChangeStatus
     old: bytes | None
     new: bytes | None
 
@@ -299,7 +302,7 @@ def gate_changes(ws: Workspace) -> list[FileChange]:
     return changes
 
 
-def _change(old: bytes | None, new: bytes | None) -> str:
+def _change(old: bytes | None, new: bytes | None) -> ChangeStatus:
     """How a file changed since the gate's base: removed, new, unchanged or changed."""
     if new is None:
         return "removed"

@@ -14,6 +14,7 @@ import ipywidgets as w
 from lightscientist_jupyter.app.history import FileChange, gate_changes
 from lightscientist_jupyter.controller import PendingDecision
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.server.answers import FileDiff
 from lightscientist_jupyter.workspace import Workspace
 
 MAX_LINES = 400
@@ -109,10 +110,10 @@ def render(change: FileChange) -> str:
     return f'<div class="ls-diff-file" data-status="{status}">{title}{body}</div>'
 
 
-def panel_changes(ws: Workspace) -> list[dict[str, object]]:
+def panel_changes(ws: Workspace) -> list[FileDiff]:
     """The side panel's `gate_diff`: each file under review, its status and, for text, the
     unified diff's lines (the panel draws them as text)."""
-    shown: list[dict[str, object]] = []
+    shown: list[FileDiff] = []
     for change in gate_changes(ws):
         text = change.status in ("new", "changed") and Path(change.path).suffix not in IMAGES
         lines = _lines(change)[:MAX_LINES] if text else []

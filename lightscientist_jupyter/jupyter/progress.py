@@ -11,9 +11,9 @@ run controls from `run_controls.run_view`; both say the same.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from lightscientist_jupyter.controller import ProjectState, StageTable
+from lightscientist_jupyter.jupyter.server.answers import Progress
 
 OPEN_STATUSES = ("running", "waiting_user")
 
@@ -30,9 +30,9 @@ def duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
-def view(state: ProjectState, table: StageTable, now: float | None = None) -> dict[str, Any]:
-    """`{"position": [n, m] | None, "current_s", "stages": [{"stage", "seconds", "visits"}]}`
-    — the stages with time spent, in table order."""
+def view(state: ProjectState, table: StageTable, now: float | None = None) -> Progress:
+    """Stage n of m, the time in the current visit, and the stages with time spent, in table
+    order."""
     now = time.time() if now is None else now
     ids = table.ids()
     spent: dict[str, float] = {}

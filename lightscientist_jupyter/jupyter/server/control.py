@@ -17,7 +17,7 @@ to do instead, with the exact command where one helps).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from lightscientist_jupyter.app import commands, controls
 from lightscientist_jupyter.errors import (
@@ -26,19 +26,27 @@ from lightscientist_jupyter.errors import (
     LightScientistError,
     WorkspaceLocked,
 )
+from lightscientist_jupyter.jupyter.server.answers import ControlAction, ControlAnswer, ControlDone
 from lightscientist_jupyter.jupyter.server.paths import Refused, open_project
 from lightscientist_jupyter.vocab import CancelSource, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
-ACTIONS = ("cancel", "resume", "pause", "rerun")
+ACTIONS: tuple[ControlAction, ...] = get_args(ControlAction)
 
 
-def apply(ws: Workspace, action: str, stage: str | None, *, source: CancelSource) -> dict[str, Any]:
+def _action(raw: str) -> ControlAction:
+    """`raw` as one of `ACTIONS`; `Refused` (400) when it is none of them."""
+    for action in ACTIONS:
+        if raw == action:
+            return action
+    raise Refused(400, f"action must be one of {', '.join(ACTIONS)}, not {raw!r}")
+
+
+def apply(ws: Workspace, action: str, stage: str | None, *, source: CancelSource) -> ControlDone:
     """Do `action` on the project in `ws`; `Refused` (400 / 409) when it cannot be done.
     `source` is the screen that asks, the panel or the dashboard: a cancel's door, and a
     re-run's rewind recorded as from that screen (named alike as a `ReplySource`)."""
-    if action not in ACTIONS:
-        raise Refused(400, f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+    known = _action(action)
     if stage is not None and not isinstance(stage, str):
         raise Refused(400, "stage must be a stage id (a string) or null")
     try:
@@ -59,7 +67,7 @@ def apply(ws: Workspace, action: str, stage: str | None, *, source: CancelSource
         raise Refused(409, str(exc)) from None
     state = commands.require_project(ws)
     return {
-        "action": action,
+        "action": known,
         "message": done.message,
         "pid": done.pid,
         "status": str(state.status),
@@ -67,7 +75,7 @@ def apply(ws: Workspace, action: str, stage: str | None, *, source: CancelSource
     }
 
 
-def control(root: Path, body: Any) -> dict[str, Any]:
+def control(root: Path, body: Any) -> ControlAnswer:
     """One run control from the side panel or the dashboard."""
     if not isinstance(body, dict):
         raise Refused(400, 'the body must be a JSON object {"path", "action", "stage"}')

@@ -20,7 +20,7 @@ import contextlib
 import os
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lightscientist_jupyter.app import commands, controls, handover
 from lightscientist_jupyter.app.commands import Route
@@ -30,11 +30,25 @@ from lightscientist_jupyter.controller import StageTable, load_table
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput, Conflict, LightScientistError
-from lightscientist_jupyter.events import read_tail
+from lightscientist_jupyter.events import EventDict, read_tail
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.diff_card import panel_changes
 from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.jupyter.look import stage_states
+from lightscientist_jupyter.jupyter.server.answers import (
+    AnsweredDecision,
+    EventsAnswer,
+    FileAnswer,
+    HandoffCard,
+    HistoryStep,
+    PanelUsage,
+    ProjectDetail,
+    ProjectsAnswer,
+    ProjectSummary,
+    ReplyAnswer,
+    Runner,
+    StageTableDict,
+)
 from lightscientist_jupyter.jupyter.server.paths import (
     EVENTS_FILE,
     STATE_FILE,
@@ -122,23 +136,31 @@ def find_projects(
     return sorted(found)
 
 
-def summary(root: Path, folder: Path, state: ProjectState | None = None) -> dict[str, Any]:
+def summary(root: Path, folder: Path, state: ProjectState | None = None) -> ProjectSummary:
     """One row of the project list; a damaged project comes back with `error`."""
-    rel = relative(root, folder)
-    base = {"path": rel, "name": folder.name}
+    base: ProjectSummary = {"path": relative(root, folder), "name": folder.name}
     if state is None:
         try:
             state = load_state(folder / STATE_FILE)
         except LightScientistError as exc:
             return {**base, "error": str(exc)}
-    return {**base, **commands.summary(state), "updated_at": state.updated_at}
+    where = commands.summary(state)  # in the words every front door uses
+    return {
+        **base,
+        "status": where["status"],
+        "stage": where["stage"],
+        "mode": where["mode"],
+        "goal": where["goal"],
+        "pending": where["pending"],
+        "updated_at": state.updated_at,
+    }
 
 
-def list_projects(root: Path) -> dict[str, Any]:
+def list_projects(root: Path) -> ProjectsAnswer:
     return {"projects": [summary(root, folder) for folder in find_projects(root)]}
 
 
-def _table_view(table: StageTable) -> dict[str, Any]:
+def _table_view(table: StageTable) -> StageTableDict:
     """The stage table for the panel, without the server's absolute paths."""
     raw = table.to_dict()
     for stage in raw["stages"]:
@@ -152,33 +174,38 @@ PANEL_COLUMNS = (3, 2, 1)
 a side panel of the usual 250 px neither scrolls the graph nor shrinks its text."""
 
 
-def project_detail(root: Path, rel: str) -> dict[str, Any]:
-    """Status, history, the stage table and its graph layout, outputs and the last event's seq."""
+def project_detail(root: Path, rel: str) -> ProjectDetail:
+    """Status, history, the stage table and its graph layout, outputs and the last event's seq.
+
+    The state's records, the lock's holder, the usage and the hand-over card are built below
+    this layer as plain dicts: cast to what `answers` declares (test_server_answers_sent.py
+    checks them)."""
     ws, rel = open_project(root, rel)
     files = Beneath(ws.root)
     state = _state(ws)
-    detail = summary(root, ws.root, state)
-    detail.update(
-        visits=state.visits,
-        history=state.history[-HISTORY_MAX:],
-        decisions=state.decisions,
-        reason=state.reason,
-        feedback=state.feedback,
-        last_summary=state.last_summary,
-        runner=read_holder(ws),
-        pause_after=state.settings.get("pause_after"),  # a pause request (app/until.py)
-        table=None,
-        layout=None,
-        layouts_narrow=[],
-        node_states={},
-        table_error=None,
-        outputs=[],
-        process_md={"path": join(rel, "PROCESS.md"), "exists": files.is_file("PROCESS.md")},
-        handoff=None,
-        handoffs=state.handoffs,
-        usage=panel_usage(state),
-        gate_diff=panel_changes(ws),  # beside each file under review (diff_card.py)
-    )
+    detail: ProjectDetail = {
+        **summary(root, ws.root, state),
+        "visits": state.visits,
+        "history": cast(list[HistoryStep], state.history[-HISTORY_MAX:]),
+        "decisions": cast(list[AnsweredDecision], state.decisions),
+        "reason": state.reason,
+        "feedback": state.feedback,
+        "last_summary": state.last_summary,
+        "runner": cast(Runner | None, read_holder(ws)),
+        "pause_after": state.settings.get("pause_after"),  # a pause request (app/until.py)
+        "table": None,
+        "layout": None,
+        "layouts_narrow": [],
+        "node_states": {},
+        "table_error": None,
+        "outputs": [],
+        "process_md": {"path": join(rel, "PROCESS.md"), "exists": files.is_file("PROCESS.md")},
+        "handoff": None,
+        "handoffs": state.handoffs,
+        "usage": cast(PanelUsage, panel_usage(state)),
+        "gate_diff": panel_changes(ws),  # beside each file under review (diff_card.py)
+        "last_seq": 0,  # read last, below
+    }
     try:
         table = _table(state.stages_file)
     except (OSError, LightScientistError) as exc:
@@ -189,7 +216,8 @@ def project_detail(root: Path, rel: str) -> dict[str, Any]:
         detail["layouts_narrow"] = [graph_layout(table, c) for c in PANEL_COLUMNS]
         # how each stage is drawn, by the dashboard's own rule: the panel only paints it
         detail["node_states"] = stage_states(table, state)
-        detail["handoff"] = handover.card(ws, state, table)  # the hand-over card, or None
+        # the hand-over card, or None
+        detail["handoff"] = cast(HandoffCard | None, handover.card(ws, state, table))
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
         detail["outputs"] = [
             {
@@ -220,7 +248,7 @@ def _int(raw: str | None, name: str, default: int | None, low: int, high: int) -
 
 def project_events(
     root: Path, rel: str, after: str | None = None, limit: str | None = None
-) -> dict[str, Any]:
+) -> EventsAnswer:
     """Events with seq > `after` (the newest `limit` of them), read from the end of the log.
 
     Without `after`, the last `limit` events. When `after` is past the end of the log (the
@@ -232,13 +260,14 @@ def project_events(
     path = resolve_inside(ws.root, EVENTS_FILE, scope="the project folder")
     reset = False
     if after_seq is None:
-        events = read_tail(path, count)
+        found = read_tail(path, count)
     else:
-        events = read_tail(path, count, after=after_seq)
-        if not events:
+        found = read_tail(path, count, after=after_seq)
+        if not found:
             last = read_tail(path, 1)
             if last and last[0]["seq"] < after_seq:
-                events, reset = read_tail(path, count), True
+                found, reset = read_tail(path, count), True
+    events = cast(list[EventDict], found)  # the log's lines, as `Event.to_dict` wrote them
     floor = 0 if after_seq is None or reset else after_seq
     last_seq = events[-1]["seq"] if events else floor
     return {
@@ -253,7 +282,7 @@ def project_events(
     }
 
 
-def project_file(root: Path, rel: str, name: str | None) -> dict[str, Any]:
+def project_file(root: Path, rel: str, name: str | None) -> FileAnswer:
     """The text of `name` (PROCESS.md, a stage output, …), a path inside the project folder."""
     ws, rel = open_project(root, rel)
     if not name:
@@ -312,7 +341,7 @@ def _reply_fields(body: Any) -> tuple[str, bool, str, str | None, str | None]:
     return path, approve, comment, to_stage, decision_id
 
 
-def project_reply(root: Path, body: Any) -> dict[str, Any]:
+def project_reply(root: Path, body: Any) -> ReplyAnswer:
     """Apply an approve/reject to the pending decision when nobody runs the project (under
     its lock); hand it to the inbox of the process that runs it otherwise.
 
@@ -348,13 +377,16 @@ def project_reply(root: Path, body: Any) -> dict[str, Any]:
         raise Refused(409, f"the reply was not applied: {exc}") from None
     if sent.route is Route.UNCHANGED:
         raise Refused(409, f"{sent.message}; reload and decide again")
-    answer: dict[str, Any] = {
+    answer: ReplyAnswer = {  # queued for the runner; applied here, its last keys change
         "path": rel,
         "decision_id": sent.decision_id,
         "queued": sent.path.name if sent.path else None,
+        "applied_by": "runner",
+        "runner": cast(Runner | None, sent.runner),  # the lock's holder
+        "messages": [],
     }
     if sent.route is Route.RUNNER:
-        return {**answer, "applied_by": "runner", "runner": sent.runner, "messages": []}
+        return answer
     after = _state(ws)
     messages, pid = [sent.message], None
     if sent.route is Route.APPLIED and after.status == ProjectStatus.RUNNING:

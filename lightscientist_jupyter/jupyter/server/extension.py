@@ -30,6 +30,12 @@ from jupyter_server.utils import url_path_join
 from tornado.ioloop import IOLoop
 
 from lightscientist_jupyter.jupyter.server import handoff as server_handoff
+from lightscientist_jupyter.jupyter.server.answers import (
+    Answer,
+    HandoffAnswer,
+    Refusal,
+    ReplyAnswer,
+)
 from lightscientist_jupyter.jupyter.server.control import control
 from lightscientist_jupyter.jupyter.server.data import (
     list_projects,
@@ -54,8 +60,9 @@ class _Handler(APIHandler):
         root = self.settings.get("server_root_dir") or self.contents_manager.root_dir
         return Path(os.path.realpath(os.path.expanduser(root)))
 
-    async def answer(self, work: Callable[..., dict[str, Any]], *args: Any) -> None:
-        """Run `work(root, *args)` on a worker thread; write its dict or its refusal."""
+    async def answer(self, work: Callable[..., Answer], *args: Any) -> None:
+        """Run `work(root, *args)` on a worker thread; write its answer or its refusal."""
+        body: Answer | Refusal
         try:
             body = await IOLoop.current().run_in_executor(None, work, self.server_root, *args)
         except Refused as exc:
@@ -111,7 +118,7 @@ class FileHandler(_Handler):
         await self.answer(project_file, self.arg("path") or "", self.arg("name"))
 
 
-def reply(root: Path, body: Any) -> dict[str, Any]:
+def reply(root: Path, body: Any) -> ReplyAnswer | HandoffAnswer:
     """The reply endpoint: a hand-over step (take / deliver / give-back) or an approve/reject."""
     if isinstance(body, dict) and body.get("handoff"):
         return server_handoff.reply(root, body)

@@ -18,6 +18,7 @@ from typing import Any
 from lightscientist_jupyter.app import controls, handoff
 from lightscientist_jupyter.app.commands import require_project
 from lightscientist_jupyter.errors import BadInput, LightScientistError
+from lightscientist_jupyter.jupyter.server.answers import HandoffAnswer
 from lightscientist_jupyter.jupyter.server.data import COMMENT_MAX
 from lightscientist_jupyter.jupyter.server.paths import Refused, open_project
 from lightscientist_jupyter.vocab import ReplySource
@@ -34,7 +35,7 @@ def _text(body: dict[str, Any], name: str) -> str | None:
     return value or None
 
 
-def reply(root: Path, body: dict[str, Any]) -> dict[str, Any]:
+def reply(root: Path, body: dict[str, Any]) -> HandoffAnswer:
     """Apply one hand-over step from the side panel; returns what became of it."""
     step = body.get("handoff")
     if step not in STEPS:

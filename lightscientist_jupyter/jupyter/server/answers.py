@@ -1,0 +1,425 @@
+"""What the server extension answers, one `TypedDict` per answer and per record inside one.
+
+The side panel reads these answers through the interfaces of `labextension/src/*.ts` (`api.ts`
+and the modules it imports from), the dashboard's browser code reads a few of them (a reply's
+`applied_by`, `status`, `stage`, `resumed_by`; a control's `message`; a refusal's `message`
+and `status`). `tests/jupyter/test_server_answers.py` keeps the interfaces and these
+declarations with the same keys, optional where they are `NotRequired` here.
+
+The functions of `data`, `control` and `handoff` build their answers as literals of these
+types, so mypy checks every key. Records that a layer below builds as a plain dict (the
+state's history and answered decisions, the run lock's holder, the hand-over card, the usage,
+the event log's lines, the pending decision) are declared here too, and enter an answer
+unchecked by mypy (cast, or `Any`): those layers cannot import this module (imports point one
+way), so `tests/jupyter/test_server_answers_sent.py` checks them in a real project's answers.
+
+No `from __future__ import annotations` here: Python 3.11 decides which keys are
+`NotRequired` from the evaluated annotations, and the test reads `__optional_keys__`.
+"""
+
+from typing import Literal, NotRequired, TypeAlias, TypedDict
+
+from lightscientist_jupyter.app.history import ChangeStatus
+from lightscientist_jupyter.events import EventDict as EventDict
+from lightscientist_jupyter.jupyter.layout import BandLayout as BandLayout
+from lightscientist_jupyter.jupyter.layout import EdgeLayout as EdgeLayout
+from lightscientist_jupyter.jupyter.layout import GraphLayout as GraphLayout
+from lightscientist_jupyter.jupyter.layout import NodeLayout as NodeLayout
+from lightscientist_jupyter.jupyter.look import StageState
+
+# ------------------------------------------------------------------------- records
+
+DecisionKindName = Literal["gate", "question", "handoff", "budget"]
+"""A `vocab.DecisionKind`, as JSON."""
+
+
+class BudgetDetails(TypedDict, total=False):
+    """A budget decision's `details` (`controller/budget.py`); `{}` for other decisions."""
+
+    scope: str
+    """`project` or `stage X`."""
+    key: str
+    """The limit reached: `usd`, `tokens` or `hours`."""
+    limit: float
+    spent: float
+
+
+class PendingDecisionDict(TypedDict):
+    """The decision waiting for a human (`controller.PendingDecision.to_dict`)."""
+
+    id: str
+    kind: DecisionKindName
+    stage: str
+    question: str
+    """What the human is asked, in one or two sentences."""
+    summary: str
+    """For a gate: the worker's summary of what is being approved."""
+    outputs: list[str]
+    """For a gate: the files being approved, relative to the project folder."""
+    proposed_next: str | None
+    """For a gate: where an approval moves the project."""
+    default_reject: str | None
+    """For a gate: where a rejection without a target sends the project."""
+    options: list[str]
+    """For a question: the answers offered."""
+    requested_at: float
+    details: BudgetDetails
+
+
+HistoryStep = TypedDict(
+    "HistoryStep", {"from": str | None, "to": str, "by": str, "at": float}
+)  # the functional form: `from` is a keyword
+"""One transition of a project (`ProjectState.history`): `from` is None for the first stage;
+`by` is start, finish, approve, reject or auto; `at` is its Unix time."""
+
+
+class AnsweredDecision(TypedDict):
+    """A decision a human answered (`ProjectState.decisions`)."""
+
+    id: str
+    kind: DecisionKindName
+    stage: str
+    approve: bool
+    """Approved (a gate), yes (a question), delivered (a hand-over), raised (a budget)."""
+    comment: str | None
+    to: str | None
+    """The stage the answer moved the project to (None for a question or a budget)."""
+    at: float
+    source: str
+    """The door the answer came through (panel, dashboard, command line, …)."""
+    question: NotRequired[str]
+    """For a question: what was asked."""
+    budget: NotRequired[dict[str, float]]
+    """For a budget: the new limits (`{}` when it was declined)."""
+    scope: NotRequired[str | None]
+    """For a budget: the scope whose limit was reached."""
+
+
+class Runner(TypedDict, total=False):
+    """Who runs the project: the run lock's holder (`controller.lock.read_holder`); `{}` when
+    its record cannot be read."""
+
+    pid: int
+    host: str
+    since: float
+    """Unix time the lock was taken."""
+    purpose: str
+    """Why it is held (`run`, `reply from the side panel`, …)."""
+    command: str
+    """The first words of the holder's command line."""
+
+
+class StageInfo(TypedDict):
+    """One stage of the table (`StageTable.to_dict`)."""
+
+    id: str
+    skill: str
+    """The skill file, relative to the table's folder."""
+    outputs: list[str]
+    next: str
+    """The default next stage."""
+    allowed: list[str]
+    """Every stage the project may move to from this one (`next` among them)."""
+    approval: bool
+    """The stage is a gate."""
+    max_visits: int | None
+
+
+class StageTableDict(TypedDict):
+    """The project's stage table, without the server's absolute paths."""
+
+    file: str
+    """The table file's name."""
+    start: str
+    stages: list[StageInfo]
+
+
+class OutputFile(TypedDict):
+    """A required output of a stage, and whether it is on disk."""
+
+    stage: str
+    name: str
+    """As the table names it, relative to the project folder."""
+    path: str
+    """Relative to the server root (what the `file` endpoint and the file browser take)."""
+    exists: bool
+
+
+class ProcessFile(TypedDict):
+    """The project's `PROCESS.md`."""
+
+    path: str
+    """Relative to the server root."""
+    exists: bool
+
+
+class HandoffOutput(TypedDict):
+    path: str
+    ready: bool
+    """The file is on disk."""
+
+
+class HandoffCard(TypedDict):
+    """The stage the researcher holds (`app.handover.card`)."""
+
+    decision_id: str
+    stage: str
+    visit: int
+    goal: str
+    skill_path: str
+    """The skill file's absolute path."""
+    skill: str
+    """The skill's text (cut after `app.handover.SKILL_CHARS` characters)."""
+    digest: str
+    """What PROCESS.md says so far, digested."""
+    outputs: list[HandoffOutput]
+    default_next: str
+    allowed_next: list[str]
+    feedback: str
+    """A reviewer's comment for this stage ('' when there is none)."""
+    skeleton: str
+    """A notebook cell to start from."""
+
+
+class UsageFigures(TypedDict):
+    """One stage's model calls (`runtime.metering.usage.Usage.to_dict`)."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    """Input tokens served from the provider's cache (part of `input_tokens`)."""
+    model_calls: int
+    wall_s: float
+    """Seconds the calls took."""
+    cost_usd: float | None
+    """The cost in USD, None when a call had no known price."""
+    unpriced_calls: int
+    estimated: int
+    """Calls whose tokens were estimated from characters (the model reported none)."""
+    tokens: int
+    """Input and output tokens."""
+
+
+class UsageTotal(UsageFigures):
+    """The project's model calls (`app.usage.status_usage`)."""
+
+    cost: float | Literal["unknown"]
+    """The total cost in USD, or "unknown" while a call had no known price."""
+    budget: dict[str, float]
+    """The project's limits (`usd`, `tokens`, `hours`)."""
+    hours: float
+    """Hours the project has run."""
+
+
+class PanelUsage(TypedDict):
+    """What the project spent (`app.usage.panel_usage`)."""
+
+    total: UsageTotal
+    stages: dict[str, UsageFigures]
+    """Per stage id, the stages with a model call."""
+
+
+class FileDiff(TypedDict):
+    """A file under review at a gate (`jupyter.diff_card.panel_changes`)."""
+
+    path: str
+    status: ChangeStatus
+    lines: list[str]
+    """Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
+    unchanged files."""
+
+
+class ProgressStage(TypedDict):
+    stage: str
+    seconds: float
+    """Wall time spent in the stage over all its visits."""
+    visits: int
+
+
+class Progress(TypedDict):
+    """Where the run is (`jupyter.progress.view`)."""
+
+    position: list[int] | None
+    """`[n, m]`: stage n of the table's m; None at `done`."""
+    current_s: float
+    """Seconds in the current visit of the current stage."""
+    stages: list[ProgressStage]
+    """The stages with time spent, in table order."""
+
+
+# ------------------------------------------------------------------------- answers
+
+
+class ProjectSummary(TypedDict):
+    """A project as `GET projects` lists it; one whose state cannot be read comes with only
+    `path`, `name` and `error`."""
+
+    path: str
+    """The project folder, relative to the server root ('' for the root itself)."""
+    name: str
+    """The folder's name."""
+    goal: NotRequired[str]
+    stage: NotRequired[str]
+    """The current stage's id (`done` at the end)."""
+    status: NotRequired[str]
+    """A `vocab.ProjectStatus`."""
+    mode: NotRequired[str]
+    """`auto` or `manual` (`vocab.Mode`)."""
+    pending: NotRequired[PendingDecisionDict | None]
+    updated_at: NotRequired[float]
+    """Unix time of the state's last save."""
+    error: NotRequired[str]
+    """Why the project's state cannot be read."""
+
+
+class ProjectsAnswer(TypedDict):
+    """`GET projects`."""
+
+    projects: list[ProjectSummary]
+
+
+class ProjectDetail(ProjectSummary):
+    """`GET project`: the summary, the state's details, the stage table drawn, the outputs."""
+
+    visits: dict[str, int]
+    """Visits per stage id."""
+    history: list[HistoryStep]
+    """The latest transitions (at most `data.HISTORY_MAX`), oldest first."""
+    decisions: list[AnsweredDecision]
+    reason: str | None
+    """Why the project failed or was cancelled."""
+    feedback: str | None
+    """A reviewer's comment waiting for the next worker of the current stage."""
+    last_summary: dict[str, str]
+    """The latest accepted summary of each stage."""
+    runner: Runner | None
+    """Who runs the project now, None when no process does."""
+    pause_after: str | None
+    """The stage a pause was asked after (`app/until.py`)."""
+    table: StageTableDict | None
+    """None when the table cannot be read (`table_error` says why)."""
+    layout: GraphLayout | None
+    """The stage graph as the dashboard draws it (`jupyter/layout.py`)."""
+    layouts_narrow: list[GraphLayout]
+    """The same graph wrapped after `data.PANEL_COLUMNS` columns, for a narrow panel."""
+    node_states: dict[str, StageState]
+    """How each stage is drawn (`look.stage_states`)."""
+    table_error: str | None
+    outputs: list[OutputFile]
+    process_md: ProcessFile
+    handoff: HandoffCard | None
+    """The stage the researcher holds, or None."""
+    handoffs: list[str]
+    """Stages handed to the researcher whenever the project enters them."""
+    usage: PanelUsage
+    gate_diff: list[FileDiff]
+    """At a gate: what changed in each file under review since the last approval."""
+    progress: NotRequired[Progress]
+    """Absent when the table cannot be read."""
+    last_seq: int
+    """The last event's seq (0 when there is none): where `GET events` goes on from."""
+
+
+class EventsAnswer(TypedDict):
+    """`GET events`."""
+
+    path: str
+    events: list[EventDict]
+    """Oldest first."""
+    last_seq: int
+    """The last event's seq, or where the request started when there is none."""
+    reset: bool
+    """`after` was past the end of the log (it was replaced): the answer starts over."""
+    truncated: bool
+    """More events came after `after` than `limit`: the oldest of them are left out."""
+
+
+class FileAnswer(TypedDict):
+    """`GET file`."""
+
+    path: str
+    """Relative to the server root."""
+    name: str
+    size: int
+    """The file's size in bytes (all of it, when `truncated`)."""
+    truncated: bool
+    """The content stops after `data.FILE_LIMIT` bytes."""
+    binary: bool
+    content: str
+    """The text ('' for a binary file)."""
+
+
+class ReplyAnswer(TypedDict):
+    """`POST reply`: an approve/reject, applied by the server or queued for the runner."""
+
+    path: str
+    decision_id: str | None
+    """The decision the reply answered."""
+    queued: str | None
+    """The inbox file's name, for a reply queued for the runner."""
+    applied_by: Literal["server", "runner"]
+    runner: Runner | None
+    """The process that runs the project, when the reply went to its inbox."""
+    messages: list[str]
+    """What happened, one line each (none yet for a queued reply)."""
+    status: NotRequired[str]
+    """Applied by the server: the project's status afterwards."""
+    stage: NotRequired[str]
+    """Applied by the server: the project's stage afterwards."""
+    resumed_by: NotRequired[int | None]
+    """Applied by the server: the pid of the background process the project goes on in, or
+    None."""
+
+
+class HandoffAnswer(TypedDict):
+    """`POST reply` with `handoff`: a take, deliver or give-back."""
+
+    path: str
+    message: str
+    status: str | None
+    """The project's status afterwards, when known at once."""
+    stage: str | None
+    resumed_by: int | None
+    """The pid of the background process the project goes on in, or None."""
+
+
+ControlAction = Literal["cancel", "resume", "pause", "rerun"]
+
+
+class ControlDone(TypedDict):
+    """What a run control did (`control.apply`, also the dashboard's comm fallback)."""
+
+    action: ControlAction
+    message: str
+    pid: int | None
+    """The process a resume or a re-run started, or None."""
+    status: str
+    """The project's status afterwards."""
+    stage: str
+
+
+class ControlAnswer(ControlDone):
+    """`POST control`."""
+
+    path: str
+
+
+class Refusal(TypedDict):
+    """Any endpoint's refusal, with its HTTP status."""
+
+    message: str
+    """What is wrong and what to do instead."""
+    status: int
+    """The HTTP status again (the dashboard tells the extension's 404 from Jupyter's by it)."""
+
+
+Answer: TypeAlias = (
+    ProjectsAnswer
+    | ProjectDetail
+    | EventsAnswer
+    | FileAnswer
+    | ReplyAnswer
+    | HandoffAnswer
+    | ControlAnswer
+)
+"""What an endpoint answers when it does not refuse."""

@@ -1,7 +1,9 @@
 /**
  * The server extension's REST API (`<base_url>/lightscientist/...`) and its JSON shapes.
  *
- * Requests go through `ServerConnection`, which adds the token and the XSRF header.
+ * Requests go through `ServerConnection`, which adds the token and the XSRF header. The
+ * shapes mirror the server's declarations (`jupyter/server/answers.py`): keys and optional
+ * keys are kept equal by `tests/jupyter/test_server_answers.py`.
  */
 
 import { URLExt } from '@jupyterlab/coreutils';
@@ -23,8 +25,8 @@ export interface IPendingDecision {
   default_reject: string | null;
   options: string[];
   requested_at: number;
-  /** For a budget: scope, key, limit, spent (see `budget.ts`). */
-  details?: IBudgetDetails;
+  /** For a budget: scope, key, limit, spent (see `budget.ts`); `{}` otherwise. */
+  details: IBudgetDetails;
 }
 
 export interface IProjectSummary {
@@ -37,6 +39,11 @@ export interface IProjectSummary {
   pending?: IPendingDecision | null;
   updated_at?: number;
   error?: string;
+}
+
+/** `GET projects`. */
+export interface IProjectsAnswer {
+  projects: IProjectSummary[];
 }
 
 export interface IStageInfo {
@@ -109,42 +116,88 @@ export interface IOutputFile {
   exists: boolean;
 }
 
+/** The project's `PROCESS.md`. */
+export interface IProcessFile {
+  path: string;
+  exists: boolean;
+}
+
 /** One transition of a project (`from` is null for the first stage). */
 export interface IHistoryStep {
   from: string | null;
   to: string;
-  by?: string;
+  /** start, finish, approve, reject or auto. */
+  by: string;
+  /** Unix time in seconds. */
+  at: number;
+}
+
+/** A decision a human answered. */
+export interface IAnsweredDecision {
+  id: string;
+  kind: IPendingDecision['kind'];
+  stage: string;
+  approve: boolean;
+  comment: string | null;
+  to: string | null;
+  at: number;
+  /** The door the answer came through (panel, dashboard, command line, …). */
+  source: string;
+  /** For a question: what was asked. */
+  question?: string;
+  /** For a budget: the new limits. */
+  budget?: Record<string, number>;
+  /** For a budget: the scope whose limit was reached. */
+  scope?: string | null;
+}
+
+/** Who runs a project: the run lock's holder (`{}` when its record cannot be read). */
+export interface IRunner {
+  pid?: number;
+  host?: string;
+  /** Unix time the lock was taken. */
+  since?: number;
+  purpose?: string;
+  command?: string;
 }
 
 export interface IProjectDetail extends IProjectSummary {
   visits: Record<string, number>;
-  history?: IHistoryStep[];
+  /** The latest transitions, oldest first. */
+  history: IHistoryStep[];
+  decisions: IAnsweredDecision[];
   reason: string | null;
   feedback: string | null;
-  runner: { pid?: number; host?: string; purpose?: string } | null;
+  /** The latest accepted summary of each stage. */
+  last_summary: Record<string, string>;
+  runner: IRunner | null;
   /** The stage a pause was asked after (kept in the project's state), or null. */
-  pause_after?: string | null;
+  pause_after: string | null;
   table: IStageTable | null;
   layout: IGraphLayout | null;
   /** The same graph with its bands wrapped after 3, 2 and 1 columns, for a narrow panel. */
-  layouts_narrow?: IGraphLayout[];
+  layouts_narrow: IGraphLayout[];
   /** How each stage is drawn (`graph.stage_states`, the dashboard's rule). */
-  node_states?: Record<string, string>;
+  node_states: Record<string, string>;
   table_error: string | null;
   outputs: IOutputFile[];
-  process_md: { path: string; exists: boolean };
+  process_md: IProcessFile;
   last_seq: number;
   /** The stage the researcher holds (see `handoff.ts`), or null. */
-  handoff?: IHandoffCard | null;
+  handoff: IHandoffCard | null;
+  /** Stages handed to the researcher whenever the project enters them. */
+  handoffs: string[];
   /** At a gate: what changed beside each file under review (see `diff.ts`). */
-  gate_diff?: IFileDiff[];
+  gate_diff: IFileDiff[];
   /** Tokens, cost and model calls: the project's and each stage's (see `budget.ts`). */
-  usage?: IPanelUsage;
-  /** Stage N of M and the time per stage (`jupyter/progress.py`). */
+  usage: IPanelUsage;
+  /** Stage N of M and the time per stage (`jupyter/progress.py`); absent without a table. */
   progress?: IProgress;
 }
 
 export interface IEventRecord {
+  /** The event schema's version. */
+  v: number;
   seq: number;
   ts: number;
   layer: number;
@@ -157,6 +210,7 @@ export interface IEventRecord {
 }
 
 export interface IEventsAnswer {
+  path: string;
   events: IEventRecord[];
   last_seq: number;
   reset: boolean;
@@ -164,11 +218,14 @@ export interface IEventsAnswer {
 }
 
 export interface IReplyAnswer {
-  decision_id: string;
-  queued: string;
+  path: string;
+  decision_id: string | null;
+  /** The inbox file's name, for a reply queued for the runner. */
+  queued: string | null;
   applied_by: 'server' | 'runner';
-  runner: { pid?: number; host?: string } | null;
+  runner: IRunner | null;
   messages: string[];
+  /** Applied by the server: the project's status and stage afterwards. */
   status?: string;
   stage?: string;
   /** The background process the project goes on in, when nobody ran it. */
@@ -196,6 +253,12 @@ export interface IReply {
   comment: string;
   to_stage: string | null;
   decision_id: string | null;
+}
+
+/** What the server answers when it refuses a request. */
+export interface IRefusal {
+  message: string;
+  status: number;
 }
 
 /** A refusal from the server, carrying its message. */
@@ -241,13 +304,17 @@ export async function requestAPI<T>(
     data = null;
   }
   if (!response.ok) {
-    throw new APIError(data?.message ?? response.statusText, response.status);
+    const refusal = data as IRefusal | null;
+    throw new APIError(
+      refusal?.message ?? response.statusText,
+      response.status
+    );
   }
   return data as T;
 }
 
 export const api = {
-  projects: () => requestAPI<{ projects: IProjectSummary[] }>('projects'),
+  projects: () => requestAPI<IProjectsAnswer>('projects'),
   project: (path: string) => requestAPI<IProjectDetail>('project', { path }),
   events: (path: string, after: number | undefined, limit: number) =>
     requestAPI<IEventsAnswer>('events', { path, after, limit }),

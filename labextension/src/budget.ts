@@ -18,21 +18,28 @@ const RAISE_BY = 2;
 export interface IUsageFigures {
   input_tokens: number;
   output_tokens: number;
-  cached_tokens?: number;
+  cached_tokens: number;
   model_calls: number;
-  wall_s?: number;
+  wall_s: number;
+  /** USD, null when a call had no known price. */
+  cost_usd: number | null;
+  unpriced_calls: number;
+  /** Calls whose tokens were estimated from characters. */
+  estimated: number;
   tokens: number;
-  estimated?: boolean;
-  /** Per stage: USD, null when a call had no known price. */
-  cost_usd?: number | null;
-  /** The total: USD, or "unknown". */
-  cost?: number | string | null;
-  budget?: Record<string, number>;
+}
+
+/** The project's counters (`app/usage.py` `status_usage`). */
+export interface IUsageTotal extends IUsageFigures {
+  /** USD, or "unknown" while a call had no known price. */
+  cost: number | 'unknown';
+  budget: Record<string, number>;
+  hours: number;
 }
 
 /** `detail.usage`: the project's totals and each stage's. */
 export interface IPanelUsage {
-  total: IUsageFigures;
+  total: IUsageTotal;
   stages: Record<string, IUsageFigures>;
 }
 
@@ -44,8 +51,8 @@ export interface IBudgetDetails {
   spent?: number;
 }
 
-function cost(figures: IUsageFigures): string {
-  const usd = figures.cost !== undefined ? figures.cost : figures.cost_usd;
+function cost(figures: IUsageFigures | IUsageTotal): string {
+  const usd = 'cost' in figures ? figures.cost : figures.cost_usd;
   return typeof usd === 'number' ? `$${usd.toFixed(4)}` : 'cost unknown';
 }
 
@@ -137,7 +144,7 @@ export class BudgetView {
     }
   }
 
-  private _drawTotal(total: IUsageFigures | undefined, words: string): void {
+  private _drawTotal(total: IUsageTotal | undefined, words: string): void {
     const node = this._total;
     node.textContent = '';
     if (!total || !words) {

@@ -11,11 +11,18 @@ import { el } from './dom';
 
 export type ControlAction = 'cancel' | 'resume' | 'pause' | 'rerun';
 
+/** One stage's time in `progress`: over all its visits. */
+export interface IProgressStage {
+  stage: string;
+  seconds: number;
+  visits: number;
+}
+
 /** What the server puts in a project's detail under `progress` (`jupyter/progress.py`). */
 export interface IProgress {
   position: [number, number] | null;
   current_s: number;
-  stages: { stage: string; seconds: number; visits: number }[];
+  stages: IProgressStage[];
 }
 
 const FINAL = ['done', 'failed', 'cancelled'];

@@ -32,6 +32,16 @@ export interface IHandoffCard {
   skeleton: string;
 }
 
+/** The server's answer to a take, deliver or give-back. */
+export interface IHandoffAnswer {
+  path: string;
+  message: string;
+  status: string | null;
+  stage: string | null;
+  /** The background process the project goes on in, when nobody ran it. */
+  resumed_by: number | null;
+}
+
 export interface IHandoffActions {
   /** Insert `code` as a new cell below the active one of the current notebook. */
   insertCell: (code: string) => void;
@@ -177,7 +187,7 @@ export class HandoffView {
   ): Promise<void> {
     this._message.textContent = `Sending ${step}…`;
     try {
-      const answer = await requestAPI<{ message: string }>(
+      const answer = await requestAPI<IHandoffAnswer>(
         'reply',
         {},
         {

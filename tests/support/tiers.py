@@ -2,9 +2,10 @@
 
 `scripts/test -m unit` runs the tests of the modules below: the stage machine, its rules,
 the loader, the state file, the budgets' arithmetic, the event bus and log, the graph's
-layout and the status words, the supervisor's decisions and prompts, the guarded path, and
-the house's own checks (imports, sizes, public seams, links to documents). Tests that open a
-whole controller (its history is a git repository) are not unit tests.
+layout, the status words, the server's answers against the panel's interfaces, the
+supervisor's decisions and prompts, the guarded path, and the house's own checks (imports,
+sizes, public seams, links to documents). Tests that open a whole controller (its history is
+a git repository) are not unit tests.
 
 A unit test starts no process: one that does fails, naming the command, so the tier stays
 fast as tests are added to its modules. A test elsewhere may join with `@pytest.mark.unit`.
@@ -33,6 +34,7 @@ UNIT_MODULES = (
     "events/test_printer.py",
     "jupyter/test_layout.py",
     "jupyter/test_look.py",
+    "jupyter/test_server_answers.py",
     "supervisor/test_decisions.py",
     "supervisor/test_loop_state.py",
     "supervisor/test_prompts.py",

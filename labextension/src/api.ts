@@ -141,7 +141,7 @@ export interface IAnsweredDecision {
   comment: string | null;
   to: string | null;
   at: number;
-  /** The door the answer came through (panel, dashboard, command line, …). */
+  /** The door the answer came through: cli, magic, api, widget, panel or dashboard. */
   source: string;
   /** For a question: what was asked. */
   question?: string;

@@ -22,6 +22,7 @@ from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.jupyter.server import answers
 from lightscientist_jupyter.jupyter.server import data as server_data
+from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 
@@ -116,7 +117,7 @@ def test_the_server_sends_what_answers_declares(root):
         running = server_data.project_detail(root, "alpha")
         queued = server_data.project_reply(root, {"path": "alpha", "approve": True})
     held = server_data.project_detail(root, "mine")
-    handoff.hand(Workspace.at(root / "mine"), "give-back", source="panel")
+    handoff.hand(Workspace.at(root / "mine"), "give-back", source=ReplySource.PANEL)
     given_back = server_data.project_detail(root, "mine")
     # each record is there to be checked
     assert at_gate["pending"] and at_gate["gate_diff"] and at_gate.get("progress")

@@ -86,7 +86,7 @@ class AnsweredDecision(TypedDict):
     """The stage the answer moved the project to (None for a question or a budget)."""
     at: float
     source: str
-    """The door the answer came through (panel, dashboard, command line, …)."""
+    """The door the answer came through (a `vocab.ReplySource`)."""
     question: NotRequired[str]
     """For a question: what was asked."""
     budget: NotRequired[dict[str, float]]

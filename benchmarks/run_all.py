@@ -381,12 +381,13 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
   state, so the supervisor's thread (one session across every stage) grew with the square
   of its length: 202 checkpoints, 5 MB of the 7–12 MB a run left. A thread with no turn to
   resume mid-way (a worker in a final state; the supervisor between decisions) now keeps only
-  its newest checkpoint, given the whole value of deepagents' `DeltaChannel` messages first,
-  so its history stays readable (`runtime/checkpoints/prune.py`); the file is compacted and the
-  connection closed when the run ends. The supervisor's thread is renewed instead: every
-  8 turns its next decision starts on a new, empty thread and the old one is deleted (its
-  whole message list was read and written by every turn's checkpoint, 46 KB by the end of
-  the default run, and it grew with the project).
+  its final state, carried over to a new thread as its one checkpoint through LangGraph's
+  public `get_state` and `update_state` (deepagents' `DeltaChannel` messages whole), the old
+  thread deleted, so its history stays readable (`runtime/checkpoints/prune.py`); the file is
+  compacted and the connection closed when the run ends. The supervisor's thread is renewed
+  instead: every 8 turns its next decision starts on a new, empty thread and the old one is
+  deleted (its whole message list was read and written by every turn's checkpoint, 46 KB by
+  the end of the default run, and it grew with the project).
 - **The supervisor's path, second pass (issue 17).** Measured in this process with timers
   around the supervisor's calls, old and new code alternately on 2026-12-02: a stage's end
   wrote its snapshot through `git add` and `git write-tree` (15-20 ms in a busy run); the

@@ -315,7 +315,7 @@ class ExecutionRuntime:
         busy = any(s.running for s in sessions) or any(d.is_alive() for d in self._droppers)
         for session in sessions if not busy else ():  # the supervisor's last few turns
             if session.unpruned_turns:
-                prune.prune_settled(session.graph, session.record)
+                session.carry_over()
         if conn is not None and not busy:
             with getattr(self.saver, "lock", threading.Lock()):  # no cursor is in use
                 prune.close_connection(conn)  # compacted when pruning freed much of it

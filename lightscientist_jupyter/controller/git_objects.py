@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from dulwich.file import FileLocked
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 
@@ -77,10 +78,33 @@ def write_commit(
     return _add(objects(git_dir), commit)
 
 
+LOCK_WAIT = 10.0
+"""How long a writer waits for another one writing the same object before taking its
+lock as left behind by a writer that was killed."""
+
+
 def _add(store: DiskObjectStore, obj: ShaFile) -> str:
-    """Store `obj` (a loose object, left as it is when it exists); returns its hash."""
-    store.add_object(obj)
-    return obj.id.decode()
+    """Store `obj` (a loose object, left as it is when it exists); returns its hash.
+
+    Objects are named by their content, so two writers of one object (a reply's snapshot
+    and a diff drawn at the same moment, in two threads or processes) write the same
+    bytes: the one that finds the other's lock waits for the object to appear instead of
+    failing. A lock still there after `LOCK_WAIT` seconds is one a killed writer left;
+    it is removed and the object written.
+    """
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            store.add_object(obj)
+            return obj.id.decode()
+        except FileLocked as exc:
+            if obj.id in store:
+                return obj.id.decode()
+            if time.monotonic() >= deadline:
+                Path(os.fsdecode(exc.lockfilename)).unlink(missing_ok=True)
+                deadline = time.monotonic() + LOCK_WAIT
+            else:
+                time.sleep(0.01)
 
 
 def set_ref(git_dir: Path, ref: str, commit: str) -> None:

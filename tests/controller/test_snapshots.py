@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
+
+from dulwich.objects import Blob
 
 from lightscientist_jupyter.controller import actions, git_objects, machine
 from lightscientist_jupyter.controller.snapshots import History
@@ -283,3 +286,53 @@ def test_a_cached_hash_whose_object_is_gone_is_written_again(tmp_path: Path, mon
     assert history.read(snap, "a/b.txt") == b"beside\n"
     assert history.read(snap, "a.b") == b"dot\n"
     assert history.git("fsck", "--strict", "--no-dangling", check=False).strip() == ""
+
+
+def _being_written(history: History, content: bytes) -> tuple[Path, Path]:
+    """The lock another writer holds while it writes the blob of `content` (dulwich and git
+    write a loose object into `<object>.lock` and rename it), and the object's path."""
+    digest = Blob.from_string(content).id.decode()
+    folder = history.git_dir / "objects" / digest[:2]
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / (digest[2:] + ".lock")
+    lock.write_bytes(b"")
+    return lock, folder / digest[2:]
+
+
+def test_a_snapshot_waits_for_another_writer_of_the_same_object(tmp_path: Path):
+    """A diff drawn while a reply takes its snapshot writes the same objects (a tree of the
+    same files) in another thread or process: the snapshot waits for the other writer's
+    object instead of failing on its lock (it did: `FileLocked` in a notebook's reply)."""
+    ws = project(tmp_path)
+    history = History(ws)
+    history.take("a", 1, "start", time.time())
+    (tmp_path / "out" / "a.md").write_text("written by both\n")
+    lock, path = _being_written(history, b"written by both\n")
+
+    def other_writer() -> None:
+        time.sleep(0.3)
+        lock.write_bytes(Blob.from_string(b"written by both\n").as_legacy_object())
+        lock.rename(path)
+
+    writer = threading.Thread(target=other_writer)
+    writer.start()
+    snap = history.take("a", 1, "finish", time.time())
+    writer.join()
+    assert history.read(snap, "out/a.md") == b"written by both\n"
+    assert history.git("fsck", "--strict", "--no-dangling", check=False).strip() == ""
+
+
+def test_a_lock_a_killed_writer_left_is_taken_over(tmp_path: Path, monkeypatch):
+    """A writer killed midway leaves its lock: the next snapshot waits a while, then
+    writes the object itself."""
+    monkeypatch.setattr(git_objects, "LOCK_WAIT", 0.2)
+    ws = project(tmp_path)
+    history = History(ws)
+    history.take("a", 1, "start", time.time())
+    (tmp_path / "out" / "a.md").write_text("left half-written\n")
+    lock, _ = _being_written(history, b"left half-written\n")
+    lock.write_bytes(b"half")
+
+    snap = history.take("a", 1, "finish", time.time())
+    assert history.read(snap, "out/a.md") == b"left half-written\n"
+    assert not lock.exists()

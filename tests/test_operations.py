@@ -18,6 +18,7 @@ from lightscientist_jupyter.app.ops.run_options import (
     Scope,
     SessionDefaults,
 )
+from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.jupyter.magic import magics
 
@@ -159,3 +160,21 @@ def test_the_api_performs_a_declared_operation(tmp_path):
     assert checked.ok and "calls tools by construction" in checked.message
     with pytest.raises(BadInput, match="'research' is not an operation to perform"):
         api.perform("research", goal="x")
+
+
+def test_a_cancel_performed_in_the_kernel_that_runs_the_project_stops_it_there(tmp_path):
+    """The kernel's own run takes the API's cancel at once, not through the inbox (where a
+    run polls for it): the same door as `api.cancel` and the magic's."""
+    ws = tmp_path / "project"
+    run = api.start("find y", ws)  # manual: it waits at the idea's gate
+    try:
+        assert run.wait(until=("waiting_user", "failed"), timeout=120) == "waiting_user"
+        outcome = api.perform("cancel", workspace=str(ws))
+        assert outcome.ok and outcome.message == "cancelling the run"
+        assert run.wait(timeout=60) == "cancelled"
+        assert not list((ws / ".lightscientist" / "inbox").glob("*.json"))
+        assert load_state(ws / ".lightscientist" / "state.json").reason == (
+            "cancelled from the notebook"
+        )
+    finally:
+        run.stop()

@@ -22,6 +22,7 @@ kernel), a view or a run shown in a cell is its live dashboard.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lightscientist_jupyter.api.frames import events_frame, workers_frame
@@ -41,8 +42,13 @@ from lightscientist_jupyter.api.running import (
 )
 from lightscientist_jupyter.api.usage import estimate, usage
 from lightscientist_jupyter.api.views import ProjectView
-from lightscientist_jupyter.app import commands
-from lightscientist_jupyter.app.commands import ModelCheck, Sent, check_model, worker_records
+from lightscientist_jupyter.app.commands import (
+    LocalCancel,
+    ModelCheck,
+    Sent,
+    check_model,
+    worker_records,
+)
 from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Outcome
 from lightscientist_jupyter.controller import StageTable, load_table, shipped_stages
 from lightscientist_jupyter.errors import BadInput, Conflict
@@ -170,11 +176,7 @@ def reply(
 
 def cancel(workspace: Where = ".", worker_id: str | None = None) -> str:
     """Cancel one worker or the whole run, wherever it runs; returns what was done."""
-    view = open_project(workspace)
-    local = view.cancel if isinstance(view, Run) else None
-    return commands.cancel(
-        view.workspace, worker_id, source=CancelSource.NOTEBOOK, local=local
-    ).message
+    return perform("cancel", workspace=os.fspath(workspace), worker_id=worker_id).message
 
 
 def perform(name: str, **keywords: object) -> Outcome:
@@ -187,7 +189,17 @@ def perform(name: str, **keywords: object) -> Outcome:
         performed = [n for n, op in OPERATIONS.items() if op.perform is not None]
         raise BadInput(f"'{name}' is not an operation to perform; one of {', '.join(performed)}")
     request = operation.request_from(dict(keywords))
-    return operation.perform(request, Door(CancelSource.NOTEBOOK, session_defaults()))
+    return operation.perform(request, _notebook_door())
+
+
+def _notebook_door() -> Door:
+    """The kernel's door: the session's defaults, and its own runs take a cancel at once."""
+
+    def runs_here(root: Path) -> LocalCancel | None:
+        run = current(root)
+        return run.cancel if run is not None else None
+
+    return Door(CancelSource.NOTEBOOK, session_defaults(), runs_here)
 
 
 def stages(path: Where | None = None) -> StageTable:

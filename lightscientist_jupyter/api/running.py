@@ -387,10 +387,10 @@ def resume(
         run = current(root)
         if run is not None:
             return run
-        load_state(Workspace(root).state_file)  # a clear error when there is no project
         given, rest = _run_options(options)
+        kept = kept_settings(Workspace(root))  # a clear error when there is no project
         keywords = {
-            **given.with_defaults(defaults, kept_settings(Workspace(root))).project_keywords(),
+            **given.with_defaults(defaults, kept).project_keywords(),
             **rest,
         }
         return _launch(lambda subs: Project.open(root, subscribers=subs, **keywords), subscribers)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from lightscientist_jupyter.app import commands
@@ -60,6 +61,9 @@ class Door:
 
     source: CancelSource
     defaults: SessionDefaults = SessionDefaults()
+    runs_here: Callable[[Path], commands.LocalCancel | None] = lambda root: None
+    """The cancel of the run this process has of the project at `root` (a kernel's), which
+    takes a cancel at once rather than through the inbox; None where it runs none."""
 
 
 R = TypeVar("R")
@@ -104,7 +108,8 @@ def _cancel(request: CancelRequest, door: Door) -> commands.Sent:
     """Cancel one worker, or the run, wherever it runs; a project nobody runs is cancelled
     under its lock (`commands.cancel`)."""
     ws = Workspace.at(request.workspace or door.defaults.workspace)
-    return commands.cancel(ws, request.worker_id, source=door.source)
+    local = door.runs_here(ws.root)
+    return commands.cancel(ws, request.worker_id, source=door.source, local=local)
 
 
 @dataclasses.dataclass(frozen=True)

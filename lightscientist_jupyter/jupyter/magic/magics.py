@@ -124,13 +124,11 @@ def _reply(m: MagicSession, args: argparse.Namespace) -> None:
 
 
 def _resume(m: MagicSession, args: argparse.Namespace) -> None:
-    given = RunOptions.from_args(args)  # the session's %config defaults: by `api.resume`
-    keywords = {k: v for k, v in vars(given).items() if v is not None and k != "skip_model_check"}
-    run = api.resume(
+    run = api.resume(  # the session's %config defaults: applied by `api.resume`
         m.workspace_of(args),
         fresh_sessions=args.fresh_sessions,
         check_model=not args.skip_model_check,
-        **keywords,
+        **vars(RunOptions.from_args(args)),
     )
     if run.project.retried:
         print(run.project.retried)
@@ -287,8 +285,9 @@ def commands() -> dict[str, Command]:
     return table
 
 
-def parser(name: str) -> _Parser:
-    command = commands()[name]
+def parser(name: str, command: Command | None = None) -> _Parser:
+    """The parser of subcommand `name` (`command`, when the caller has it already)."""
+    command = command or commands()[name]
     made = _Parser(prog=f"{PROG} {name}", description=command.help, add_help=True)
     command.setup(made)
     return made
@@ -338,12 +337,13 @@ class LightScientistMagics(Magics, SessionTraits):  # type: ignore[misc,valid-ty
         name, rest = (argv[0], argv[1:]) if argv else ("help", [])
         if name in ("-h", "--help"):
             name, rest = "help", []
-        command = commands().get(name)
+        table = commands()
+        command = table.get(name)
         if command is None:
-            known = ", ".join(commands())
+            known = ", ".join(table)
             raise UsageError(f"{PROG}: unknown subcommand '{name}'; one of {known}")
         try:
-            args = parser(name).parse_args(rest)
+            args = parser(name, command).parse_args(rest)
         except _HelpShown:
             return None
         try:

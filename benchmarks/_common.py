@@ -359,7 +359,7 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
     from deepagents import create_deep_agent
     from langchain.agents.middleware import TodoListMiddleware
 
-    from lightscientist_jupyter.runtime.literature.tools import literature_tools
+    from lightscientist_jupyter.runtime.literature_tools import literature_tools
     from lightscientist_jupyter.runtime.models.resolver import offline_library
     from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
     from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups

@@ -392,7 +392,7 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
   around the supervisor's calls, old and new code alternately on 2026-12-02: a stage's end
   wrote its snapshot through `git add` and `git write-tree` (15-20 ms in a busy run); the
   trees are now written in-process in git's loose format, hashing only the files whose stat
-  changed (`controller/git_objects.py`: `finish_stage` 14.6 → 9.5 ms a call; one snapshot
+  changed (`history/git_objects.py`: `finish_stage` 14.6 → 9.5 ms a call; one snapshot
   in `snapshots.py` run alone 12 → 2-4 ms, medians, where this run's table has its own
   figure); the renewed thread above read back 0.35 ms a turn instead of
   0.74-0.86; and the supervisor's record is no longer fsynced when its turn settles (its

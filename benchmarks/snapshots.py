@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from lightscientist_jupyter.app.project import Project  # noqa: E402
-from lightscientist_jupyter.controller.snapshots import History  # noqa: E402
+from lightscientist_jupyter.history.snapshots import History  # noqa: E402
 from lightscientist_jupyter.workspace import Workspace  # noqa: E402
 
 _taken: list[float] = []

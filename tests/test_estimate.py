@@ -14,7 +14,7 @@ from support.real_run import GOAL, cli
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app.estimate import estimate
 from lightscientist_jupyter.controller import load_table
-from lightscientist_jupyter.runtime.metering.prices import price_for
+from lightscientist_jupyter.runtime.metering.model_prices import price_for
 
 
 def test_without_a_recording_every_stage_is_estimated_from_its_sizes(tmp_path):

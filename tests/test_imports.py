@@ -51,6 +51,10 @@ LAYERS = {  # first segment under the package -> rank
     "_faults": LEAF,
     "workspace": LEAF,
     "vocab": LEAF,
+    "redact": LEAF,
+    "values": LEAF,
+    "literature": LEAF,
+    "history": LEAF,
 }
 MODEL_RESOLVER = f"{PACKAGE}.runtime.models.resolver"
 """The one module that may import the offline scientist (lazily, when `offline` is asked)."""

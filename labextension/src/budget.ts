@@ -14,7 +14,7 @@ import { el, statusWords } from './dom';
 /** The new limit the field suggests: this many times the one reached. */
 const RAISE_BY = 2;
 
-/** One scope's counters (`runtime/metering/usage.py` `Usage.to_dict`). */
+/** One scope's counters (`values/usage.py` `Usage.to_dict`). */
 export interface IUsageFigures {
   input_tokens: number;
   output_tokens: number;

@@ -15,8 +15,8 @@ Per stage, the model calls, input and output tokens and their cost come from one
   stage by stage, up to its bound) and everything said before in the session; the supervisor
   makes two calls (start the worker, finish the stage), each with its prompt and one event.
 
-The cost prices those tokens at the model's price (`runtime.metering.prices`: `--price`, the price
-library, unknown for a local model). Nothing is written.
+The cost prices those tokens at the model's price (`runtime.metering.model_prices`: `--price`,
+the price library, unknown for a local model). Nothing is written.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.controller.table import Stage, StageTable
 from lightscientist_jupyter.errors import BadInput, LightScientistError
-from lightscientist_jupyter.runtime.metering.prices import Price, parse_price, price_for
+from lightscientist_jupyter.runtime.metering.model_prices import price_for
 from lightscientist_jupyter.runtime.metering.tokens import CHARS_PER_TOKEN
 from lightscientist_jupyter.runtime.models.resolver import default_spec
 from lightscientist_jupyter.runtime.recording.recorder import recording_files, run_headers
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS, SUPERVISOR_PROMPT
+from lightscientist_jupyter.values.prices import Price, parse_price
 from lightscientist_jupyter.workspace import Workspace
 
 WORKER_PROMPT_CHARS = 2100

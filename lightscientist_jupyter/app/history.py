@@ -1,6 +1,6 @@
 """Time travel, the operations every front door shares: history, diff, rewind, fork.
 
-The snapshots themselves are layer 1's (`controller.snapshots`, one per stage start, finish
+The snapshots themselves are layer 1's (`history.snapshots`, one per stage start, finish
 and gate decision). Here they are read back (`history`), compared (`diff`), and restored:
 `rewind` sets the workspace, PROCESS.md and the state back to a stage visit's start in place
 (the later snapshots stay in the history), `fork` copies that snapshot into a new workspace.
@@ -27,10 +27,10 @@ from lightscientist_jupyter.controller import load_table, process_log
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.controller.process_log import ProcessEntry
 from lightscientist_jupyter.controller.rewind import record_rewind
-from lightscientist_jupyter.controller.snapshot_files import KEPT
-from lightscientist_jupyter.controller.snapshots import BRANCH, History, Snapshot
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.errors import BadInput
+from lightscientist_jupyter.history.files import KEPT
+from lightscientist_jupyter.history.snapshots import BRANCH, History, Snapshot
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 

@@ -13,7 +13,7 @@ from lightscientist_jupyter.controller import checks
 from lightscientist_jupyter.controller.provenance import Item
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import BadInput, LiteratureError
-from lightscientist_jupyter.runtime.literature.config import (
+from lightscientist_jupyter.literature.config import (
     BOUND_KEYS,
     LiteratureConfig,
     environment_bounds,

@@ -11,10 +11,10 @@ from pathlib import Path, PurePosixPath
 
 from lightscientist_jupyter._fs import NO_LINKS, mkdirs
 from lightscientist_jupyter.beneath import Beneath
-from lightscientist_jupyter.controller.ignore import IGNORE_FILE, IgnoreRules
 from lightscientist_jupyter.controller.process_log import own_copy
-from lightscientist_jupyter.controller.snapshot_files import KEPT
-from lightscientist_jupyter.controller.snapshots import History
+from lightscientist_jupyter.history.files import KEPT
+from lightscientist_jupyter.history.ignore import IGNORE_FILE, IgnoreRules
+from lightscientist_jupyter.history.snapshots import History
 from lightscientist_jupyter.runtime.session.worker_files import load_record, save_record
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord, new_thread_id
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, Role, WorkerStatus

@@ -14,11 +14,11 @@ from typing import Any
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.controller import ResearchController, StageTable
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime.limits import parse_spec
 from lightscientist_jupyter.runtime.sandbox import bwrap
 from lightscientist_jupyter.runtime.sandbox.bwrap import SandboxChoice
 from lightscientist_jupyter.runtime.sandbox.cgroups import CommandCgroups
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
+from lightscientist_jupyter.values.limits import parse_spec
 from lightscientist_jupyter.workspace import Workspace
 
 CHOICE_FILE = "sandbox.json"

@@ -1,8 +1,8 @@
 """Usage and budgets for the front doors: the run's meter, `--budget`, the `usage` views.
 
-The meter (`runtime.metering.usage.UsageMeter`) is wired here, at the composition root: its gate is
+The meter (`runtime.metering.meter.UsageMeter`) is wired here, at the composition root: its gate is
 the controller's `budget_hold`, its charges go to the controller's `charge`, its price comes
-from `--price` or the price library (`runtime.metering.prices`). The views fold the ledger
+from `--price` or the price library (`runtime.metering.model_prices`). The views fold the ledger
 (`.lightscientist/usage.jsonl`, one line per model call) by stage, worker or model; the totals
 of `status --json` come from the controller's state.
 """
@@ -17,14 +17,10 @@ from lightscientist_jupyter.controller import budget as budgets
 from lightscientist_jupyter.controller.controller import ResearchController
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.runtime.metering.prices import parse_price, price_for
-from lightscientist_jupyter.runtime.metering.usage import (
-    LEDGER,
-    Usage,
-    UsageMeter,
-    read_ledger,
-    total,
-)
+from lightscientist_jupyter.runtime.metering.meter import UsageMeter
+from lightscientist_jupyter.runtime.metering.model_prices import price_for
+from lightscientist_jupyter.values.prices import parse_price
+from lightscientist_jupyter.values.usage import LEDGER, Usage, read_ledger, total
 from lightscientist_jupyter.workspace import Workspace
 
 BY = ("stage", "worker", "model", "visit")

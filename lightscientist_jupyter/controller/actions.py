@@ -120,7 +120,7 @@ class GiveBack:
 
 @dataclasses.dataclass(frozen=True)
 class Charge:
-    """One model call's usage (`runtime.metering.usage.UsageMeter`'s line): add it, check
+    """One model call's usage (`runtime.metering.meter.UsageMeter`'s line): add it, check
     budgets."""
 
     call: dict[str, Any]
@@ -198,7 +198,7 @@ class Respond:
 
 @dataclasses.dataclass(frozen=True)
 class TakeSnapshot:
-    """Record the workspace in its history (`controller.snapshots`), once the step's other
+    """Record the workspace in its history (`history.snapshots`), once the step's other
     effects are carried out, so the snapshot holds the state and PROCESS.md they wrote."""
 
     stage: str

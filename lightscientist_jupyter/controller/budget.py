@@ -1,7 +1,7 @@
 """Layer 1's side of usage and budgets: the totals in the state, the limits, the `budget`
 decision. Pure functions over the state, used by `machine.step`.
 
-Every model call reaches `step` as a `Charge` (from `runtime.metering.usage.UsageMeter`): its usage
+Every model call reaches `step` as a `Charge` (from `runtime.metering.meter.UsageMeter`): its usage
 is added to the project's total and its stage visit's (`state.usage`), then the limits are
 checked. The project's limits come from `--budget usd=…,tokens=…,hours=…`; a stage's from its
 table entry's `budget = {usd = …, tokens = …}` (summed over all its visits), or from a raise at
@@ -27,7 +27,7 @@ from lightscientist_jupyter.controller.moves import Moves
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.runtime.metering.usage import Usage, total
+from lightscientist_jupyter.values.usage import Usage, total
 from lightscientist_jupyter.vocab import DecisionKind, EventType, ProjectStatus
 
 PROJECT_KEYS = ("usd", "tokens", "hours")

@@ -68,7 +68,7 @@ class BudgetCalls:
         raise NotImplementedError
 
     def charge(self, call: dict[str, Any]) -> None:
-        """Add one model call (a `runtime.metering.usage` line) to the totals and check the
+        """Add one model call (a `runtime.metering.meter` line) to the totals and check the
         budgets."""
         with self._lock:
             self._run(actions.Charge(dict(call), time.time()))

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from lightscientist_jupyter.controller import provenance
 from lightscientist_jupyter.controller.provenance import Item
 from lightscientist_jupyter.errors import LightScientistError
-from lightscientist_jupyter.runtime.literature.config import BOUND_KEYS, bound_problem
+from lightscientist_jupyter.literature.config import BOUND_KEYS, bound_problem
 
 KINDS = ("citations", "numbers")
 DEFAULT_FOLDERS = ("experiment",)

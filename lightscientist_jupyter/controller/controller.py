@@ -25,14 +25,14 @@ from lightscientist_jupyter.controller.budget_calls import BudgetCalls
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
 from lightscientist_jupyter.controller.handoff_tools import HandoffTools, handoff_stages
 from lightscientist_jupyter.controller.loader import load_table
-from lightscientist_jupyter.controller.snapshots import History
 from lightscientist_jupyter.controller.state import ProjectState, load_state, save_state
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime.metering.usage import LEDGER, read_ledger
-from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.history.snapshots import History
+from lightscientist_jupyter.redact import redact
 from lightscientist_jupyter.supervisor.task import StageTask
+from lightscientist_jupyter.values.usage import LEDGER, read_ledger
 from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.redact import redact
 
 MAX_GOAL_CHARS = 8000
 GOAL_BOUND_ENV = "LIGHTSCIENTIST_MAX_GOAL_CHARS"

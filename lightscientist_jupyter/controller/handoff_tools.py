@@ -22,7 +22,7 @@ from lightscientist_jupyter.controller.state import PendingDecision, ProjectStat
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import read_tail
-from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.redact import redact
 from lightscientist_jupyter.vocab import (
     DecisionKind,
     EventType,

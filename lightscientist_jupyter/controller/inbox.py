@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
-from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.redact import redact
 from lightscientist_jupyter.vocab import InboxCommand, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 

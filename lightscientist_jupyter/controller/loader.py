@@ -20,7 +20,7 @@ from typing import Any
 from lightscientist_jupyter.controller.checks import check_problems, literature_table
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import StageTableError
-from lightscientist_jupyter.runtime.limits import LIMIT_KEYS, parse_table
+from lightscientist_jupyter.values.limits import LIMIT_KEYS, parse_table
 
 TOP_KEYS = {"start": str, "stages": dict, "literature": dict}
 STAGE_KEYS: dict[str, tuple[type, bool]] = {

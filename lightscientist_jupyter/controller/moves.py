@@ -15,7 +15,7 @@ from lightscientist_jupyter.controller.actions import Effect
 from lightscientist_jupyter.controller.process_log import ProcessEntry
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import DONE, StageTable
-from lightscientist_jupyter.runtime.metering.usage import usage_line
+from lightscientist_jupyter.values.usage import usage_line
 from lightscientist_jupyter.vocab import EventType, ProjectStatus
 
 

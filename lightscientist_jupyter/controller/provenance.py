@@ -20,10 +20,10 @@ from typing import Any
 from lightscientist_jupyter._fs import lexists, read_text
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LiteratureError
-from lightscientist_jupyter.runtime.literature.bibtex import paper_of_fields, parse_bibtex
-from lightscientist_jupyter.runtime.literature.cache import Cache
-from lightscientist_jupyter.runtime.literature.config import LiteratureConfig, folder
-from lightscientist_jupyter.runtime.literature.library import Library
+from lightscientist_jupyter.literature.bibtex import paper_of_fields, parse_bibtex
+from lightscientist_jupyter.literature.cache import Cache
+from lightscientist_jupyter.literature.config import LiteratureConfig, folder
+from lightscientist_jupyter.literature.library import Library
 
 NOT_MEASURED = "not measured"
 RESULT_SUFFIXES = (".csv", ".tsv", ".json")

@@ -32,7 +32,7 @@ from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.checkpoints import prune
 from lightscientist_jupyter.runtime.checkpoints.sqlite import open_checkpointer
 from lightscientist_jupyter.runtime.jobs.manager import JobManager
-from lightscientist_jupyter.runtime.metering.usage import UsageMeter
+from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.recording import recorder as recording
 from lightscientist_jupyter.runtime.recording.update_order import UpdateOrder
 from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups

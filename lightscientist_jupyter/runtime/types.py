@@ -57,7 +57,7 @@ class WorkerSpec:
     network: bool = False
     """Whether the worker's shell commands may use the network (the stage's `network`)."""
     limits: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """The stage's resource limits (`runtime.limits` keys; None lifts one)."""
+    """The stage's resource limits (`values.limits` keys; None lifts one)."""
 
 
 @dataclasses.dataclass(frozen=True)

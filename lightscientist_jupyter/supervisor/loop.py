@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 
 from lightscientist_jupyter.errors import RuntimeLayerError, SupervisorError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime.metering.usage import UsageMeter
+from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord

@@ -15,9 +15,9 @@ from lightscientist_jupyter.app import literature
 from lightscientist_jupyter.controller import ResearchController, checks
 from lightscientist_jupyter.controller.loader import load_table
 from lightscientist_jupyter.errors import StageTableError
-from lightscientist_jupyter.runtime.literature import Literature
-from lightscientist_jupyter.runtime.literature.config import LiteratureConfig
-from lightscientist_jupyter.runtime.literature.http import Bounds
+from lightscientist_jupyter.literature import Literature
+from lightscientist_jupyter.literature.config import LiteratureConfig
+from lightscientist_jupyter.literature.http import Bounds
 
 LIBRARY = """@inproceedings{anything,
   title = {On the Variance of the Adaptive Learning Rate and Beyond},

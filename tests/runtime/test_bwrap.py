@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from lightscientist_jupyter.runtime.limits import parse_spec
 from lightscientist_jupyter.runtime.sandbox.cgroups import CommandCgroups
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups, group_alive
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
+from lightscientist_jupyter.values.limits import parse_spec
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 

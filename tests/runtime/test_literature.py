@@ -22,7 +22,7 @@ from support.runtime import finish, plain_spec
 
 from lightscientist_jupyter.app import literature
 from lightscientist_jupyter.controller import load_table
-from lightscientist_jupyter.runtime.literature import literature_tools
+from lightscientist_jupyter.runtime.literature_tools import literature_tools
 
 GOYAL = Work(
     "Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour",

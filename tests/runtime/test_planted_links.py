@@ -24,10 +24,10 @@ from support.literature_servers import ENV, LiteratureServer, Work
 
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.literature import config as settings
+from lightscientist_jupyter.literature.service import Literature
 from lightscientist_jupyter.runtime.jobs.manager import JobManager, JobRefused
-from lightscientist_jupyter.runtime.literature import config as settings
-from lightscientist_jupyter.runtime.literature import literature_tools
-from lightscientist_jupyter.runtime.literature.service import Literature
+from lightscientist_jupyter.runtime.literature_tools import literature_tools
 from lightscientist_jupyter.runtime.sandbox import command_env, shell
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy

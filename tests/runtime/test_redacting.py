@@ -18,6 +18,7 @@ from support.waiting import wait_for
 
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.events import EventBus, JsonlWriter
+from lightscientist_jupyter.redact import PIECE_BYTES, redact_file
 from lightscientist_jupyter.runtime.checkpoints.redacting import (
     RedactedFailure,
     RedactionMiddleware,
@@ -25,9 +26,8 @@ from lightscientist_jupyter.runtime.checkpoints.redacting import (
 )
 from lightscientist_jupyter.runtime.checkpoints.sqlite import open_checkpointer
 from lightscientist_jupyter.runtime.jobs.manager import JobManager, ended_message
-from lightscientist_jupyter.runtime.metering.usage import BudgetHold
+from lightscientist_jupyter.runtime.metering.meter import BudgetHold
 from lightscientist_jupyter.runtime.models.resolver import resolve_model
-from lightscientist_jupyter.runtime.redact import PIECE_BYTES, redact_file
 from lightscientist_jupyter.runtime.sandbox import command_env, shell
 from lightscientist_jupyter.workspace import Workspace
 

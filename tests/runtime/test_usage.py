@@ -11,8 +11,10 @@ import pytest
 from support.runtime import answer, finish, http_error, plain_spec, stage_spec, tool_call
 
 from lightscientist_jupyter.errors import BadInput
-from lightscientist_jupyter.runtime.metering.prices import FREE, Price, parse_price, price_for
-from lightscientist_jupyter.runtime.metering.usage import Usage, UsageMeter, read_ledger
+from lightscientist_jupyter.runtime.metering.meter import UsageMeter
+from lightscientist_jupyter.runtime.metering.model_prices import price_for
+from lightscientist_jupyter.values.prices import FREE, Price, parse_price
+from lightscientist_jupyter.values.usage import Usage, read_ledger
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 

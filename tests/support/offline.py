@@ -9,7 +9,7 @@ from deepagents.middleware.filesystem import FilesystemMiddleware
 from langchain_core.runnables import Runnable
 
 from lightscientist_jupyter.offline.model import OfflineScientistModel
-from lightscientist_jupyter.runtime.literature import literature_tools
+from lightscientist_jupyter.runtime.literature_tools import literature_tools
 from lightscientist_jupyter.runtime.session.lifecycle import lifecycle_tools
 
 

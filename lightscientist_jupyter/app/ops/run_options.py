@@ -234,7 +234,7 @@ FIELDS = dataclasses.fields(RunOptions)
 def kept_settings(ws: Workspace) -> dict[str, Any]:
     """The `UNLESS_KEPT` settings the project in `ws` keeps a value of: its state's settings
     and budget, and its literature settings' library."""
-    from lightscientist_jupyter.runtime.literature.config import LiteratureConfig
+    from lightscientist_jupyter.literature.config import LiteratureConfig
 
     state = load_state(ws.state_file)
     settings = state.settings

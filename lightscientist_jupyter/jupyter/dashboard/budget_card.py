@@ -25,7 +25,7 @@ from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.controller import budget as budgets
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
-from lightscientist_jupyter.runtime.metering.usage import LEDGER, Usage
+from lightscientist_jupyter.values.usage import LEDGER, Usage
 from lightscientist_jupyter.vocab import DecisionKind, ReplySource
 
 RAISE_BY = 2

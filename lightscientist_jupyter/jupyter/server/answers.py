@@ -182,7 +182,7 @@ class HandoffCard(TypedDict):
 
 
 class UsageFigures(TypedDict):
-    """One stage's model calls (`runtime.metering.usage.Usage.to_dict`)."""
+    """One stage's model calls (`values.usage.Usage.to_dict`)."""
 
     input_tokens: int
     output_tokens: int

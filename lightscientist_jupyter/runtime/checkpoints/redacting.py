@@ -34,8 +34,8 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from lightscientist_jupyter.errors import RuntimeLayerError
-from lightscientist_jupyter.runtime.metering.usage import BudgetHold
-from lightscientist_jupyter.runtime.redact import redact, safe
+from lightscientist_jupyter.redact import redact, safe
+from lightscientist_jupyter.runtime.metering.meter import BudgetHold
 
 
 class RedactedFailure(RuntimeLayerError):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import NO_LINKS
-from lightscientist_jupyter.runtime.limits import parse_value
-from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.redact import redact
+from lightscientist_jupyter.values.limits import parse_value
 from lightscientist_jupyter.vocab import JobStatus
 
 DEFAULT_WALL_S = 6 * 3600.0

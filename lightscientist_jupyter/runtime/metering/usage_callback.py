@@ -1,5 +1,5 @@
-"""The meter's two hooks on the model calls (`runtime.metering.usage.UsageMeter`), apart from
-it because they are LangChain's: layer 1 and the command line read `runtime.metering.usage`
+"""The meter's two hooks on the model calls (`runtime.metering.meter.UsageMeter`), apart from
+it because they are LangChain's: layer 1 and the command line read `values.usage`
 without importing LangChain.
 
 - `BudgetMiddleware`, in every graph's middleware, asks the meter before each model call
@@ -19,7 +19,8 @@ from uuid import UUID
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.callbacks import BaseCallbackHandler
 
-from lightscientist_jupyter.runtime.metering.usage import Usage, UsageMeter
+from lightscientist_jupyter.runtime.metering.meter import UsageMeter
+from lightscientist_jupyter.values.usage import Usage
 
 
 class BudgetMiddleware(AgentMiddleware):

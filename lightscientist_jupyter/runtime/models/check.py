@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import tool
 
-from lightscientist_jupyter.runtime.redact import safe
+from lightscientist_jupyter.redact import safe
 
 NO_TOOL_CALL = (
     "answered in text instead of calling a tool: this model or its server may not support "

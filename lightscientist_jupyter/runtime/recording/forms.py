@@ -18,8 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from lightscientist_jupyter.redact import redact
 from lightscientist_jupyter.runtime.metering.tokens import recorded_usage
-from lightscientist_jupyter.runtime.redact import redact
 
 WORKSPACE = "<workspace>"
 

@@ -3,7 +3,7 @@
 A recording is `.lightscientist/recordings/run-NNNN.jsonl`, one per run (a `research` or a
 `resume`), append-only, one JSON line per successful model call (a call that failed and was
 retried is not recorded). The first line describes the run (`"kind": "run"`: the model's
-label, and `price`, the price its calls were charged at — `runtime.metering.prices.Price.to_dict`,
+label, and `price`, the price its calls were charged at — `values.prices.Price.to_dict`,
 null when unknown — so that a replay costs what the run did); each call line (`"kind": "call"`)
 holds:
 
@@ -45,6 +45,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 
 from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs
+from lightscientist_jupyter.redact import redactor
 from lightscientist_jupyter.runtime.recording.forms import (
     portable,
     response_view,
@@ -53,7 +54,6 @@ from lightscientist_jupyter.runtime.recording.forms import (
 )
 from lightscientist_jupyter.runtime.recording.seal import Chain
 from lightscientist_jupyter.runtime.recording.tape import META, CallCounter
-from lightscientist_jupyter.runtime.redact import redactor
 from lightscientist_jupyter.vocab import ReplySource
 
 FORMAT = 3
@@ -115,7 +115,7 @@ class Recorder(BaseCallbackHandler):
     @classmethod
     def of(cls, workspace: Any, model: Any, meter: Any = None) -> Recorder:
         """The recorder of a run of `model` in `workspace` (a `Workspace`), whose calls
-        `meter` (a `runtime.metering.usage.UsageMeter`) prices."""
+        `meter` (a `runtime.metering.meter.UsageMeter`) prices."""
         price = getattr(meter, "price", None)
         return cls(
             workspace.state_dir / "recordings",

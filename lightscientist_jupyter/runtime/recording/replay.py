@@ -39,6 +39,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
 from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.redact import redactor
 from lightscientist_jupyter.runtime.jobs.record import JOBS_ENDED
 from lightscientist_jupyter.runtime.metering.tokens import ESTIMATED
 from lightscientist_jupyter.runtime.recording.forms import (
@@ -50,7 +51,6 @@ from lightscientist_jupyter.runtime.recording.forms import (
 )
 from lightscientist_jupyter.runtime.recording.recorded import Tape
 from lightscientist_jupyter.runtime.recording.tape import META
-from lightscientist_jupyter.runtime.redact import redactor
 
 SHORT = 120
 """How much of each side a divergence shows."""

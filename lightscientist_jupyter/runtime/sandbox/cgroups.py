@@ -20,7 +20,7 @@ import os
 import uuid
 from pathlib import Path
 
-from lightscientist_jupyter.runtime.limits import Limits
+from lightscientist_jupyter.values.limits import Limits
 
 CONTROLLERS = ("pids", "memory")
 PREFIX = "lightscientist-"

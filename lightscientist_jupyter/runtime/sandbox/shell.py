@@ -30,7 +30,7 @@ from lightscientist_jupyter._fs import (
     write_text_atomic,
 )
 from lightscientist_jupyter.beneath import PathRefused
-from lightscientist_jupyter.runtime.redact import redact, redact_file
+from lightscientist_jupyter.redact import redact, redact_file
 from lightscientist_jupyter.runtime.sandbox import spawn
 
 DEFAULT_TIMEOUT_S = 120.0

@@ -23,9 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
-from lightscientist_jupyter.runtime.limits import Limits
 from lightscientist_jupyter.runtime.sandbox import bwrap, netstack
 from lightscientist_jupyter.runtime.sandbox.cgroups import CommandCgroup, CommandCgroups
+from lightscientist_jupyter.values.limits import Limits
 
 # $1 the command, $2 the status pipe's fd; {wait}: with a network of its own, the wait for it
 # (`netstack.Handshake`). The wait loop forks nothing (a full process table must not stop it):

@@ -13,8 +13,8 @@ import contextvars
 import dataclasses
 
 from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.literature.service import Literature
 from lightscientist_jupyter.runtime.jobs.tools import JobContext
-from lightscientist_jupyter.runtime.literature.service import Literature
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkerShell
 from lightscientist_jupyter.runtime.session.lifecycle import TurnFlags
 

@@ -26,8 +26,8 @@ from lightscientist_jupyter.runtime.checkpoints.redacting import RedactionMiddle
 from lightscientist_jupyter.runtime.jobs.manager import JobManager
 from lightscientist_jupyter.runtime.jobs.tools import for_worker as job_context
 from lightscientist_jupyter.runtime.jobs.tools import job_tools
-from lightscientist_jupyter.runtime.literature.tools import bound_literature_tools, worker_hub
-from lightscientist_jupyter.runtime.metering.usage import UsageMeter
+from lightscientist_jupyter.runtime.literature_tools import bound_literature_tools, worker_hub
+from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.metering.usage_callback import BudgetMiddleware
 from lightscientist_jupyter.runtime.models.resolver import retry_middleware
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkerShell, WorkspaceBackend

@@ -14,8 +14,8 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
+from lightscientist_jupyter.redact import safe
 from lightscientist_jupyter.runtime.metering.tokens import message_chars
-from lightscientist_jupyter.runtime.redact import safe
 from lightscientist_jupyter.vocab import EventType
 
 EVENT_TEXT_LIMIT = 1500

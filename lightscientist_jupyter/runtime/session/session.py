@@ -20,18 +20,19 @@ from langgraph.types import Command, Durability
 
 from lightscientist_jupyter._faults import report_storage_fault
 from lightscientist_jupyter._fs import missing_files
+from lightscientist_jupyter.redact import safe
 from lightscientist_jupyter.runtime.checkpoints import prune
 from lightscientist_jupyter.runtime.checkpoints.redacting import failure_text
-from lightscientist_jupyter.runtime.metering.usage import BudgetHold, Usage, UsageMeter
+from lightscientist_jupyter.runtime.metering.meter import BudgetHold, UsageMeter
 from lightscientist_jupyter.runtime.metering.usage_callback import UsageCallback
 from lightscientist_jupyter.runtime.recording.tape import session_key, tape_metadata
-from lightscientist_jupyter.runtime.redact import safe
 from lightscientist_jupyter.runtime.session.binding import BOUND, Binding
 from lightscientist_jupyter.runtime.session.lifecycle import CANCEL_NOTICE, stop_call, turn_reply
 from lightscientist_jupyter.runtime.session.observe import SessionObserver
 from lightscientist_jupyter.runtime.session.worker_files import save_record
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
+from lightscientist_jupyter.values.usage import Usage
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, EventType, Role, WorkerStatus
 
 RECURSION_LIMIT = 400
@@ -102,7 +103,7 @@ class WorkerSession:
             self.callbacks.append(recorder)
 
     def meter(self, meter: UsageMeter) -> None:
-        """Count, price and gate this session's model calls (see `runtime.metering.usage`)."""
+        """Count, price and gate this session's model calls (see `runtime.metering.meter`)."""
         hook = UsageCallback(
             meter,
             lambda: {

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic, write_text_atomic
-from lightscientist_jupyter.runtime.redact import redact
+from lightscientist_jupyter.redact import redact
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.vocab import Role, WorkerStatus
 

@@ -101,7 +101,7 @@ class WorkerRecord:
     limits: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Its stage's resource limits (from the spec, kept for a restart)."""
     usage: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """Its model calls' totals over all its turns (`runtime.metering.usage.Usage.to_dict`)."""
+    """Its model calls' totals over all its turns (`values.usage.Usage.to_dict`)."""
     held: str | None = None
     """Why its turn is held before a model call (a spent budget); a resume continues it."""
     jobs: tuple[str, ...] = ()

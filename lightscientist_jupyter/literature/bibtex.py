@@ -14,7 +14,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_named
 from lightscientist_jupyter.errors import LiteratureError
-from lightscientist_jupyter.runtime.literature.records import Paper
+from lightscientist_jupyter.literature.records import Paper
 
 _ENTRY = re.compile(r"@\s*([A-Za-z]+)\s*[{(]")
 _FIELD = re.compile(r"\s*([A-Za-z][\w:-]*)\s*=\s*")

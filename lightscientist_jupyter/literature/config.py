@@ -21,7 +21,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.errors import LiteratureError
-from lightscientist_jupyter.runtime.literature.http import Bounds
+from lightscientist_jupyter.literature.http import Bounds
 
 DEFAULT_REFERENCES = "paper/references.bib"
 NETWORK_SOURCES = ("openalex", "arxiv", "s2", "crossref")

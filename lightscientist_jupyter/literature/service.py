@@ -14,22 +14,17 @@ from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LiteratureError
-from lightscientist_jupyter.runtime.literature import config as settings
-from lightscientist_jupyter.runtime.literature.arxiv import Arxiv
-from lightscientist_jupyter.runtime.literature.bibtex import parse_bibtex
-from lightscientist_jupyter.runtime.literature.cache import Cache, question_key
-from lightscientist_jupyter.runtime.literature.crossref import Crossref
-from lightscientist_jupyter.runtime.literature.http import Fetcher, SourceError
-from lightscientist_jupyter.runtime.literature.library import Library
-from lightscientist_jupyter.runtime.literature.openalex import OpenAlex
-from lightscientist_jupyter.runtime.literature.records import (
-    Paper,
-    bibtex_entry,
-    cite_key,
-    merge,
-)
-from lightscientist_jupyter.runtime.literature.semantic_scholar import SemanticScholar
-from lightscientist_jupyter.runtime.literature.sources import Source
+from lightscientist_jupyter.literature import config as settings
+from lightscientist_jupyter.literature.arxiv import Arxiv
+from lightscientist_jupyter.literature.bibtex import parse_bibtex
+from lightscientist_jupyter.literature.cache import Cache, question_key
+from lightscientist_jupyter.literature.crossref import Crossref
+from lightscientist_jupyter.literature.http import Fetcher, SourceError
+from lightscientist_jupyter.literature.library import Library
+from lightscientist_jupyter.literature.openalex import OpenAlex
+from lightscientist_jupyter.literature.records import Paper, bibtex_entry, cite_key, merge
+from lightscientist_jupyter.literature.semantic_scholar import SemanticScholar
+from lightscientist_jupyter.literature.sources import Source
 
 MAX_LIMIT = 25
 ADAPTERS: dict[str, Source] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lightscientist_jupyter.controller.ignore import IgnoreRules, built_in
+from lightscientist_jupyter.history.ignore import IgnoreRules, built_in
 from lightscientist_jupyter.workspace import STATE_DIR
 
 MAX_BYTES = 50 * 1024 * 1024

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher, NotFound
-from lightscientist_jupyter.runtime.literature.records import Paper, id_keys
-from lightscientist_jupyter.runtime.literature.shapes import TEXT, WHOLE
-from lightscientist_jupyter.runtime.literature.sources import (
+from lightscientist_jupyter.literature.http import Bounds, Fetcher, NotFound
+from lightscientist_jupyter.literature.records import Paper, id_keys
+from lightscientist_jupyter.literature.shapes import TEXT, WHOLE
+from lightscientist_jupyter.literature.sources import (
     base_url,
     checked,
     contact,

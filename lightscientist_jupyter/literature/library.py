@@ -10,9 +10,9 @@ from pathlib import Path
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LiteratureError
-from lightscientist_jupyter.runtime.literature.bibtex import read_library_file
-from lightscientist_jupyter.runtime.literature.records import Paper, normalise_title
-from lightscientist_jupyter.runtime.literature.sources import in_years
+from lightscientist_jupyter.literature.bibtex import read_library_file
+from lightscientist_jupyter.literature.records import Paper, normalise_title
+from lightscientist_jupyter.literature.sources import in_years
 
 SUFFIXES = (".bib", ".json")
 

@@ -6,9 +6,9 @@ import json
 import os
 from typing import Any, Protocol
 
-from lightscientist_jupyter.runtime.literature import shapes
-from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher, SourceError
-from lightscientist_jupyter.runtime.literature.records import Paper
+from lightscientist_jupyter.literature import shapes
+from lightscientist_jupyter.literature.http import Bounds, Fetcher, SourceError
+from lightscientist_jupyter.literature.records import Paper
 
 
 class Source(Protocol):

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, tool
 
 from lightscientist_jupyter.errors import LiteratureError
-from lightscientist_jupyter.runtime.literature.service import Literature
+from lightscientist_jupyter.literature.service import Literature
 
 
 def literature_tools(

@@ -18,7 +18,7 @@ from typing import Any
 from lightscientist_jupyter._fs import NO_LINKS, append_text, read_text
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.errors import LiteratureError
-from lightscientist_jupyter.runtime.literature.records import Paper, merge
+from lightscientist_jupyter.literature.records import Paper, merge
 
 
 def question_key(source: str, kind: str, args: dict[str, Any]) -> str:

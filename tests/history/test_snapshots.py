@@ -1,4 +1,4 @@
-"""The workspace's history (controller/snapshots.py): real git, a real folder."""
+"""The workspace's history (history/snapshots.py): real git, a real folder."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 from dulwich.objects import Blob
 
-from lightscientist_jupyter.controller import actions, git_objects, machine
-from lightscientist_jupyter.controller.snapshots import History
+from lightscientist_jupyter.controller import actions, machine
+from lightscientist_jupyter.history import git_objects
+from lightscientist_jupyter.history.snapshots import History
 from lightscientist_jupyter.workspace import Workspace
 from tests.controller.test_machine import TABLE, at, finish, gate_waiting, reply
 

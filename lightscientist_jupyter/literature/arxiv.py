@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from lightscientist_jupyter.runtime.literature.http import Bounds, Fetcher
-from lightscientist_jupyter.runtime.literature.records import Paper, clean_arxiv, id_keys
-from lightscientist_jupyter.runtime.literature.sources import base_url, in_years, malformed
+from lightscientist_jupyter.literature.http import Bounds, Fetcher
+from lightscientist_jupyter.literature.records import Paper, clean_arxiv, id_keys
+from lightscientist_jupyter.literature.sources import base_url, in_years, malformed
 
 _NS = {"a": "http://www.w3.org/2005/Atom", "x": "http://arxiv.org/schemas/atom"}
 

@@ -1,4 +1,4 @@
-"""What snapshots leave out (`controller/ignore.py`): the secrets' defaults, a workspace's
+"""What snapshots leave out (`history/ignore.py`): the secrets' defaults, a workspace's
 `.lightscientistignore` read like a `.gitignore`, and a snapshot that names what it left out."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lightscientist_jupyter.controller.ignore import DEFAULT, IGNORE_FILE, IgnoreRules
-from lightscientist_jupyter.controller.snapshots import History
-from tests.controller.test_snapshots import project
+from lightscientist_jupyter.history.ignore import DEFAULT, IGNORE_FILE, IgnoreRules
+from lightscientist_jupyter.history.snapshots import History
+from tests.history.test_snapshots import project
 
 
 @pytest.mark.parametrize(

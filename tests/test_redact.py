@@ -9,7 +9,7 @@ import pytest
 from support.runtime import answer, finish, plain_spec, tool_call
 
 from lightscientist_jupyter.events import EventBus, JsonlWriter
-from lightscientist_jupyter.runtime.redact import clip, redact, safe
+from lightscientist_jupyter.redact import clip, redact, safe
 from lightscientist_jupyter.runtime.session.observe import EVENT_TEXT_LIMIT
 
 FAKE_KEY = "sk-abcdefghijklmnopqrstuv"

@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from lightscientist_jupyter.controller import git_objects, snapshot_files
-from lightscientist_jupyter.controller.snapshot_files import MAX_BYTES
 from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.history import files as snapshot_files
+from lightscientist_jupyter.history import git_objects
+from lightscientist_jupyter.history.files import MAX_BYTES
 from lightscientist_jupyter.workspace import Workspace
 
 BRANCH = "refs/heads/main"

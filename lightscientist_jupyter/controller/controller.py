@@ -31,7 +31,7 @@ from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.history.snapshots import History
 from lightscientist_jupyter.redact import redact
-from lightscientist_jupyter.supervisor.task import StageTask
+from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.values.usage import LEDGER, read_ledger
 from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace

@@ -22,8 +22,8 @@ from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.supervisor import prompts
 from lightscientist_jupyter.supervisor.loop_state import Schedule, SupervisedStage
-from lightscientist_jupyter.supervisor.task import StageHost, StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.values.task import StageHost, StageTask
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
     EventType,

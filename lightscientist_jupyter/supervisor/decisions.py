@@ -17,8 +17,8 @@ from typing import Any
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerUpdate
 from lightscientist_jupyter.supervisor.loop_state import LoopState, Schedule
-from lightscientist_jupyter.supervisor.task import StageResult
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent, apply_update, filter_update
+from lightscientist_jupyter.values.task import StageResult
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
     FINAL_WORKER_STATUSES,

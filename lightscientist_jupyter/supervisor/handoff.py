@@ -16,7 +16,7 @@ from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.supervisor import agent
-from lightscientist_jupyter.supervisor.task import StageHost
+from lightscientist_jupyter.values.task import StageHost
 from lightscientist_jupyter.vocab import DecisionKind, EventType
 
 CANCEL_TIMEOUT_S = 10.0

@@ -38,8 +38,8 @@ from lightscientist_jupyter.supervisor.loop_state import (
     save_loop_state,
 )
 from lightscientist_jupyter.supervisor.recovery import recover
-from lightscientist_jupyter.supervisor.task import StageHost, StageResult, StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent, apply_update, filter_update
+from lightscientist_jupyter.values.task import StageHost, StageResult, StageTask
 from lightscientist_jupyter.vocab import EventType, SchedulingKind, StageOutcome, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
 

@@ -23,8 +23,8 @@ from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.errors import SupervisorError
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress
-from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.vocab import WorkerStatus
 
 

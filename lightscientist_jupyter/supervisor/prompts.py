@@ -12,8 +12,8 @@ from typing import Any
 
 from lightscientist_jupyter.redact import clip
 from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, render_header
-from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, SchedulingKind
 
 PROCESS_DIGEST_CHARS = 6000

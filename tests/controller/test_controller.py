@@ -10,7 +10,7 @@ import pytest
 
 from lightscientist_jupyter.controller import DONE, ResearchController
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.supervisor.task import StageTask
+from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.vocab import ReplySource
 
 

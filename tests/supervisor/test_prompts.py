@@ -8,8 +8,8 @@ from lightscientist_jupyter.supervisor.prompts import (
     process_digest,
     worker_message,
 )
-from lightscientist_jupyter.supervisor.task import StageTask
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.values.task import StageTask
 
 TASK = StageTask(
     goal="Does warmup help?",

@@ -21,7 +21,7 @@ from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecordDict
 from lightscientist_jupyter.runtime.types import WorkerSpec, WorkerUpdate
 from lightscientist_jupyter.supervisor.prompts import worker_message
-from lightscientist_jupyter.supervisor.task import StageTask
+from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.workspace import Workspace
 from support.chat_server import ChatServer, answer, http_error, tool_call  # noqa: F401 (re-exported)
 

@@ -2,8 +2,9 @@
 
 Layer 1 (the controller) builds a `StageTask` and hands it down; layer 2 answers with a
 `StageResult`, and moves the project only through the `StageHost` it was handed (the
-controller's two tools). They live here, in the layer that receives the task, so that
-imports keep pointing down.
+controller's two tools). They live in this leaf, below both layers, so that the layer that
+builds a task and the one that receives it import them alike and imports keep pointing
+down.
 """
 
 from __future__ import annotations

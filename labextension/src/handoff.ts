@@ -16,7 +16,7 @@ export interface IHandoffOutput {
   ready: boolean;
 }
 
-/** `detail.handoff`, built by the server (`app/handover.py`). */
+/** `detail.handoff`, built by the server (`app/handoff_card.py`). */
 export interface IHandoffCard {
   decision_id: string;
   stage: string;

@@ -10,7 +10,7 @@ click arrives as a comm message, where `set_next_input` has no effect, so the bu
 `CELL_MIME` bundle, which the JupyterLab extension's renderer (`labextension/src/skeleton.ts`)
 turns into the new cell; without it the bundle's `text/plain`, the code, shows to copy.
 
-The data is `app.handover.card`, the same the side panel draws. `update` runs on the
+The data is `app.handoff_card.card`, the same the side panel draws. `update` runs on the
 dashboard's flusher thread, the buttons on the kernel's main thread; both hold the lock the
 dashboard hands in.
 """
@@ -26,7 +26,7 @@ from typing import Any
 import ipywidgets as w
 
 from lightscientist_jupyter import api
-from lightscientist_jupyter.app import handover
+from lightscientist_jupyter.app.handoff_card import card as handoff_card
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
@@ -125,7 +125,7 @@ class HandoffCard:
             now = time.monotonic()
             if self._shown != pending.id or now - self._checked_at >= CHECK_EVERY_S:
                 self._checked_at = now
-                self.card = handover.card(self.workspace, state, self.table)
+                self.card = handoff_card(self.workspace, state, self.table)
                 self._draw(self.card, fresh=self._shown != pending.id)
                 self._shown = pending.id
 

@@ -37,13 +37,13 @@ def _resume_here(m: MagicSession, workspace: str, done: Handover) -> None:
 def take(m: MagicSession, args: argparse.Namespace) -> Any:
     """Take the stage, show the dashboard (with its card), and put the skeleton in the next
     cell when the stage is handed now."""
-    from lightscientist_jupyter.app import handover
+    from lightscientist_jupyter.app.handoff_card import card as handoff_card
     from lightscientist_jupyter.jupyter.dashboard import display as boards
 
     workspace = m.workspace_of(args)
     _said("take", api.take(workspace, args.stage, source=ReplySource.MAGIC))
     view = api.open_project(workspace)
-    card = handover.card(view.workspace, view.state(), view.table())
+    card = handoff_card(view.workspace, view.state(), view.table())
     if card is not None and m.shell is not None:
         m.shell.set_next_input(card["skeleton"], replace=False)
     display(boards.dashboard_of(view))

@@ -160,7 +160,7 @@ class HandoffOutput(TypedDict):
 
 
 class HandoffCard(TypedDict):
-    """The stage the researcher holds (`app.handover.card`)."""
+    """The stage the researcher holds (`app.handoff_card.card`)."""
 
     decision_id: str
     stage: str
@@ -169,7 +169,7 @@ class HandoffCard(TypedDict):
     skill_path: str
     """The skill file's absolute path."""
     skill: str
-    """The skill's text (cut after `app.handover.SKILL_CHARS` characters)."""
+    """The skill's text (cut after `app.handoff_card.SKILL_CHARS` characters)."""
     digest: str
     """What PROCESS.md says so far, digested."""
     outputs: list[HandoffOutput]

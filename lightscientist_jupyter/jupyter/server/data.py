@@ -22,8 +22,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any, cast
 
-from lightscientist_jupyter.app import commands, controls, handover
+from lightscientist_jupyter.app import commands, controls
 from lightscientist_jupyter.app.commands import Route
+from lightscientist_jupyter.app.handoff_card import card as handoff_card
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import StageTable, load_table
@@ -217,7 +218,7 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         # how each stage is drawn, by the dashboard's own rule: the panel only paints it
         detail["node_states"] = stage_states(table, state)
         # the hand-over card, or None
-        detail["handoff"] = cast(HandoffCard | None, handover.card(ws, state, table))
+        detail["handoff"] = cast(HandoffCard | None, handoff_card(ws, state, table))
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
         detail["outputs"] = [
             {

@@ -9,7 +9,7 @@
  * Colours come from the theme (style/base.css).
  */
 
-import { IGraphLayout, INodeLayout } from './api';
+import type { IGraphLayout, INodeLayout } from './answers';
 import { svg } from './dom';
 
 export interface IGraphState {

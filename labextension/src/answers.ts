@@ -60,7 +60,7 @@ export interface IAnsweredDecision {
   source: string;
   /** For a question: what was asked. */
   question?: string;
-  /** For a budget: the new limits. */
+  /** For a budget: the new limits (`{}` when it was declined). */
   budget?: Record<string, number>;
   /** For a budget: the scope whose limit was reached. */
   scope?: string | null;
@@ -202,11 +202,12 @@ export interface IPanelUsage {
   stages: Record<string, IUsageFigures>;
 }
 
-/** One file under review, as the server sends it. */
+/** One file under review at a gate, as the server sends it (`diff_card.panel_changes`). */
 export interface IFileDiff {
   path: string;
   status: 'new' | 'changed' | 'removed' | 'unchanged';
-  /** Unified diff lines (at most a few hundred); empty for images and unchanged files. */
+  /** Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
+   * unchanged files. */
   lines: string[];
 }
 
@@ -259,7 +260,7 @@ export interface IProjectDetail extends IProjectSummary {
   layout: IGraphLayout | null;
   /** The same graph with its bands wrapped after 3, 2 and 1 columns, for a narrow panel. */
   layouts_narrow: IGraphLayout[];
-  /** How each stage is drawn (`graph.stage_states`, the dashboard's rule). */
+  /** How each stage is drawn (`look.stage_states`, the dashboard's rule). */
   node_states: Record<string, string>;
   table_error: string | null;
   outputs: IOutputFile[];

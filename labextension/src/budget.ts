@@ -8,48 +8,18 @@
  * dashboard's card (`jupyter/dashboard/budget_card.py`).
  */
 
-import { IProjectDetail, IReplyAnswer, requestAPI } from './api';
+import type {
+  IBudgetDetails,
+  IProjectDetail,
+  IReplyAnswer,
+  IUsageFigures,
+  IUsageTotal
+} from './answers';
+import { requestAPI } from './api';
 import { el, statusWords } from './dom';
 
 /** The new limit the field suggests: this many times the one reached. */
 const RAISE_BY = 2;
-
-/** One scope's counters (`values/usage.py` `Usage.to_dict`). */
-export interface IUsageFigures {
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number;
-  model_calls: number;
-  wall_s: number;
-  /** USD, null when a call had no known price. */
-  cost_usd: number | null;
-  unpriced_calls: number;
-  /** Calls whose tokens were estimated from characters. */
-  estimated: number;
-  tokens: number;
-}
-
-/** The project's counters (`app/usage.py` `status_usage`). */
-export interface IUsageTotal extends IUsageFigures {
-  /** USD, or "unknown" while a call had no known price. */
-  cost: number | 'unknown';
-  budget: Record<string, number>;
-  hours: number;
-}
-
-/** `detail.usage`: the project's totals and each stage's. */
-export interface IPanelUsage {
-  total: IUsageTotal;
-  stages: Record<string, IUsageFigures>;
-}
-
-/** A budget decision's `details` (`controller/budget.py`). */
-export interface IBudgetDetails {
-  scope?: string;
-  key?: string;
-  limit?: number;
-  spent?: number;
-}
 
 function cost(figures: IUsageFigures | IUsageTotal): string {
   const usd = 'cost' in figures ? figures.cost : figures.cost_usd;

@@ -6,24 +6,9 @@
  * server starts `lightscientist resume --wait` in the background, or says the command.
  */
 
-import { api, IProjectDetail } from './api';
+import type { ControlAction, IProjectDetail } from './answers';
+import { api } from './api';
 import { el } from './dom';
-
-export type ControlAction = 'cancel' | 'resume' | 'pause' | 'rerun';
-
-/** One stage's time in `progress`: over all its visits. */
-export interface IProgressStage {
-  stage: string;
-  seconds: number;
-  visits: number;
-}
-
-/** What the server puts in a project's detail under `progress` (`jupyter/progress.py`). */
-export interface IProgress {
-  position: [number, number] | null;
-  current_s: number;
-  stages: IProgressStage[];
-}
 
 const FINAL = ['done', 'failed', 'cancelled'];
 

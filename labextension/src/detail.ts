@@ -3,7 +3,7 @@
  * graph, outputs and event tail. It redraws a section only when what it shows has changed.
  */
 
-import { IEventRecord, IProjectDetail, IReplyAnswer } from './api';
+import type { IEventRecord, IProjectDetail, IReplyAnswer } from './answers';
 import { BudgetView } from './budget';
 import { el, focusable, statusWords } from './dom';
 import { ControlsView } from './controls';

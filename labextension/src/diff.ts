@@ -5,15 +5,8 @@
  * panel only draws it, as text.
  */
 
+import type { IFileDiff } from './answers';
 import { el } from './dom';
-
-/** One file under review, as the server sends it. */
-export interface IFileDiff {
-  path: string;
-  status: 'new' | 'changed' | 'removed' | 'unchanged';
-  /** Unified diff lines (at most a few hundred); empty for images and unchanged files. */
-  lines: string[];
-}
 
 /** Append the diff of each file to `node` (nothing when there is none). */
 export function renderDiffs(

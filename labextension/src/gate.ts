@@ -3,7 +3,8 @@
  * the question asked, a comment box, the stage a rejection goes back to, and the buttons.
  */
 
-import { IPendingDecision, IProjectDetail, joinPath } from './api';
+import type { IPendingDecision, IProjectDetail } from './answers';
+import { joinPath } from './api';
 import { el } from './dom';
 import { renderDiffs } from './diff';
 

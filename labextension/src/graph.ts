@@ -5,11 +5,11 @@
  * notebook dashboard draws the same one: this module only turns it into SVG elements and
  * marks the project's state on them. The state of each stage (pending, visited, current,
  * waiting, failed, done) comes from the server too, computed by the dashboard's own rule
- * (`graph.stage_states`), so both screens draw a budget stop or a failed project alike.
+ * (`look.stage_states`), so both screens draw a budget stop or a failed project alike.
  * Colours come from the theme (style/base.css).
  */
 
-import { IGraphLayout, INodeLayout } from './api';
+import type { IGraphLayout, INodeLayout } from './answers';
 import { svg } from './dom';
 
 export interface IGraphState {

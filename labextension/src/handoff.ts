@@ -8,39 +8,9 @@
  * with no kernel running.
  */
 
-import { IProjectDetail, requestAPI } from './api';
+import type { IHandoffAnswer, IHandoffCard, IProjectDetail } from './answers';
+import { requestAPI } from './api';
 import { el } from './dom';
-
-export interface IHandoffOutput {
-  path: string;
-  ready: boolean;
-}
-
-/** `detail.handoff`, built by the server (`app/handoff_card.py`). */
-export interface IHandoffCard {
-  decision_id: string;
-  stage: string;
-  visit: number;
-  goal: string;
-  skill_path: string;
-  skill: string;
-  digest: string;
-  outputs: IHandoffOutput[];
-  default_next: string;
-  allowed_next: string[];
-  feedback: string;
-  skeleton: string;
-}
-
-/** The server's answer to a take, deliver or give-back. */
-export interface IHandoffAnswer {
-  path: string;
-  message: string;
-  status: string | null;
-  stage: string | null;
-  /** The background process the project goes on in, when nobody ran it. */
-  resumed_by: number | null;
-}
 
 export interface IHandoffActions {
   /** Insert `code` as a new cell below the active one of the current notebook. */

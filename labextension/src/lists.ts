@@ -2,7 +2,7 @@
  * The panel's two lists: the projects under the server root and a project's event tail.
  */
 
-import { IEventRecord, IProjectSummary } from './api';
+import type { IEventRecord, IProjectSummary } from './answers';
 import { el, shownPath, statusWords } from './dom';
 
 const EMPTY_TEXT =

@@ -10,7 +10,8 @@
 import { Notification } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { api, IProjectSummary } from './api';
+import type { IProjectSummary } from './answers';
+import { api } from './api';
 import { shownPath } from './dom';
 
 const EVERY_MS = 4000;

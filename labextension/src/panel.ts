@@ -12,13 +12,8 @@ import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import {
-  api,
-  APIError,
-  IProjectDetail,
-  IProjectSummary,
-  IReplyAnswer
-} from './api';
+import type { IProjectDetail, IProjectSummary, IReplyAnswer } from './answers';
+import { api, APIError } from './api';
 import { DetailView, describeReply } from './detail';
 import { el } from './dom';
 import { renderProjectList } from './lists';

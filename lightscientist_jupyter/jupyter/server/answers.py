@@ -1,7 +1,7 @@
 """What the server extension answers, one `TypedDict` per answer and per record inside one.
 
-The side panel reads these answers through the interfaces of `labextension/src/*.ts` (`api.ts`
-and the modules it imports from), the dashboard's browser code reads a few of them (a reply's
+The side panel reads these answers through the interfaces of `labextension/src/answers.ts`
+(types only, in this module's order), the dashboard's browser code reads a few of them (a reply's
 `applied_by`, `status`, `stage`, `resumed_by`; a control's `message`; a refusal's `message`
 and `status`). `tests/jupyter/test_server_answers.py` keeps the interfaces and these
 declarations with the same keys, optional where they are `NotRequired` here.

@@ -1,0 +1,359 @@
+/**
+ * What the server extension's REST API (`<base_url>/lightscientist/...`) sends and accepts:
+ * one interface per answer, per record inside one and per request body.
+ *
+ * The answers and their records mirror the `TypedDict`s of the server's
+ * `jupyter/server/answers.py`, in its order (the stage graph's records, which it imports
+ * from `jupyter/layout.py`, come after the stage table): keys and optional keys are kept
+ * equal by `tests/jupyter/test_server_answers.py`, and `test_server_answers_sent.py` checks
+ * the declarations against a real project's answers. Change both sides together.
+ *
+ * Types only, and no import: the requests (`api.ts`) and the views read them from here, so
+ * this module is a leaf of the import graph.
+ */
+
+// ------------------------------------------------------------------------- records
+
+/** A budget decision's `details` (`controller/budget.py`). */
+export interface IBudgetDetails {
+  scope?: string;
+  key?: string;
+  limit?: number;
+  spent?: number;
+}
+
+export interface IPendingDecision {
+  id: string;
+  kind: 'gate' | 'question' | 'handoff' | 'budget';
+  stage: string;
+  question: string;
+  summary: string;
+  outputs: string[];
+  proposed_next: string | null;
+  default_reject: string | null;
+  options: string[];
+  requested_at: number;
+  /** For a budget: scope, key, limit, spent (see `budget.ts`); `{}` otherwise. */
+  details: IBudgetDetails;
+}
+
+/** One transition of a project (`from` is null for the first stage). */
+export interface IHistoryStep {
+  from: string | null;
+  to: string;
+  /** start, finish, approve, reject or auto. */
+  by: string;
+  /** Unix time in seconds. */
+  at: number;
+}
+
+/** A decision a human answered. */
+export interface IAnsweredDecision {
+  id: string;
+  kind: IPendingDecision['kind'];
+  stage: string;
+  approve: boolean;
+  comment: string | null;
+  to: string | null;
+  at: number;
+  /** The door the answer came through: cli, magic, api, widget, panel or dashboard. */
+  source: string;
+  /** For a question: what was asked. */
+  question?: string;
+  /** For a budget: the new limits (`{}` when it was declined). */
+  budget?: Record<string, number>;
+  /** For a budget: the scope whose limit was reached. */
+  scope?: string | null;
+}
+
+/** Who runs a project: the run lock's holder (`{}` when its record cannot be read). */
+export interface IRunner {
+  pid?: number;
+  host?: string;
+  /** Unix time the lock was taken. */
+  since?: number;
+  purpose?: string;
+  command?: string;
+}
+
+export interface IStageInfo {
+  id: string;
+  skill: string;
+  outputs: string[];
+  next: string;
+  allowed: string[];
+  approval: boolean;
+  max_visits: number | null;
+}
+
+export interface IStageTable {
+  file: string;
+  start: string;
+  stages: IStageInfo[];
+}
+
+/** A stage's box in the stage graph (positions in SVG user units). */
+export interface INodeLayout {
+  id: string;
+  label: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  band: number;
+  column: number;
+  row: number;
+  gate: boolean;
+  branch: boolean;
+  done: boolean;
+}
+
+/** `next`: the default next stage; `allowed`: another forward choice; `loop`: a stage to
+ * itself; `back`: an edge that closes a cycle. */
+export type EdgeKind = 'next' | 'allowed' | 'loop' | 'back';
+
+export interface IEdgeLayout {
+  source: string;
+  target: string;
+  kind: EdgeKind;
+  default: boolean;
+  /** SVG path data of the edge's route. */
+  path: string;
+}
+
+export interface IBandLayout {
+  label: string;
+  x: number;
+  y: number;
+}
+
+/**
+ * The stage graph's layout, computed by the server (`jupyter/layout.py`): the same layout
+ * the notebook dashboard draws, so the panel only draws it.
+ */
+export interface IGraphLayout {
+  width: number;
+  height: number;
+  nodes: INodeLayout[];
+  edges: IEdgeLayout[];
+  bands: IBandLayout[];
+}
+
+export interface IOutputFile {
+  stage: string;
+  name: string;
+  path: string;
+  exists: boolean;
+}
+
+/** The project's `PROCESS.md`. */
+export interface IProcessFile {
+  path: string;
+  exists: boolean;
+}
+
+export interface IHandoffOutput {
+  path: string;
+  ready: boolean;
+}
+
+/** `detail.handoff`, built by the server (`app/handoff_card.py`). */
+export interface IHandoffCard {
+  decision_id: string;
+  stage: string;
+  visit: number;
+  goal: string;
+  skill_path: string;
+  skill: string;
+  digest: string;
+  outputs: IHandoffOutput[];
+  default_next: string;
+  allowed_next: string[];
+  feedback: string;
+  skeleton: string;
+}
+
+/** One scope's counters (`values/usage.py` `Usage.to_dict`). */
+export interface IUsageFigures {
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  model_calls: number;
+  wall_s: number;
+  /** USD, null when a call had no known price. */
+  cost_usd: number | null;
+  unpriced_calls: number;
+  /** Calls whose tokens were estimated from characters. */
+  estimated: number;
+  tokens: number;
+}
+
+/** The project's counters (`app/usage.py` `status_usage`). */
+export interface IUsageTotal extends IUsageFigures {
+  /** USD, or "unknown" while a call had no known price. */
+  cost: number | 'unknown';
+  budget: Record<string, number>;
+  hours: number;
+}
+
+/** `detail.usage`: the project's totals and each stage's. */
+export interface IPanelUsage {
+  total: IUsageTotal;
+  stages: Record<string, IUsageFigures>;
+}
+
+/** One file under review at a gate, as the server sends it (`diff_card.panel_changes`). */
+export interface IFileDiff {
+  path: string;
+  status: 'new' | 'changed' | 'removed' | 'unchanged';
+  /** Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
+   * unchanged files. */
+  lines: string[];
+}
+
+/** One stage's time in `progress`: over all its visits. */
+export interface IProgressStage {
+  stage: string;
+  seconds: number;
+  visits: number;
+}
+
+/** What the server puts in a project's detail under `progress` (`jupyter/progress.py`). */
+export interface IProgress {
+  position: [number, number] | null;
+  current_s: number;
+  stages: IProgressStage[];
+}
+
+// ------------------------------------------------------------------------- answers
+
+export interface IProjectSummary {
+  path: string;
+  name: string;
+  goal?: string;
+  stage?: string;
+  status?: string;
+  mode?: string;
+  pending?: IPendingDecision | null;
+  updated_at?: number;
+  error?: string;
+}
+
+/** `GET projects`. */
+export interface IProjectsAnswer {
+  projects: IProjectSummary[];
+}
+
+export interface IProjectDetail extends IProjectSummary {
+  visits: Record<string, number>;
+  /** The latest transitions, oldest first. */
+  history: IHistoryStep[];
+  decisions: IAnsweredDecision[];
+  reason: string | null;
+  feedback: string | null;
+  /** The latest accepted summary of each stage. */
+  last_summary: Record<string, string>;
+  runner: IRunner | null;
+  /** The stage a pause was asked after (kept in the project's state), or null. */
+  pause_after: string | null;
+  table: IStageTable | null;
+  layout: IGraphLayout | null;
+  /** The same graph with its bands wrapped after 3, 2 and 1 columns, for a narrow panel. */
+  layouts_narrow: IGraphLayout[];
+  /** How each stage is drawn (`look.stage_states`, the dashboard's rule). */
+  node_states: Record<string, string>;
+  table_error: string | null;
+  outputs: IOutputFile[];
+  process_md: IProcessFile;
+  last_seq: number;
+  /** The stage the researcher holds (see `handoff.ts`), or null. */
+  handoff: IHandoffCard | null;
+  /** Stages handed to the researcher whenever the project enters them. */
+  handoffs: string[];
+  /** At a gate: what changed beside each file under review (see `diff.ts`). */
+  gate_diff: IFileDiff[];
+  /** Tokens, cost and model calls: the project's and each stage's (see `budget.ts`). */
+  usage: IPanelUsage;
+  /** Stage N of M and the time per stage (`jupyter/progress.py`); absent without a table. */
+  progress?: IProgress;
+}
+
+export interface IEventRecord {
+  /** The event schema's version. */
+  v: number;
+  seq: number;
+  ts: number;
+  layer: number;
+  type: string;
+  message: string;
+  task_id: string | null;
+  worker_id: string | null;
+  stage: string | null;
+  data: Record<string, unknown>;
+}
+
+export interface IEventsAnswer {
+  path: string;
+  events: IEventRecord[];
+  last_seq: number;
+  reset: boolean;
+  truncated: boolean;
+}
+
+export interface IReplyAnswer {
+  path: string;
+  decision_id: string | null;
+  /** The inbox file's name, for a reply queued for the runner. */
+  queued: string | null;
+  applied_by: 'server' | 'runner';
+  runner: IRunner | null;
+  messages: string[];
+  /** Applied by the server: the project's status and stage afterwards. */
+  status?: string;
+  stage?: string;
+  /** The background process the project goes on in, when nobody ran it. */
+  resumed_by?: number | null;
+}
+
+/** The server's answer to a take, deliver or give-back. */
+export interface IHandoffAnswer {
+  path: string;
+  message: string;
+  status: string | null;
+  stage: string | null;
+  /** The background process the project goes on in, when nobody ran it. */
+  resumed_by: number | null;
+}
+
+export type ControlAction = 'cancel' | 'resume' | 'pause' | 'rerun';
+
+export interface IControlAnswer {
+  path: string;
+  action: ControlAction;
+  message: string;
+  pid: number | null;
+  status: string;
+  stage: string;
+}
+
+/** What the server answers when it refuses a request. */
+export interface IRefusal {
+  message: string;
+  status: number;
+}
+
+// ------------------------------------------------------------------------- requests
+
+export interface IReply {
+  path: string;
+  approve: boolean;
+  comment: string;
+  to_stage: string | null;
+  decision_id: string | null;
+}
+
+export interface IControl {
+  path: string;
+  action: ControlAction;
+  stage: string | null;
+}

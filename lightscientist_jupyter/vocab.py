@@ -153,6 +153,29 @@ class JobStatus(StrEnum):
 FINAL_JOB_STATUSES = frozenset(s for s in JobStatus if s != JobStatus.RUNNING)
 
 
+class NodeKind(StrEnum):
+    """What a node of a search stage's tree is (`experiment/tree.json`, `search.node` events)."""
+
+    DRAFT = "draft"
+    """A fresh variant written from the plan (the tree's roots)."""
+    IMPROVE = "improve"
+    """A change to an ok node (the best one so far), meant to better its metric."""
+    DEBUG = "debug"
+    """A fix of a failed node."""
+
+
+class NodeStatus(StrEnum):
+    """Where a node of a search tree stands."""
+
+    RUNNING = "running"
+    OK = "ok"
+    """Its job succeeded and its result file gave the metric."""
+    FAILED = "failed"
+    """Its job failed, or its result file gave no metric."""
+    CANCELLED = "cancelled"
+    """Stopped by a cancel (or left running by a run that was killed); never resumed."""
+
+
 class WorkerStatus(StrEnum):
     """A layer-3 worker session's state (README, "What happens in a run", step 3)."""
 

@@ -21,6 +21,7 @@ from lightscientist_jupyter.controller.checks import check_problems, literature_
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import StageTableError
 from lightscientist_jupyter.values.limits import LIMIT_KEYS, parse_table
+from lightscientist_jupyter.values.search import SearchSpec, parse_spec
 
 TOP_KEYS = {"start": str, "stages": dict, "literature": dict}
 STAGE_KEYS: dict[str, tuple[type, bool]] = {
@@ -35,6 +36,7 @@ STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "handoff": (bool, False),
     "budget": (dict, False),
     "checks": (list, False),
+    "search": (dict, False),
 }
 _STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]""")
@@ -265,6 +267,15 @@ def _build_stage(
                 f"{where}, key 'budget'{lines.of(stage_id, 'budget')}: {exc} "
                 "(e.g. budget = { usd = 1, tokens = 200000 })"
             )
+    search: SearchSpec | None = None
+    if "search" in ok:
+        try:
+            search = parse_spec(ok["search"])
+        except ValueError as exc:
+            problems.append(
+                f"{where}, key 'search'{lines.of(stage_id, 'search')}: {exc} (e.g. search = "
+                '{ metric = "final_loss", goal = "min", nodes = 12, parallel = 2 })'
+            )
     checks = tuple(ok.get("checks", ()))
     problems += check_problems(f"{where}, key 'checks'{lines.of(stage_id, 'checks')}", checks)
     skill = None
@@ -291,6 +302,7 @@ def _build_stage(
         handoff=ok.get("handoff", False),
         budget=budget,
         checks=checks,
+        search=search,
     )
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from lightscientist_jupyter.values.search import SearchSpec
+
 DONE = "done"
 """The pseudo-stage that ends a project."""
 
@@ -39,6 +41,8 @@ class Stage:
     """The researcher does this stage by hand whenever the project enters it."""
     checks: tuple[str, ...] = ()
     """Deterministic checks run when it finishes (`citations:DOC`, `numbers:DOC[:FOLDERS]`)."""
+    search: SearchSpec | None = None
+    """A search stage: its variants run as a best-first tree of jobs (`controller.search`)."""
 
     @property
     def phase(self) -> str:

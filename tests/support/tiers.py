@@ -28,6 +28,7 @@ UNIT_MODULES = (
     "controller/test_loader.py",
     "controller/test_state.py",
     "controller/test_budget.py",
+    "controller/test_search.py",
     "events/test_bus.py",
     "events/test_jsonl.py",
     "events/test_jsonl_encoding.py",

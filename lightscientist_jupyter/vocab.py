@@ -253,6 +253,8 @@ class EventType(StrEnum):
     USER_DECISION = "user.decision"
     PATH_REFUSED = "path.refused"
     """The kernel refused a workspace path (a link, a pipe) a command left, and went on."""
+    SEARCH_NODE = "search.node"
+    """A node of a search stage's tree was created, started or finished (`experiment/tree.json`)."""
     # layer 2: the stage supervisor
     WORKER_CREATED = "worker.created"
     WORKER_STATUS = "worker.status"
@@ -290,7 +292,8 @@ EVENT_LAYERS: dict[EventType, Layer] = {
     **{
         t: Layer.CONTROLLER
         for t in EventType
-        if t.value.split(".")[0] in ("stage", "budget", "user") or t is EventType.PATH_REFUSED
+        if t.value.split(".")[0] in ("stage", "budget", "user", "search")
+        or t is EventType.PATH_REFUSED
     },
     **{
         t: Layer.SUPERVISOR

@@ -25,6 +25,7 @@ from lightscientist_jupyter.controller.budget_calls import BudgetCalls
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
 from lightscientist_jupyter.controller.handoff_tools import HandoffTools, handoff_stages
 from lightscientist_jupyter.controller.loader import load_table
+from lightscientist_jupyter.controller.search_calls import SearchCalls
 from lightscientist_jupyter.controller.state import ProjectState, load_state, save_state
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.errors import ControllerError
@@ -57,7 +58,7 @@ class ReplyOutcome:
     answer: dict[str, Any] | None = None
 
 
-class ResearchController(HandoffTools, BudgetCalls):
+class ResearchController(HandoffTools, BudgetCalls, SearchCalls):
     """Runs one project's stage machine over a workspace. Thread-safe. The hand-over calls
     (`take`, `deliver`, `give_back`) come from `HandoffTools`."""
 

@@ -19,12 +19,15 @@ from typing import Any
 from support.runtime import copy_skill, finish, stage_task
 from support.waiting import wait_for
 
+from lightscientist_jupyter.offline.history import History
 from lightscientist_jupyter.offline.study import nodes
 from lightscientist_jupyter.offline.study.files import script_text
+from lightscientist_jupyter.offline.supervisor import decide_supervisor
 from lightscientist_jupyter.runtime.jobs.manager import ended_message
 from lightscientist_jupyter.runtime.protocol import TASK_TITLE, parse_header, render_header
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.supervisor.prompts import worker_message
+from lightscientist_jupyter.vocab import SchedulingKind
 
 STAGE = "experiment.loop"
 
@@ -184,3 +187,18 @@ def test_the_bug_is_one_line_and_a_log_without_a_known_error_gets_no_fix():
     ]
     assert nodes.fix_for("ZeroDivisionError: division by zero", buggy) is None
     assert nodes.fix_for("", buggy) is None
+
+
+def test_the_supervisor_starts_the_stage_worker_when_the_search_is_over():
+    fields = {
+        "event": str(SchedulingKind.SEARCH_OVER),
+        "stage": STAGE,
+        "reason": "all 8 nodes have run",
+        "best": {"id": "n006", "metric": 0.0065},
+        "tree_file": "experiment/tree.json",
+    }
+    history = History(results={}, calls={}, n_ai=0, last_human="")
+    step = decide_supervisor(fields, history)
+    assert not isinstance(step, list) and hasattr(step, "args")
+    assert "experiment/tree.json" in step.args["instructions"]
+    assert "n006" in step.args["instructions"]

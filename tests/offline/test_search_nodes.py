@@ -19,9 +19,10 @@ from typing import Any
 from support.runtime import copy_skill, finish, stage_task
 from support.waiting import wait_for
 
+from lightscientist_jupyter.controller.provenance import numbers
 from lightscientist_jupyter.offline.history import History
 from lightscientist_jupyter.offline.study import nodes
-from lightscientist_jupyter.offline.study.files import script_text
+from lightscientist_jupyter.offline.study.files import script_files, script_text
 from lightscientist_jupyter.offline.supervisor import decide_supervisor
 from lightscientist_jupyter.runtime.jobs.manager import ended_message
 from lightscientist_jupyter.runtime.protocol import TASK_TITLE, parse_header, render_header
@@ -202,3 +203,80 @@ def test_the_supervisor_starts_the_stage_worker_when_the_search_is_over():
     assert not isinstance(step, list) and hasattr(step, "args")
     assert "experiment/tree.json" in step.args["instructions"]
     assert "n006" in step.args["instructions"]
+
+
+def test_the_search_stage_worker_reports_the_tree_and_the_paper_quotes_it(
+    make_runtime, spec_for, table, ws
+):
+    runtime = make_runtime()
+    assert finish(runtime, runtime.start(spec_for("experiment.setup")))["status"] == "completed"
+    # a small finished tree: the first draft, a failed draft, an improvement of the first
+    tree = ws.root / "experiment" / "tree"
+    first, text = nodes.draft_text(1)
+    run_node(tree / "n001", text)
+    run_node(tree / "n002", nodes.draft_text(nodes.BUGGY_DRAFT)[1])
+    move, after = nodes.choose_move(first, 0)
+    line = nodes.setting_line(text, move.setting)
+    run_node(tree / "n003", text.replace(line, nodes.with_value(line, move.setting, after)))
+    metric = {
+        n: json.loads((tree / n / "result.json").read_text())["final_loss"]
+        for n in ("n001", "n003")
+    }
+    records = [
+        {"id": "n001", "parent": None, "kind": "draft", "status": "ok", "metric": metric["n001"]},
+        {"id": "n002", "parent": None, "kind": "draft", "status": "failed", "metric": None},
+        {"id": "n003", "parent": "n001", "kind": "improve", "status": "ok",
+         "metric": metric["n003"]},
+    ]  # fmt: skip
+    tree_json = {"metric": "final_loss", "goal": "min", "best": "n003", "nodes": records}
+    (ws.root / "experiment" / "tree.json").write_text(json.dumps(tree_json))
+
+    task = stage_task(table, ws, STAGE)
+    over = decide_supervisor(
+        {"event": "search_over", "reason": "all 3 nodes have run", "best": records[2],
+         "tree_file": "experiment/tree.json"},
+        History(results={}, calls={}, n_ai=0, last_human=""),
+    )  # fmt: skip
+    assert not isinstance(over, list) and hasattr(over, "args")
+    message = worker_message(
+        task, skill=copy_skill(ws, task), digest="", instructions=over.args["instructions"]
+    )
+    spec = WorkerSpec(message=message, stage=STAGE, task_id=task.task_id, goal=task.goal)
+    record = finish(runtime, runtime.start(spec), timeout=120)
+    assert record["status"] == "completed", record
+    assert record["result"]["next_stage"] == "experiment.analyze"
+    assert record["commands"] == [
+        "python experiment/run_experiment.py",
+        "python experiment/search_report.py",
+    ]
+    search = json.loads((ws.root / "experiment" / "search.json").read_text())
+    assert search["nodes"] == 3 and search["best"]["node"] == "n003"
+    assert search["first_draft"]["node"] == "n001"
+    assert search["baseline"]["condition"] == "lr=0.2,warmup=0"
+    assert search["best"]["metric"] < search["first_draft"]["metric"]
+
+    analyze = finish(runtime, runtime.start(spec_for("experiment.analyze")), timeout=120)
+    assert analyze["status"] == "completed", analyze
+    analysis = (ws.root / "experiment" / "analysis.md").read_text()
+    assert "## Search over configurations" in analysis
+    assert "Best node: n003 (improve" in analysis and "First draft: n001" in analysis
+
+    # the paper's build script quotes the same numbers, each traced to a result file
+    for target in ("paper/build_paper.py",):
+        for path, body in script_files(target).items():
+            (ws.root / path).parent.mkdir(parents=True, exist_ok=True)
+            (ws.root / path).write_text(body)
+    proc = subprocess.run(
+        [sys.executable, "paper/build_paper.py", "goal"],
+        cwd=ws.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    paper = (ws.root / "paper" / "paper.md").read_text()
+    assert "Search tree: 3 nodes" in paper and "Best node: n003" in paper
+    problems = [
+        i for i in numbers(ws.root / "paper" / "paper.md", ws.root, ["experiment"]) if not i.ok
+    ]
+    assert problems == []

@@ -225,7 +225,7 @@ class SchedulingKind(StrEnum):
     """Nothing is running in the stage and nothing is scheduled."""
     SEARCH_OVER = "search_over"
     """A search stage's nodes have all run (or one reached the target): the stage's worker
-    writes its outputs from the tree."""
+    writes its outputs from the tree. The agent is told nothing of the nodes before."""
 
 
 class Layer(IntEnum):

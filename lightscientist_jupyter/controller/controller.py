@@ -228,6 +228,7 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls):
                 task_id=s.task_id,
                 network=stage.network,
                 limits=dict(stage.limits),
+                search=stage.search,
             )
 
     def on_answer(self, listener: Callable[[dict[str, Any]], None]) -> None:

@@ -18,17 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from lightscientist_jupyter.values.search import Node, SearchSpec, Tree
+from lightscientist_jupyter.values.search import Expansion, Node, SearchSpec, Tree
 from lightscientist_jupyter.vocab import NodeKind, NodeStatus
-
-
-@dataclasses.dataclass(frozen=True)
-class Expansion:
-    """A node to start: its id, what it is and which node it grows from."""
-
-    id: str
-    kind: NodeKind
-    parent: str | None
 
 
 def node_id(number: int) -> str:
@@ -96,6 +87,7 @@ def ended(
     summary: str = "",
     files: tuple[str, ...] = (),
     cancelled: bool = False,
+    job: str | None = None,
 ) -> Tree:
     """The tree once node `node` ended: ok with its metric, failed without one, or
     cancelled. A node that already ended stays as it was (a late report changes nothing)."""
@@ -114,6 +106,7 @@ def ended(
             ended=at,
             summary=summary or old.summary,
             files=files or old.files,
+            job=job or old.job,
         )
     )
 

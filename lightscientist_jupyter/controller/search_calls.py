@@ -18,13 +18,12 @@ from collections.abc import Collection, Sequence
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import search
-from lightscientist_jupyter.controller.search import Expansion
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.redact import redact
-from lightscientist_jupyter.values.search import TREE_FILE, Node, SearchSpec, Tree
+from lightscientist_jupyter.values.search import TREE_FILE, Expansion, Node, SearchSpec, Tree
 from lightscientist_jupyter.vocab import EventType, NodeStatus
 from lightscientist_jupyter.workspace import Workspace
 
@@ -91,6 +90,7 @@ class SearchCalls:
         summary: str = "",
         files: Sequence[str] = (),
         cancelled: bool = False,
+        job: str | None = None,
     ) -> str | None:
         """Node `node` ended: ok with `metric` (read from its job's result file), failed
         without one, or cancelled. Returns why the search is now over, or None."""
@@ -105,6 +105,7 @@ class SearchCalls:
                 summary=redact(summary)[:SUMMARY_CHARS],
                 files=tuple(files),
                 cancelled=cancelled,
+                job=job,
             )
             self._save_tree(tree)
             self._node_event(tree.node(node), "finished", tree)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lightscientist_jupyter._fs import read_named, read_text, write_text_atomic
@@ -76,7 +76,11 @@ class WorkerControl:
     # ------------------------------------------------------------------ workers
 
     def start_worker(
-        self, instructions: str = "", label: str = "", call_key: str | None = None
+        self,
+        instructions: str = "",
+        label: str = "",
+        call_key: str | None = None,
+        node: Mapping[str, Any] | None = None,
     ) -> str:
         """Start a worker on the current stage.
 
@@ -93,7 +97,7 @@ class WorkerControl:
         skill = self.copy_skill(task)
         digest = prompts.process_digest(self.read_process())
         message = prompts.worker_message(
-            task, skill=skill, digest=digest, label=label, instructions=instructions
+            task, skill=skill, digest=digest, label=label, instructions=instructions, node=node
         )
         with stage.lock:  # held until the worker runs: `cancel_all` sees it or stops it
             if self.host.status in FINAL_PROJECT_STATUSES:

@@ -38,6 +38,7 @@ from lightscientist_jupyter.supervisor.loop_state import (
     save_loop_state,
 )
 from lightscientist_jupyter.supervisor.recovery import recover
+from lightscientist_jupyter.supervisor.search import SearchRunner
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent, apply_update, filter_update
 from lightscientist_jupyter.values.task import StageHost, StageResult, StageTask
 from lightscientist_jupyter.vocab import EventType, SchedulingKind, StageOutcome, WorkerStatus
@@ -104,6 +105,8 @@ class StageSupervisor:
         self.control = WorkerControl(self._current, self.runtime, host, self.bus, workspace)
         """The agent's tool backends (one for every stage: the agent's session outlives one)."""
         self.jobs = JobPoller(self.runtime, self.bus)  # resumes workers whose jobs ended
+        self.search = SearchRunner(host, self.control, self.runtime.jobs, workspace)
+        """A search stage's nodes, run before the agent hears of the stage."""
 
     @property
     def task(self) -> StageTask:
@@ -122,11 +125,12 @@ class StageSupervisor:
             stage = SupervisedStage(task, self.workspace.state_dir / "supervisor.json", self._lock)
             self._stage = stage
         control = self.control
-        if stage.fresh:
+        self.search.begin()
+        if stage.fresh and task.search is None:
             stage.enqueue(
                 SchedulingEvent(SchedulingKind.STAGE_STARTED, task.task_id, at=time.time())
             )
-        else:
+        elif not stage.fresh:
             recover(stage, self.runtime, control)
         idle_streak = 0
         calls_before = self._agent_tool_calls()
@@ -136,6 +140,7 @@ class StageSupervisor:
             self._drain(stage)
             self._fire_due(stage, control)
             self.jobs.poll(stage, control)
+            self.search.tick(stage)
             self._check_stalls(stage)
             host = self.host
             outcome = decisions.stage_outcome(
@@ -214,6 +219,7 @@ class StageSupervisor:
             if change is not None:  # what the agent is told changed: recorded, or replayed
                 self.inbox.took(after)
             event = self.jobs.screen(stage, change)
+            told = self.search.screen(stage, event)  # a node's end: the search's, not the agent's
             if event is not None:
                 self._emit_about(
                     after,
@@ -221,7 +227,8 @@ class StageSupervisor:
                     f"{after.id}: {before.status} → {after.status}",
                     {"from": str(before.status), "to": str(after.status)},
                 )
-                stage.enqueue(event)
+            if told is not None:
+                stage.enqueue(told)
             elif before.status != after.status:
                 stage.save()
 

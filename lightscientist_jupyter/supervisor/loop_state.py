@@ -56,6 +56,8 @@ class LoopState:
     last_finish: dict[str, Any] | None = None
     stalled: set[str] = dataclasses.field(default_factory=set)
     """Workers reported stalled since their latest update (a silence is reported once)."""
+    search_told: bool = False
+    """A search stage's end was queued for the agent (`search_over`): told once."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +71,7 @@ class LoopState:
             "in_progress": self.in_progress.to_dict() if self.in_progress else None,
             "last_finish": self.last_finish,
             "stalled": sorted(self.stalled),
+            "search_told": self.search_told,
         }
 
     @classmethod
@@ -88,6 +91,7 @@ class LoopState:
             else None,
             last_finish=raw.get("last_finish"),
             stalled=set(raw.get("stalled", ())) | legacy_stalled,
+            search_told=bool(raw.get("search_told", False)),
         )
 
 

@@ -8,6 +8,7 @@ of PROCESS.md whose size is bounded (newest entries in full, older ones as a one
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from lightscientist_jupyter.redact import clip
@@ -42,6 +43,8 @@ Rules:
 - Answer a waiting worker with resume_worker(answer=...). A worker in the background asked to
   be checked later: schedule_resume it; it will be resumed without asking you again.
 - Use request_user_decision only for a project-level question a human must answer.
+- A search stage's nodes are run for you; you hear of the search once, `search_over`, with
+  the best node and the first draft: start the stage's worker then, as at a stage's start.
 - Use get_task_info, list_workers and get_worker only when you need more than the event says."""
 
 
@@ -150,9 +153,18 @@ def _index_line(entry: str) -> str:
 
 
 def worker_message(
-    task: StageTask, *, skill: str, digest: str, label: str = "", instructions: str = ""
+    task: StageTask,
+    *,
+    skill: str,
+    digest: str,
+    label: str = "",
+    instructions: str = "",
+    node: Mapping[str, Any] | None = None,
 ) -> str:
-    """A worker's first message: its task header, how to work, and the PROCESS.md digest."""
+    """A worker's first message: its task header, how to work, and the PROCESS.md digest.
+
+    A worker of a search node gets the node's fields too (`supervisor.search.node_fields`),
+    and is asked for the node, not the stage's outputs."""
     fields = {
         "role": "worker",
         "goal": task.goal,
@@ -167,7 +179,20 @@ def worker_message(
         "label": label,
         "instructions": instructions,
         "feedback": task.feedback or "",
+        **(node or {}),
     }
+    if node:
+        body = (
+            f"You write one node of the stage's search: {node['node']} ({node['node_kind']}). "
+            "Read your skill file first. Put the node's files in its folder "
+            f"{node['node_dir']}; run its experiment as a job (submit_job) whose script writes "
+            f"{node['result_file']}: a JSON object with the number '{node['metric']}' "
+            f"({node['metric_goal']} is better). Wait for the job, then call complete_stage with "
+            "what the node changed and what it gave (5-10 lines), its files, and the default "
+            "next stage. The metric is read from the result file, not from your summary.\n\n"
+            "## PROCESS.md (the project so far)\n\n" + digest
+        )
+        return render_header(TASK_TITLE, fields, body)
     body = (
         f"Read your skill file {skill} first. Write the outputs listed above (paths relative "
         "to the workspace root '/'), then call complete_stage with a 5-10 line summary, the "

@@ -119,6 +119,19 @@ class TreeRecord(TypedDict):
     nodes: list[NodeRecord]
 
 
+NODE_LABEL = "node "
+"""The label of a node's worker starts so: `node n003`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Expansion:
+    """A node to start: its id, what it is and which node it grows from."""
+
+    id: str
+    kind: NodeKind
+    parent: str | None
+
+
 @dataclasses.dataclass(frozen=True)
 class Node:
     """One variant of the experiment: what it is, where it came from, how it went."""

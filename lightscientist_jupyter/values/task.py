@@ -10,9 +10,10 @@ down.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
+from lightscientist_jupyter.values.search import Expansion, SearchSpec, Tree
 from lightscientist_jupyter.vocab import StageOutcome
 
 
@@ -39,6 +40,8 @@ class StageTask:
     """The stage's `network`: its workers' commands may use the network."""
     limits: dict[str, Any] = dataclasses.field(default_factory=dict)
     """The stage's `limits` for its workers' commands."""
+    search: SearchSpec | None = None
+    """A search stage's `search` table: layer 2 runs its nodes before its worker."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -67,7 +70,33 @@ class FinishReply(Protocol):
 
 
 class StageHost(Protocol):
-    """Layer 1 as layer 2 sees it: two tools and where the project stands."""
+    """Layer 1 as layer 2 sees it: two tools, a search stage's tree, and where the project
+    stands."""
+
+    def search_next(self, live: Collection[str] = ()) -> list[Expansion]:
+        """The nodes of the search to start now (`live`: the nodes layer 2 watches)."""
+        ...
+
+    def search_node_started(self, node: str, job: str | None = None) -> None: ...
+
+    def search_node_ended(
+        self,
+        node: str,
+        *,
+        metric: float | None,
+        summary: str = "",
+        files: Sequence[str] = (),
+        cancelled: bool = False,
+        job: str | None = None,
+    ) -> str | None:
+        """Record how node `node` ended; returns why the search is over, or None."""
+        ...
+
+    def search_tree(self) -> Tree | None: ...
+
+    def search_over(self) -> str | None:
+        """Why the search is over, or None while it goes on."""
+        ...
 
     def finish_stage(
         self, summary: str, outputs: Sequence[str] = (), next_stage: str | None = None

@@ -1,0 +1,159 @@
+"""A search stage end to end through the real `ChatOpenAI` client against the scripted chat
+server: layer 2 runs the nodes layer 1 asks for, two at a time, reads each metric from the
+result file the node's command wrote, fixes a failed draft, improves the best node, and only
+then wakes the supervisor agent, once (`search_over`); the stage's worker writes the report
+and the project ends done. The agent's input never names a node."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import _write_table
+from support.chat_server import ChatServer, answer, tool_call
+from support.real_run import (
+    GOAL,
+    answers_given,
+    cli,
+    events,
+    field,
+    supervisor_turn,
+    worker_task,
+)
+
+pytestmark = pytest.mark.slow
+
+TABLE = """\
+start = "explore"
+
+[stages.explore]
+skill = "skills/explore.md"
+outputs = ["out/report.md"]
+next = "done"
+allowed = ["done"]
+search = { metric = "loss", goal = "min", nodes = 5, parallel = 2, debug_depth = 1 }
+"""
+
+SCRIPT = """\
+import json, sys, time
+loss = float(sys.argv[1])
+time.sleep(0.5)  # long enough for two nodes to overlap
+if loss < 0:
+    raise SystemExit("the variant diverged")
+json.dump({{"loss": loss}}, open("{result}", "w"))
+"""
+
+
+def node_loss(task: str) -> float:
+    """The scripted node's loss: the second draft fails, a fix gets 0.45, an improvement
+    takes 0.1 off its parent's."""
+    kind, node = field(task, "node_kind"), field(task, "node")
+    if kind == "draft":
+        return -1.0 if node == "n002" else 0.5
+    if kind == "debug":
+        return 0.45
+    return round(float(field(task, "parent_metric")) - 0.1, 4)
+
+
+def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
+    turn = supervisor_turn(body)
+    if turn is not None:
+        event, since = turn
+        if since:
+            return answer("done" if "event: worker_finished" in event else "continue")
+        if "event: search_over" in event:
+            return tool_call("start_worker")
+        if "event: worker_finished" in event:
+            return tool_call(
+                "finish_stage",
+                summary="The search ran.",
+                outputs=["out/report.md"],
+                next_stage="done",
+            )
+        return answer("continue")
+    task = worker_task(body)
+    node = field(task, "node")
+    if node:
+        folder, result = field(task, "node_dir"), field(task, "result_file")
+        plan = [
+            tool_call(
+                "write_file",
+                file_path=f"/{folder}/run.py",
+                content=SCRIPT.format(result=result),
+            ),
+            tool_call("execute", command=f"python3 {folder}/run.py {node_loss(task)}"),
+            tool_call(
+                "complete_stage",
+                summary=f"{node}: loss {node_loss(task)}",
+                outputs=[f"{folder}/run.py"],
+                next_stage="done",
+            ),
+        ]
+    else:
+        plan = [
+            tool_call("read_file", file_path="/experiment/tree.json"),
+            tool_call("write_file", file_path="/out/report.md", content="# Report\n\nBest node.\n"),
+            tool_call(
+                "complete_stage", summary="Reported.", outputs=["out/report.md"], next_stage="done"
+            ),
+        ]
+    return plan[min(answers_given(body), len(plan) - 1)]
+
+
+@pytest.fixture
+def server():
+    server = ChatServer().answer_with(searching_scientist)
+    yield server
+    server.close()
+
+
+def test_a_search_stage_runs_its_nodes_then_its_worker(tmp_path: Path, server: ChatServer):
+    table = _write_table(tmp_path / "table", TABLE)
+    ws = tmp_path / "ws"
+    proc = cli(
+        ws,
+        "research",
+        GOAL,
+        "--mode",
+        "auto",
+        "--stages",
+        str(table),
+        "--model",
+        "some-model",
+        "--base-url",
+        server.base_url,
+        "--skip-model-check",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
+
+    tree = json.loads((ws / "experiment" / "tree.json").read_text())
+    nodes = {n["id"]: n for n in tree["nodes"]}
+    assert len(nodes) == 5
+    assert nodes["n002"]["status"] == "failed" and "the variant diverged" not in json.dumps(
+        tree["metric"]
+    )
+    kinds = [n["kind"] for n in tree["nodes"]]
+    assert kinds[:2] == ["draft", "draft"] and "debug" in kinds and "improve" in kinds
+    fix = next(n for n in tree["nodes"] if n["kind"] == "debug")
+    assert (fix["parent"], fix["status"], fix["metric"]) == ("n002", "ok", 0.45)
+    best = nodes[tree["best"]]
+    assert best["metric"] < nodes["n001"]["metric"] == 0.5
+    assert best["files"] == [
+        f"experiment/tree/{best['id']}/result.json",
+        f"experiment/tree/{best['id']}/run.py",
+    ]
+    # two nodes ran at the same time
+    spans = sorted((n["started"], n["ended"]) for n in tree["nodes"])
+    assert any(a[1] > b[0] for a, b in itertools.pairwise(spans))
+
+    told = [r for r in server.requests if supervisor_turn(r) is not None]
+    heard = {field(supervisor_turn(r)[0], "event") for r in told}
+    assert heard <= {"search_over", "worker_finished"}, heard
+    assert not any("node: n0" in supervisor_turn(r)[0] for r in told)
+    node_events = [e for e in events(ws) if e["type"] == "search.node"]
+    assert [e["data"]["event"] for e in node_events].count("finished") == 5
+    assert (ws / "out" / "report.md").is_file()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from lightscientist_jupyter.offline import tools
 from lightscientist_jupyter.offline.history import Act, History, Step
@@ -149,9 +148,12 @@ def plan_improve(node: NodeTask, h: History) -> list[Step]:
 
 def _improvements_before(node: NodeTask, tree_output: str) -> int:
     """How many improvements of this node's parent the tree lists before this node."""
-    try:
-        tree: dict[str, Any] = json.loads(output_of(tree_output))
+    text = output_of(tree_output)
+    try:  # from the first brace: a shell may print lines of its own before the file
+        tree, _ = json.JSONDecoder().raw_decode(text[text.index("{") :])
     except ValueError:
+        return 0
+    if not isinstance(tree, dict):
         return 0
     return sum(
         1

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.runtime import copy_skill, finish, stage_task
 from support.waiting import wait_for
 
@@ -179,13 +180,19 @@ def test_best_first_moves_from_the_first_draft_find_a_better_configuration(tmp_p
     assert i == 2 and best < 0.5 * first
 
 
-def test_the_bug_is_one_line_and_a_log_without_a_known_error_gets_no_fix():
+def test_the_bug_is_one_line_and_a_log_without_a_known_error_gets_no_fix(tmp_path: Path):
     _, good = nodes.draft_text(3)
     _, buggy = nodes.draft_text(nodes.BUGGY_DRAFT)
     differ = [(a, b) for a, b in zip(good.splitlines(), buggy.splitlines(), strict=True) if a != b]
     assert [d for d in differ if not d[0].startswith(("LR =", "SCHEDULE ="))] == [
         (differ[-1][0], differ[-1][0].replace("EPOCHS -", "EPOCH -"))
     ]
+    # lines a sandbox's shell prints before the file do not move the fix off its line
+    log = run_node(tmp_path / "b", buggy).stderr
+    noise = "ls-cgroups: 2: cannot create /sys/fs/cgroup/pids/x/cgroup.procs\n"
+    assert nodes.fix_for(log, noise + buggy) == nodes.fix_for(log, buggy)
+    old, new, _ = nodes.fix_for(log, noise + buggy) or pytest.fail("no fix")
+    assert (old, new) == (differ[-1][1], differ[-1][0])
     assert nodes.fix_for("ZeroDivisionError: division by zero", buggy) is None
     assert nodes.fix_for("", buggy) is None
 

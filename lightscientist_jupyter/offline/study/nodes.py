@@ -97,12 +97,13 @@ def moved(s: Settings, move: Move) -> Settings | None:
 
 def choose_move(s: Settings, siblings_before: int) -> tuple[Move, Settings]:
     """The move an improve node makes from its parent's settings `s`: the applicable moves in
-    `MOVES` order, the first for the parent's first improvement, the next for its second
-    (two improvements of one node running at once try different moves)."""
+    `MOVES` order, the first for the parent's first improvement, the next for its second (two
+    improvements of one node running at once try different moves), and `LAST_RESORT` once
+    they are used up."""
     options = [(m, t) for m in MOVES if (t := moved(s, m)) is not None]
-    if not options:
-        return LAST_RESORT, dataclasses.replace(s, warmup=s.warmup + 50)
-    return options[siblings_before % len(options)]
+    if siblings_before < len(options):
+        return options[siblings_before]
+    return LAST_RESORT, dataclasses.replace(s, warmup=s.warmup + 50)
 
 
 def value_text(setting: str, s: Settings) -> str:
@@ -159,20 +160,28 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 def fix_for(log: str, text: str) -> tuple[str, str, str] | None:
     """The fix of a script that failed with `log`: `(old line, new line, what was wrong)`,
     or None when the log shows no error this model can fix. It fixes an undefined name: on
-    the line of the script the traceback's last frame in `SCRIPT` names, the name becomes the
-    closest name the script defines or imports."""
+    the line of the script the traceback's last frame in `SCRIPT` names (found by the source
+    the traceback quotes, so lines a shell printed before the file do not shift it), the name
+    becomes the closest name the script defines or imports."""
     error = _NAME_ERROR.search(log)
-    frames = [f for f in _FRAME.finditer(log) if f["file"].endswith(SCRIPT)]
+    log_lines = log.splitlines()
+    frames = [
+        (int(found["line"]), log_lines[i + 1].strip() if i + 1 < len(log_lines) else "")
+        for i, line in enumerate(log_lines)
+        if (found := _FRAME.search(line)) and found["file"].endswith(SCRIPT)
+    ]
     if error is None or not frames:
         return None
+    number, quoted = frames[-1]
     lines = text.splitlines()
-    number = int(frames[-1]["line"])
-    if not 1 <= number <= len(lines):
+    at = [i for i, line in enumerate(lines) if quoted and line.strip() == quoted]
+    if not at and not 1 <= number <= len(lines):
         return None
-    old, name = lines[number - 1], error["name"]
+    index = min(at, key=lambda i: abs(i + 1 - number)) if at else number - 1
+    old, name = lines[index], error["name"]
     known = set(_IDENTIFIER.findall(text)) - {name}
     close = difflib.get_close_matches(name, sorted(known), n=1)
-    if not close:
+    if not close or not re.search(rf"\b{re.escape(name)}\b", old):
         return None
     new = re.sub(rf"\b{re.escape(name)}\b", close[0], old)
     return old, new, f"line {number} used the undefined name {name} (meant {close[0]})"

@@ -11,7 +11,6 @@ reads the metric from `result_file`, never from this summary.
 
 from __future__ import annotations
 
-import json
 import re
 
 from lightscientist_jupyter.offline import tools
@@ -26,6 +25,7 @@ DESIGN = "study_design.py"
 
 _ENDED = re.compile(r"Job (?P<name>\S+) \([^)]*\): (?P<status>\w+); exit code (?P<code>\S+);")
 _LOG = re.compile(r"jobs/[\w.-]+\.log")
+_TREE_KEY = re.compile(r'"(id|parent|kind)": ("[^"]*"|null)')
 
 
 def is_node(task: Task) -> bool:
@@ -124,7 +124,8 @@ def plan_draft(node: NodeTask, h: History) -> list[Step]:
 
 def plan_improve(node: NodeTask, h: History) -> list[Step]:
     reads: list[Act] = [
-        run("tree", "cat experiment/tree.json"),
+        # the nodes' ids, parents and kinds only: no times, so a replay reads the same
+        run("tree", "grep -E '^ *\"(id|parent|kind)\": ' experiment/tree.json"),
         run("parent", f"cat {node.parent_dir}/{nodes.SCRIPT}"),
     ]
     if not all(h.done(a.label) for a in reads):
@@ -147,21 +148,20 @@ def plan_improve(node: NodeTask, h: History) -> list[Step]:
 
 
 def _improvements_before(node: NodeTask, tree_output: str) -> int:
-    """How many improvements of this node's parent the tree lists before this node."""
-    text = output_of(tree_output)
-    try:  # from the first brace: a shell may print lines of its own before the file
-        tree, _ = json.JSONDecoder().raw_decode(text[text.index("{") :])
-    except ValueError:
-        return 0
-    if not isinstance(tree, dict):
-        return 0
+    """How many improvements of this node's parent the tree lists before this node (read from
+    the tree's `"id"`, `"parent"` and `"kind"` lines, in the order the tree holds them)."""
+    listed: list[dict[str, str | None]] = []
+    for key, value in _TREE_KEY.findall(output_of(tree_output)):
+        if key == "id":
+            listed.append({})
+        if listed:
+            listed[-1][key] = None if value == "null" else value.strip('"')
     return sum(
         1
-        for n in tree.get("nodes") or []
-        if isinstance(n, dict)
-        and n.get("parent") == node.parent
+        for n in listed
+        if n.get("parent") == node.parent
         and n.get("kind") == "improve"
-        and str(n.get("id", "")) < node.id
+        and str(n.get("id") or "") < node.id
     )
 
 

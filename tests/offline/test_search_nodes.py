@@ -101,7 +101,7 @@ def write_tree(ws: Any, records: list[dict[str, Any]]) -> None:
         "nodes": [{k: r[k] for k in keys} for r in records],
     }
     (ws.root / "experiment").mkdir(exist_ok=True)
-    (ws.root / "experiment" / "tree.json").write_text(json.dumps(tree))
+    (ws.root / "experiment" / "tree.json").write_text(json.dumps(tree, indent=2))
 
 
 def test_drafts_improvements_and_a_fix_are_real_scripts_run_as_jobs(make_runtime, table, ws):

@@ -99,11 +99,12 @@ def choose_move(s: Settings, siblings_before: int) -> tuple[Move, Settings]:
     """The move an improve node makes from its parent's settings `s`: the applicable moves in
     `MOVES` order, the first for the parent's first improvement, the next for its second (two
     improvements of one node running at once try different moves), and `LAST_RESORT` once
-    they are used up."""
+    they are used up (a longer warmup for each later sibling)."""
     options = [(m, t) for m in MOVES if (t := moved(s, m)) is not None]
     if siblings_before < len(options):
         return options[siblings_before]
-    return LAST_RESORT, dataclasses.replace(s, warmup=s.warmup + 50)
+    longer = 50 * (1 + siblings_before - len(options))  # each later sibling a longer one
+    return LAST_RESORT, dataclasses.replace(s, warmup=s.warmup + longer)
 
 
 def value_text(setting: str, s: Settings) -> str:

@@ -15,11 +15,11 @@ import pytest
 from conftest import _write_table
 from support.chat_server import ChatServer, answer, tool_call
 from support.real_run import (
-    GOAL,
     answers_given,
-    cli,
     events,
     field,
+    is_model_check,
+    research_auto,
     supervisor_turn,
     worker_task,
 )
@@ -59,6 +59,8 @@ def node_loss(task: str) -> float:
 
 
 def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
+    if is_model_check(body):
+        return tool_call("report_word", word="ready")
     turn = supervisor_turn(body)
     if turn is not None:
         event, since = turn
@@ -113,20 +115,7 @@ def server():
 def test_a_search_stage_runs_its_nodes_then_its_worker(tmp_path: Path, server: ChatServer):
     table = _write_table(tmp_path / "table", TABLE)
     ws = tmp_path / "ws"
-    proc = cli(
-        ws,
-        "research",
-        GOAL,
-        "--mode",
-        "auto",
-        "--stages",
-        str(table),
-        "--model",
-        "some-model",
-        "--base-url",
-        server.base_url,
-        "--skip-model-check",
-    )
+    proc = research_auto(ws, table, "some-model", "--base-url", server.base_url)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
 

@@ -111,6 +111,18 @@ class InboxCommand(StrEnum):
     """Stop at the next step boundary, the workers resumable (before a re-run)."""
 
 
+class HandoffStep(StrEnum):
+    """A step of handing a stage to the researcher and back (`app.handoff`; an inbox
+    `handoff` command's `step`)."""
+
+    TAKE = "take"
+    """The researcher takes the stage (`lightscientist take`)."""
+    DELIVER = "deliver"
+    """The researcher delivers the stage's outputs, with a summary."""
+    GIVE_BACK = "give-back"
+    """The researcher gives the stage back to the workers unfinished."""
+
+
 class DecisionKind(StrEnum):
     """What a pending human decision is about."""
 

@@ -214,6 +214,20 @@ class SchedulingKind(StrEnum):
     """Nothing is running in the stage and nothing is scheduled."""
 
 
+class RecordingLine(StrEnum):
+    """The `kind` of a line of a recording (`.lightscientist/recordings/run-NNNN.jsonl`, see
+    `runtime.recording.lines`)."""
+
+    RUN = "run"
+    """The first line: the run that recorded (the model's label, its price)."""
+    CALL = "call"
+    """A model call: its request (hashes) and its response."""
+    REPLY = "reply"
+    """A human's reply to a decision."""
+    UPDATE = "update"
+    """A worker update layer 2 took in between the supervisor's calls."""
+
+
 class Layer(IntEnum):
     """The layer an event comes from."""
 

@@ -42,10 +42,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal, NotRequired, TypedDict, TypeVar, Unpack, overload
 
-from lightscientist_jupyter import vocab
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.redact import redact
-from lightscientist_jupyter.vocab import InboxCommand, ReplySource
+from lightscientist_jupyter.vocab import CancelSource, HandoffStep, InboxCommand, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 # ------------------------------------------------------------------------- the files' schemas
@@ -92,7 +91,7 @@ class CancelArgs(TypedDict):
 
     worker_id: NotRequired[str | None]
     """The worker to cancel (None, or none: the whole run)."""
-    source: NotRequired[vocab.CancelSource]
+    source: NotRequired[CancelSource]
     """The door the cancel came through, for the project's reason (one outside
     `CancelSource` is left out as it is read: the reason then names no door)."""
 
@@ -100,7 +99,7 @@ class CancelArgs(TypedDict):
 class HandoffArgs(TypedDict):
     """The arguments of a `handoff` command: one hand-over step (`app.handoff.apply`)."""
 
-    step: vocab.HandoffStep
+    step: HandoffStep
     stage: NotRequired[str | None]
     """For a take: the stage to take (None: the current one)."""
     summary: NotRequired[str]
@@ -304,14 +303,14 @@ def read_command(path: Path, raw: object) -> Command | Refused | None:
                 return StopCommand(command=command, args=StopArgs())
             case InboxCommand.CANCEL:
                 cancel = CancelArgs(worker_id=keys.text("worker_id"))
-                if args.get("source") in [str(s) for s in vocab.CancelSource]:
-                    cancel["source"] = vocab.CancelSource(args["source"])
+                if args.get("source") in [str(s) for s in CancelSource]:
+                    cancel["source"] = CancelSource(args["source"])
                 return CancelCommand(command=command, args=cancel)
             case InboxCommand.HANDOFF:
                 token = keys.token("token")
                 sender = None if token is None else token_path(path.parent, token)
                 step = HandoffArgs(
-                    step=keys.member("step", vocab.HandoffStep),
+                    step=keys.member("step", HandoffStep),
                     stage=keys.text("stage"),
                     summary=keys.text("summary") or "",
                     next_stage=keys.text("next_stage"),

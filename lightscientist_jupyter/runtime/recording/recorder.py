@@ -46,7 +46,6 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from lightscientist_jupyter import vocab
 from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs
 from lightscientist_jupyter.redact import redactor
 from lightscientist_jupyter.runtime.recording.forms import (
@@ -60,7 +59,7 @@ from lightscientist_jupyter.runtime.recording.forms import (
 from lightscientist_jupyter.runtime.recording.lines import CallLine, ReplyLine, RunLine, UpdateLine
 from lightscientist_jupyter.runtime.recording.seal import Chain
 from lightscientist_jupyter.runtime.recording.tape import META, CallCounter
-from lightscientist_jupyter.vocab import ReplySource
+from lightscientist_jupyter.vocab import RecordingLine, ReplySource, WorkerStatus
 
 FORMAT = 3
 """The format written: 1 had no seal; 2 chains the lines and hashes each answer (`SEALED`); 3
@@ -161,7 +160,7 @@ class Recorder(BaseCallbackHandler):
         seen = [views(m, self.root, scrub) for m in messages]
         schemas = [tool_views(t, "") for t in tools]
         line = CallLine(
-            kind=vocab.RecordingLine.CALL,
+            kind=RecordingLine.CALL,
             session=meta[META],
             worker=meta.get("ls_worker"),
             role=meta.get("ls_role"),
@@ -185,7 +184,7 @@ class Recorder(BaseCallbackHandler):
         """Append a human reply (the data of a `user.decision` event) to the recording."""
         to = decision.get("to")
         line = ReplyLine(
-            kind=vocab.RecordingLine.REPLY,
+            kind=RecordingLine.REPLY,
             stage=stage,
             approve=bool(decision.get("approve")),
             comment=portable(str(decision.get("comment") or ""), self.root),
@@ -196,12 +195,12 @@ class Recorder(BaseCallbackHandler):
             self._write(line)
 
     def write_update(
-        self, session: str, worker: str, stage: str | None, status: vocab.WorkerStatus
+        self, session: str, worker: str, stage: str | None, status: WorkerStatus
     ) -> None:
         """Append an update layer 2 took in (worker `worker`, whose session is `session`, is
         now `status`)."""
         line = UpdateLine(
-            kind=vocab.RecordingLine.UPDATE,
+            kind=RecordingLine.UPDATE,
             session=session,
             worker=worker,
             stage=stage,
@@ -215,7 +214,7 @@ class Recorder(BaseCallbackHandler):
             self.path = new_recording(self.folder)
             self._fd = NO_LINKS.open_fd(self.path, os.O_WRONLY | os.O_APPEND)
             header = RunLine(
-                kind=vocab.RecordingLine.RUN,
+                kind=RecordingLine.RUN,
                 v=FORMAT,
                 at=time.time(),
                 model=self.model,
@@ -276,13 +275,13 @@ def run_headers(files: list[Path]) -> list[RunLine]:
                 raw = json.loads(f.readline() or "{}")
         except (OSError, ValueError):
             continue
-        if isinstance(raw, dict) and raw.get("kind") == vocab.RecordingLine.RUN:
+        if isinstance(raw, dict) and raw.get("kind") == RecordingLine.RUN:
             headers.append(_run_line(raw))
     return headers
 
 
 def _run_line(raw: Mapping[str, object]) -> RunLine:
-    header = RunLine(kind=vocab.RecordingLine.RUN)
+    header = RunLine(kind=RecordingLine.RUN)
     v, at, model, price = raw.get("v"), raw.get("at"), raw.get("model"), raw.get("price")
     if isinstance(v, int) and not isinstance(v, bool):
         header["v"] = v

@@ -16,6 +16,7 @@ from pathlib import Path
 import ipywidgets
 import pytest
 from support.planting import SECRET, sandboxed
+from support.tables import search_table
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
@@ -534,20 +535,8 @@ def test_worker_fold_reads_a_real_log(tmp_path: Path):
     assert workers.render_html({}) == '<div class="ls-workers ls-muted">no workers yet</div>'
 
 
-SEARCH_TABLE = """\
-start = "a"
-
-[stages.a]
-skill = "skills/a.md"
-outputs = ["out/a.md"]
-next = "done"
-allowed = ["done"]
-search = { metric = "loss", nodes = 3, parallel = 2 }
-"""
-
-
 def test_the_search_card_draws_the_tree_as_its_nodes_change(tmp_path, write_table, make_board):
-    table = load_table(write_table(tmp_path / "table", SEARCH_TABLE))
+    table = load_table(write_table(tmp_path / "table", search_table()))
     workspace = Workspace.at(tmp_path / "ws")
     bus, buffer = EventBus(), EventBuffer()
     bus.subscribe(buffer)

@@ -29,20 +29,12 @@ from support.real_run import (
     supervisor_turn,
     worker_task,
 )
+from support.tables import search_table
 from support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
-TABLE = """\
-start = "explore"
-
-[stages.explore]
-skill = "skills/explore.md"
-outputs = ["out/report.md"]
-next = "done"
-allowed = ["done"]
-search = { metric = "loss", goal = "min", nodes = 5, parallel = 2, debug_depth = 1 }
-"""
+TABLE = search_table(nodes=5, parallel=2, debug_depth=1)
 
 PAUSE_S = {"value": 0.5}
 """How long a node's script runs: long enough for two nodes to overlap (the kill test
@@ -83,7 +75,7 @@ def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
             return tool_call(
                 "finish_stage",
                 summary="The search ran.",
-                outputs=["out/report.md"],
+                outputs=["out/a.md"],
                 next_stage="done",
             )
         return answer("continue")
@@ -108,9 +100,9 @@ def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
     else:
         plan = [
             tool_call("read_file", file_path="/experiment/tree.json"),
-            tool_call("write_file", file_path="/out/report.md", content="# Report\n\nBest node.\n"),
+            tool_call("write_file", file_path="/out/a.md", content="# Report\n\nBest node.\n"),
             tool_call(
-                "complete_stage", summary="Reported.", outputs=["out/report.md"], next_stage="done"
+                "complete_stage", summary="Reported.", outputs=["out/a.md"], next_stage="done"
             ),
         ]
     return plan[min(answers_given(body), len(plan) - 1)]
@@ -156,7 +148,7 @@ def test_a_search_stage_runs_its_nodes_then_its_worker(tmp_path: Path, server: C
     assert not any("node: n0" in supervisor_turn(r)[0] for r in told)
     node_events = [e for e in events(ws) if e["type"] == "search.node"]
     assert [e["data"]["event"] for e in node_events].count("finished") == 5
-    assert (ws / "out" / "report.md").is_file()
+    assert (ws / "out" / "a.md").is_file()
 
 
 def test_a_run_killed_during_the_search_resumes_without_rerunning_a_finished_node(

@@ -111,6 +111,18 @@ class InboxCommand(StrEnum):
     """Stop at the next step boundary, the workers resumable (before a re-run)."""
 
 
+class HandoffStep(StrEnum):
+    """A step of handing a stage to the researcher and back (`app.handoff`; an inbox
+    `handoff` command's `step`)."""
+
+    TAKE = "take"
+    """The researcher takes the stage (`lightscientist take`)."""
+    DELIVER = "deliver"
+    """The researcher delivers the stage's outputs, with a summary."""
+    GIVE_BACK = "give-back"
+    """The researcher gives the stage back to the workers unfinished."""
+
+
 class DecisionKind(StrEnum):
     """What a pending human decision is about."""
 
@@ -226,6 +238,20 @@ class SchedulingKind(StrEnum):
     SEARCH_OVER = "search_over"
     """A search stage's nodes have all run (or one reached the target): the stage's worker
     writes its outputs from the tree. The agent is told nothing of the nodes before."""
+
+
+class RecordingLine(StrEnum):
+    """The `kind` of a line of a recording (`.lightscientist/recordings/run-NNNN.jsonl`, see
+    `runtime.recording.lines`)."""
+
+    RUN = "run"
+    """The first line: the run that recorded (the model's label, its price)."""
+    CALL = "call"
+    """A model call: its request (hashes) and its response."""
+    REPLY = "reply"
+    """A human's reply to a decision."""
+    UPDATE = "update"
+    """A worker update layer 2 took in between the supervisor's calls."""
 
 
 class Layer(IntEnum):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import SMALL_TABLE, _write_table
 from support.chat_server import ChatServer
-from support.real_run import GOAL, cli, events, is_model_check, scientist
+from support.real_run import GOAL, cli, events, is_model_check, research_auto, scientist
 
 PER_CALL = sum(ChatServer.USAGE[k] for k in ("prompt_tokens", "completion_tokens"))
 
@@ -31,20 +31,7 @@ def server():
 def start(tmp_path: Path, server: ChatServer, *extra: str, table: str = SMALL_TABLE):
     path = _write_table(tmp_path / "table", table)
     ws = tmp_path / "ws"
-    proc = cli(
-        ws,
-        "research",
-        GOAL,
-        "--mode",
-        "auto",
-        "--stages",
-        str(path),
-        "--model",
-        "some-model",
-        "--base-url",
-        server.base_url,
-        *extra,
-    )
+    proc = research_auto(ws, path, "some-model", "--base-url", server.base_url, *extra)
     return ws, proc
 
 

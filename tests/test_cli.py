@@ -553,7 +553,7 @@ def test_version(tmp_path):
 READERS_STAY_LIGHT = """
 import contextlib, io, sys
 from lightscientist_jupyter.cli import main
-for argv in (["status"], ["history"], ["workers"], ["usage"], ["diff"]):
+for argv in (["status"], ["history"], ["workers"], ["usage"], ["diff"], ["tree"]):
     with contextlib.redirect_stdout(io.StringIO()):
         main([*argv, "--workspace", sys.argv[1]])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"langchain", "langchain_core",
@@ -564,8 +564,9 @@ print(",".join(heavy))
 
 @pytest.mark.slow  # runs a project through the agent stack
 def test_commands_that_read_a_project_do_not_load_the_agent_stack(tmp_path):
-    """`status`, `history`, `workers`, `usage` and `diff` read files: they answer in a third
-    of a second, without importing LangChain, LangGraph or deepagents (about a second here)."""
+    """`status`, `history`, `workers`, `usage`, `diff` and `tree` read files: they answer in a
+    third of a second, without importing LangChain, LangGraph or deepagents (about a second
+    here)."""
     ws = tmp_path / "project"
     made = cli("research", GOAL, "--until", "idea.survey", "--workspace", str(ws), cwd=tmp_path,
                timeout=120)  # fmt: skip

@@ -15,9 +15,14 @@ import pytest
 
 import lightscientist_jupyter
 from lightscientist_jupyter.app import controls
-from lightscientist_jupyter.controller.inbox import take_commands, write_command
+from lightscientist_jupyter.controller.inbox import (
+    Refused,
+    read_command,
+    take_commands,
+    write_command,
+)
 from lightscientist_jupyter.jupyter.magic import history as magic_history
-from lightscientist_jupyter.vocab import InboxCommand, ReplySource
+from lightscientist_jupyter.vocab import CancelSource, InboxCommand, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 PACKAGE = Path(lightscientist_jupyter.__file__).parent
@@ -119,11 +124,19 @@ class Running:
 
 
 @pytest.mark.unit
-def test_a_command_read_from_the_inbox_is_matched_by_its_member_an_unknown_one_left():
+def test_a_command_read_from_the_inbox_is_matched_by_its_member_an_unknown_one_left(tmp_path):
     project: Any = Running()
-    assert controls.apply_command(project, {"command": "stop"})
-    assert controls.apply_command(project, {"command": "cancel", "args": {"source": "panel"}})
+    path = tmp_path / "0001.cmd"
+    for raw in ({"command": "stop"}, {"command": "cancel", "args": {"source": "panel"}}):
+        command = read_command(path, raw)
+        assert command is not None and not isinstance(command, Refused)
+        assert controls.apply_command(project, command)
     assert project.asked == ["stop", "cancelled from the panel"]
-    assert not controls.apply_command(project, {"command": "reboot"})
-    assert not controls.apply_command(project, {"args": {}})
+    cancel = read_command(path, {"command": "cancel", "args": {"source": "panel"}})
+    assert cancel == {"command": "cancel", "args": {"worker_id": None, "source": "panel"}}
+    assert cancel["args"]["source"] is CancelSource.PANEL
+    # one this version does not know (say from a newer one), or none: left alone
+    assert read_command(path, {"command": "reboot"}) is None
+    assert read_command(path, {"args": {}}) is None
+    assert not controls.apply_command(project, {"command": "reboot"})  # a dict nobody read
     assert project.asked == ["stop", "cancelled from the panel"]

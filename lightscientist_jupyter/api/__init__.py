@@ -75,6 +75,7 @@ __all__ = [
     "fork",
     "history",
     "jobs",
+    "tree",
     "rewind",
     "events",
     "events_frame",
@@ -132,6 +133,24 @@ def jobs(workspace: Where = ".") -> pd.DataFrame:
 
     rows = job_list.job_rows(Workspace.at(workspace))
     return pd.DataFrame(rows, columns=list(job_list.COLUMNS))
+
+
+def tree(workspace: Where = ".") -> pd.DataFrame:
+    """A search stage's tree (`experiment/tree.json`) as a DataFrame, one row per node in the
+    order they were made: its record (`started`, `ended` as datetimes), its `depth` below its
+    draft and whether it is the `best`; what `lightscientist tree` draws as text. Raises
+    `BadInput` when the folder holds no project, `app.search.TreeUnavailable` (one line
+    naming the file) when it holds no tree or a damaged one."""
+    import pandas as pd
+
+    from lightscientist_jupyter.app import search
+    from lightscientist_jupyter.workspace import Workspace
+
+    rows = search.node_rows(search.read_tree(Workspace.at(workspace)))
+    frame = pd.DataFrame(rows, columns=list(search.COLUMNS))
+    for column in ("started", "ended"):
+        frame[column] = pd.to_datetime(frame[column], unit="s")
+    return frame
 
 
 def check(

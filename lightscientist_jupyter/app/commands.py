@@ -339,7 +339,7 @@ def cancel(
         return Sent(Route.APPLIED, local(worker_id))
     holder = read_holder(ws)
     if holder is not None:
-        write_command(ws, InboxCommand.CANCEL, worker_id=worker_id, source=str(source))
+        write_command(ws, InboxCommand.CANCEL, worker_id=worker_id, source=source)
         return Sent(
             Route.RUNNER,
             f"cancel request sent to the run held by pid {holder.get('pid', '?')}",

@@ -33,7 +33,7 @@ from lightscientist_jupyter.app import handoff, history
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.commands import cancel_reason, project_locked, require_project
 from lightscientist_jupyter.controller import ResearchController, load_table
-from lightscientist_jupyter.controller.inbox import write_command
+from lightscientist_jupyter.controller.inbox import CancelArgs, Command, Refused, write_command
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
 from lightscientist_jupyter.vocab import InboxCommand, ProjectStatus, ReplySource
@@ -116,15 +116,18 @@ class RunningProject(Protocol):
     def cancel_soon(self, reason: str) -> None: ...
 
 
-def apply_command(project: RunningProject, command: dict[str, Any]) -> bool:
-    """Apply a command from the inbox to the running `project` — `until` and `stop` (the
-    screens), a hand-over step, a `cancel` of one worker or of the whole run; whether it was
-    one (an `InboxCommand`: another, say from a newer version, is left alone)."""
-    args = command.get("args") or {}
-    match command.get("command"):
+def apply_command(project: RunningProject, command: Command | Refused) -> bool:
+    """Apply a command from the inbox (`inbox.take_commands`) to the running `project` —
+    `until` and `stop` (the screens), a hand-over step, a `cancel` of one worker or of the
+    whole run; whether it was one it applies. A refused one (a key of its file has the wrong
+    type) is applied not at all: its line goes to stderr, and the run goes on."""
+    if isinstance(command, Refused):
+        print(f"lightscientist: warning: {command.why}", file=sys.stderr, flush=True)
+        return False
+    match command["command"]:
         case InboxCommand.UNTIL:
             try:
-                stage = until_stage.check(project.controller.table, args.get("stage"))
+                stage = until_stage.check(project.controller.table, command["args"].get("stage"))
             except BadInput:  # not a stage of the table it runs: a stale request, ignored
                 return True
             project.until = stage
@@ -132,17 +135,23 @@ def apply_command(project: RunningProject, command: dict[str, Any]) -> bool:
         case InboxCommand.STOP:
             project.stop()
         case InboxCommand.HANDOFF:  # take / deliver / give-back from elsewhere
-            handoff.apply_command(project.controller, args)
-        case InboxCommand.CANCEL if not args.get("worker_id"):
-            project.cancel_soon(cancel_reason(args.get("source")))
+            handoff.apply_command(project.controller, command["args"])
         case InboxCommand.CANCEL:
-            try:
-                project.supervisor.runtime.cancel(args["worker_id"], timeout=10.0)
-            except Exception:  # an unknown or finished worker: nothing to cancel
-                pass
-        case _:
+            _cancel(project, command["args"])
+        case _:  # a dict no reader checked, of a command this version does not know
             return False
     return True
+
+
+def _cancel(project: RunningProject, args: CancelArgs) -> None:
+    worker_id = args.get("worker_id")
+    if not worker_id:
+        project.cancel_soon(cancel_reason(args.get("source")))
+        return
+    try:
+        project.supervisor.runtime.cancel(worker_id, timeout=10.0)
+    except Exception:  # an unknown or finished worker: nothing to cancel
+        pass
 
 
 def _wait_released(ws: Workspace, timeout: float) -> dict[str, Any] | None:

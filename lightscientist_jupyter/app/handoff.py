@@ -14,27 +14,36 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Sequence
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.app.commands import Route, project_locked, require_project
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.handoff_tools import Handed
-from lightscientist_jupyter.controller.inbox import take_receipt, write_command, write_receipt
+from lightscientist_jupyter.controller.inbox import (
+    HandoffArgs,
+    take_receipt,
+    token_path,
+    write_command,
+    write_receipt,
+)
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, ControllerError
-from lightscientist_jupyter.vocab import DecisionKind, InboxCommand, ProjectStatus, ReplySource
+from lightscientist_jupyter.vocab import (
+    DecisionKind,
+    HandoffStep,
+    InboxCommand,
+    ProjectStatus,
+    ReplySource,
+)
 from lightscientist_jupyter.workspace import Workspace
 
 RECEIPT_WAIT_S = 15.0
 """How long a sender waits for the run of another process to apply its step."""
 
 
-class Step(StrEnum):
-    TAKE = "take"
-    DELIVER = "deliver"
-    GIVE_BACK = "give-back"
+Step = HandoffStep
+"""The doors' name of the hand-over steps (`vocab.HandoffStep`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,14 +85,14 @@ def hand(
             'deliver needs a summary (--summary "…"): what you did and found, in a few '
             "lines, for PROCESS.md and the next stages"
         )
-    args = {
-        "step": str(step),
-        "stage": stage,
-        "summary": summary.strip(),
-        "next_stage": next_stage,
-        "outputs": list(outputs),
-        "source": source,
-    }
+    args = HandoffArgs(
+        step=step,
+        stage=stage,
+        summary=summary.strip(),
+        next_stage=next_stage,
+        outputs=list(outputs),
+        source=source,
+    )
     if live is not None:
         return _outcome(apply(live, args))
     require_project(ws)
@@ -96,17 +105,18 @@ def hand(
     return dataclasses.replace(done, resume=running)
 
 
-def apply(controller: ResearchController, args: dict[str, Any]) -> Handed:
+def apply(controller: ResearchController, args: HandoffArgs) -> Handed:
     """The one place a hand-over step reaches the controller; `args` may come from another
-    process (an inbox command), whose `source` is read as `ReplySource.read` says."""
+    process (an inbox command, checked by `inbox.read_command`), whose `source` is read as
+    `ReplySource.read` says."""
     source = ReplySource.read(args.get("source"))
-    step = Step(str(args.get("step")))
+    step = Step(args["step"])
     match step:
         case Step.TAKE:
             return controller.take(args.get("stage") or None, source=source)
         case Step.DELIVER:
             return controller.deliver(
-                str(args.get("summary") or ""),
+                args.get("summary") or "",
                 args.get("next_stage") or None,
                 tuple(args.get("outputs") or ()),
                 source=source,
@@ -114,7 +124,7 @@ def apply(controller: ResearchController, args: dict[str, Any]) -> Handed:
     return controller.give_back(source=source)
 
 
-def apply_command(controller: ResearchController, args: dict[str, Any]) -> None:
+def apply_command(controller: ResearchController, args: HandoffArgs) -> None:
     """The run's side of `_through_runner`: apply the step, leave the receipt."""
     try:
         done = apply(controller, args)
@@ -126,9 +136,10 @@ def apply_command(controller: ResearchController, args: dict[str, Any]) -> None:
         write_receipt(_token_path(controller.workspace, token), applied, message)
 
 
-def _through_runner(ws: Workspace, args: dict[str, Any], holder: dict[str, Any]) -> Handover:
+def _through_runner(ws: Workspace, args: HandoffArgs, holder: dict[str, Any]) -> Handover:
     token = uuid.uuid4().hex
-    write_command(ws, InboxCommand.HANDOFF, token=token, **args)
+    sent: HandoffArgs = {**args, "token": token}
+    write_command(ws, InboxCommand.HANDOFF, **sent)
     deadline = time.monotonic() + RECEIPT_WAIT_S
     receipt = None
     while receipt is None and time.monotonic() < deadline:
@@ -144,10 +155,10 @@ def _through_runner(ws: Workspace, args: dict[str, Any], holder: dict[str, Any])
             state.status,
             state.stage,
         )
-    applied = bool(receipt.get("applied"))
+    applied = receipt["applied"]
     return Handover(
         Route.RUNNER if applied else Route.UNCHANGED,
-        str(receipt.get("message") or ""),
+        receipt["message"],
         applied,
         state.status,
         state.stage,
@@ -155,7 +166,7 @@ def _through_runner(ws: Workspace, args: dict[str, Any], holder: dict[str, Any])
 
 
 def _token_path(ws: Workspace, token: str) -> Path:
-    return ws.inbox_dir / f"{token}.cmd"
+    return token_path(ws.inbox_dir, token)
 
 
 def _outcome(done: Handed) -> Handover:

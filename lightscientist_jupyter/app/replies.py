@@ -15,6 +15,8 @@ from typing import Any
 
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.events import Event
+from lightscientist_jupyter.runtime.recording.lines import ReplyLine
+from lightscientist_jupyter.runtime.recording.recorded import Tape
 from lightscientist_jupyter.runtime.recording.recorder import Recorder
 from lightscientist_jupyter.vocab import EventType
 
@@ -43,11 +45,12 @@ def recorder_hook(recorder: Recorder) -> Callable[[Event], None]:
     return hook
 
 
-def recorded_replies(model: Any) -> list[dict[str, Any]]:
+def recorded_replies(model: Any) -> list[ReplyLine]:
     """The replies of the recording a replay model answers from (none for another model)."""
-    return list(getattr(getattr(model, "tape", None), "replies", None) or [])
+    tape = getattr(model, "tape", None)
+    return list(tape.replies) if isinstance(tape, Tape) else []
 
 
-def next_reply(recorded: list[dict[str, Any]], decisions_so_far: int) -> dict[str, Any] | None:
+def next_reply(recorded: list[ReplyLine], decisions_so_far: int) -> ReplyLine | None:
     """The recorded reply for the project's next decision, or None past the recorded ones."""
     return recorded[decisions_so_far] if decisions_so_far < len(recorded) else None

@@ -28,6 +28,7 @@ from lightscientist_jupyter.cli import history as history_commands
 from lightscientist_jupyter.cli import jobs as jobs_commands
 from lightscientist_jupyter.cli import literature as literature_commands
 from lightscientist_jupyter.cli import reply as reply_command
+from lightscientist_jupyter.cli import tree as tree_commands
 from lightscientist_jupyter.cli import usage as usage_commands
 from lightscientist_jupyter.cli.foreground import (
     EXIT_BAD_INPUT,
@@ -225,6 +226,7 @@ HANDLERS: dict[str, Handler] = {
     **history_commands.HANDLERS,
     **usage_commands.HANDLERS,
     **jobs_commands.HANDLERS,
+    **tree_commands.HANDLERS,
     **literature_commands.HANDLERS,
     **handoff.HANDLERS,
 }

@@ -302,25 +302,31 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls):
         """Apply the replies queued in `.lightscientist/inbox/`, oldest first; of several to
         one decision, the latest (the earlier ones are dropped as replaced). A reply whose
         `source` is not a `ReplySource` (another version wrote it, or a hand) is applied all
-        the same, recorded as from the API (`ReplySource.read`)."""
+        the same, recorded as from the API (`ReplySource.read`); one with a key of the wrong
+        type (`approve` not true or false…) is refused, its outcome naming the file and the
+        key (`inbox.read_reply`)."""
         outcomes = []
         for queued in inbox.take_replies(self.workspace):
-            raw = queued.raw
+            if isinstance(queued, inbox.Refused):
+                outcomes.append(ReplyOutcome(False, queued.why))
+                continue
+            reply = queued.reply
+            decision_id = reply.get("decision_id")
             if queued.replaced is not None:
-                outcome = ReplyOutcome(False, queued.replaced, raw.get("decision_id"))
+                outcome = ReplyOutcome(False, queued.replaced, decision_id)
             else:
                 try:
                     outcome = self.reply(
-                        bool(raw["approve"]),
-                        str(raw.get("comment") or ""),
-                        raw.get("to_stage"),
-                        decision_id=raw.get("decision_id"),
-                        source=ReplySource.read(raw.get("source")),
-                        budget=raw.get("budget"),
+                        reply["approve"],
+                        reply.get("comment", ""),
+                        reply.get("to_stage"),
+                        decision_id=decision_id,
+                        source=reply.get("source", ReplySource.API),
+                        budget=reply.get("budget"),
                     )
                 except ControllerError as exc:
-                    outcome = ReplyOutcome(False, str(exc), raw.get("decision_id"))
-            inbox.settle(queued.path, raw, outcome.applied, outcome.message)
+                    outcome = ReplyOutcome(False, str(exc), decision_id)
+            inbox.settle(queued.path, reply, outcome.applied, outcome.message)
             outcomes.append(outcome)
         return outcomes
 

@@ -79,7 +79,7 @@ class Inbox:
             return
         recorder = self.runtime.recorder if self.runtime is not None else None
         if recorder is not None:
-            recorder.write_update(key, record.id, record.stage, str(record.status))
+            recorder.write_update(key, record.id, record.stage, record.status)
         if self.order is not None:
             self.order.took(key)
 

@@ -177,17 +177,22 @@ class Node:
         if metric is not None and (isinstance(metric, bool) or not isinstance(metric, int | float)):
             raise ValueError(f"node {node_id}: 'metric' must be a number or null")
         parent = raw.get("parent")
+        if parent is not None and not isinstance(parent, str):
+            raise ValueError(f"node {node_id}: 'parent' must be a node id or null")
+        files = raw.get("files") or []
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ValueError(f"node {node_id}: 'files' must be a list of paths")
         return cls(
             id=node_id,
             kind=kind,
-            parent=parent if isinstance(parent, str) else None,
+            parent=parent,
             status=status,
             metric=None if metric is None else float(metric),
             job=raw.get("job") if isinstance(raw.get("job"), str) else None,
             started=_time(raw.get("started")),
             ended=_time(raw.get("ended")),
             summary=str(raw.get("summary") or ""),
-            files=tuple(str(f) for f in raw.get("files") or ()),
+            files=tuple(files),
         )
 
 

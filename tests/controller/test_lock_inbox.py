@@ -10,15 +10,26 @@ import subprocess
 import sys
 import textwrap
 import time
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from lightscientist_jupyter._fs import write_text_atomic
+from lightscientist_jupyter.app import controls
 from lightscientist_jupyter.controller import ResearchController
-from lightscientist_jupyter.controller.inbox import queued_replies, write_reply
+from lightscientist_jupyter.controller.inbox import (
+    Refused,
+    queued_replies,
+    take_commands,
+    take_receipt,
+    token_path,
+    write_command,
+    write_reply,
+)
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.errors import ControllerError, WorkspaceLocked
-from lightscientist_jupyter.vocab import ReplySource
+from lightscientist_jupyter.vocab import InboxCommand, ReplySource
 
 HOLD_LOCK = textwrap.dedent("""\
     import sys, time
@@ -245,3 +256,90 @@ def test_polling_while_another_process_writes_never_sees_half_a_file(workspace, 
     assert all("nothing is waiting" in o.message for o in seen)
     assert not list(workspace.inbox_dir.glob("*.invalid"))
     assert queued_replies(workspace) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "wanted"),
+    [
+        ("approve", "no", "not true or false"),  # once read as a yes (`bool("no")`)
+        ("to_stage", 42, "not text or null"),
+        ("budget", "lots", "not an object of name: number"),
+        ("receipt", "yes", "not true or false"),
+    ],
+)
+def test_a_queued_reply_with_a_key_of_the_wrong_type_is_refused_naming_file_and_key(
+    workspace, small_table, advance, key, value, wanted
+):
+    """A reply file written by hand (or by another version) whose key has the wrong type is
+    not applied: its outcome names the file and the key, the file is kept as `.invalid`, and
+    the replies after it are applied."""
+    c = waiting_controller(workspace, small_table, advance)
+    decision = c.state.pending.id
+    faulty = write_reply(workspace, approve=True, decision_id=decision)
+    raw = json.loads(faulty.read_text(encoding="utf-8"))
+    write_text_atomic(faulty, json.dumps({**raw, key: value}))  # as a hand left it
+    write_reply(workspace, approve=True, comment="the real one", decision_id=decision)
+    refused, applied = c.poll_inbox()
+    assert not refused.applied and applied.applied, applied.message
+    assert f"refused the reply in {faulty}: " in refused.message
+    assert f"its '{key}' is {json.dumps(value)}, {wanted}" in refused.message
+    assert "nothing changed" in refused.message
+    assert c.stage == "b" and c.state.decisions[-1]["comment"] == "the real one"
+    assert [p.name for p in workspace.inbox_dir.iterdir()] == [faulty.with_suffix(".invalid").name]
+
+
+def test_a_refused_reply_whose_sender_waits_gets_a_receipt_saying_why(
+    workspace, small_table, advance
+):
+    c = waiting_controller(workspace, small_table, advance)
+    path = write_reply(workspace, approve=True, receipt=True, decision_id=c.state.pending.id)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    write_text_atomic(path, json.dumps({**raw, "decision_id": 7}))
+    (outcome,) = c.poll_inbox()
+    assert take_receipt(path) == {"applied": False, "message": outcome.message}
+    assert "'decision_id' is 7, not text or null" in outcome.message
+    assert c.status == "waiting_user"  # nothing changed
+
+
+def test_inbox_commands_with_a_key_of_the_wrong_type_are_refused_and_the_run_goes_on(
+    workspace, capsys
+):
+    """A run command written by hand with a key of the wrong type is refused: it comes back
+    as a `Refused` naming the file and the key, is kept as `.invalid` (a hand-over step's
+    sender hears why through its receipt), and the commands after it are taken and applied."""
+    workspace.inbox_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        "0001-until.cmd": {"command": "until", "args": {"stage": 42}},
+        "0002-args.cmd": {"command": "cancel", "args": ["w1"]},
+        "0003-step.cmd": {"command": "handoff", "args": {"step": "jump", "token": "abc123"}},
+        "0004-outputs.cmd": {"command": "handoff", "args": {"step": "deliver", "outputs": "a.md"}},
+        "0005-token.cmd": {"command": "handoff", "args": {"step": "take", "token": "../../x"}},
+    }
+    for name, raw in files.items():
+        (workspace.inbox_dir / name).write_text(json.dumps(raw), encoding="utf-8")
+    write_command(workspace, InboxCommand.STOP)
+    *refused, stop = take_commands(workspace)
+    assert [type(r) for r in refused] == [Refused] * len(files)
+    for r, name, key in zip(
+        refused,
+        files,
+        ["args.stage", "args", "args.step", "args.outputs", "args.token"],
+        strict=True,
+    ):
+        assert r.path == workspace.inbox_dir / name
+        assert r.why.startswith(f"refused the '{files[name]['command']}' command in {r.path}: ")
+        assert f"its '{key}' is " in r.why and "nothing changed" in r.why
+    assert 'its \'args.step\' is "jump", not "take" or "deliver" or "give-back"' in refused[2].why
+    assert stop == {"command": "stop", "args": {}}
+    assert sorted(p.name for p in workspace.inbox_dir.iterdir()) == sorted(
+        [n.replace(".cmd", ".invalid") for n in files] + ["abc123.taken"]
+    )
+    receipt = take_receipt(token_path(workspace.inbox_dir, "abc123"))
+    assert receipt == {"applied": False, "message": refused[2].why}
+
+    stopped = []
+    project: Any = SimpleNamespace(stop=lambda: stopped.append(True))
+    assert not controls.apply_command(project, refused[0])
+    assert capsys.readouterr().err == f"lightscientist: warning: {refused[0].why}\n"
+    assert controls.apply_command(project, stop) and stopped
+    assert take_commands(workspace) == []

@@ -107,6 +107,14 @@ def test_the_tree_file_round_trips_and_a_damaged_one_is_named():
     broken["nodes"][0]["status"] = "exploded"
     with pytest.raises(ValueError, match="node n001: 'exploded' is not a valid NodeStatus"):
         Tree.from_dict(spec, broken)
+    for key, value, says in (
+        ("parent", 7, "'parent' must be a node id"),
+        ("files", "a.py", "'files' must be a list"),
+    ):
+        bad = json.loads(text)
+        bad["nodes"][0][key] = value
+        with pytest.raises(ValueError, match=f"node n001: {says}"):
+            Tree.from_dict(spec, bad)
     orphan = {"nodes": [{"id": "n002", "parent": "n001", "kind": "improve", "status": "ok"}]}
     with pytest.raises(ValueError, match="its parent n001 is not a node before it"):
         Tree.from_dict(spec, orphan)

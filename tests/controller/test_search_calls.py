@@ -6,26 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.tables import search_table
 
 from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.values.search import TREE_FILE
 from lightscientist_jupyter.workspace import Workspace
 
-SEARCH_TABLE = """\
-start = "a"
-
-[stages.a]
-skill = "skills/a.md"
-outputs = ["out/a.md"]
-next = "done"
-allowed = ["done"]
-search = { metric = "loss", nodes = 3, parallel = 2, debug_depth = 1 }
-"""
-
 
 def search_controller(tmp_path, write_table, recorder) -> ResearchController:
-    table = load_table(write_table(tmp_path / "table", SEARCH_TABLE))
+    table = load_table(write_table(tmp_path / "table", search_table()))
     return ResearchController.create(
         Workspace.at(tmp_path / "ws"), "Does warmup help?", table=table, bus=recorder.bus
     )

@@ -16,11 +16,12 @@ from pathlib import Path
 import ipywidgets
 import pytest
 from support.planting import SECRET, sandboxed
+from support.tables import search_table
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.api.views import ProjectView
-from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 from lightscientist_jupyter.events.buffer import EventBuffer
 from lightscientist_jupyter.jupyter.dashboard import workers
@@ -29,6 +30,7 @@ from lightscientist_jupyter.jupyter.dashboard.view import Dashboard, Source
 from lightscientist_jupyter.jupyter.dashboard.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
 from lightscientist_jupyter.jupyter.server import data as server_data
 from lightscientist_jupyter.vocab import ReplySource
+from lightscientist_jupyter.workspace import Workspace
 
 
 class ControllerSource(ProjectView):
@@ -531,3 +533,33 @@ def test_worker_fold_reads_a_real_log(tmp_path: Path):
     assert set(rows) == {"supervisor", "w1"}
     assert rows["supervisor"].role == "supervisor" and rows["w1"].status == "waiting"
     assert workers.render_html({}) == '<div class="ls-workers ls-muted">no workers yet</div>'
+
+
+def test_the_search_card_draws_the_tree_as_its_nodes_change(tmp_path, write_table, make_board):
+    table = load_table(write_table(tmp_path / "table", search_table()))
+    workspace = Workspace.at(tmp_path / "ws")
+    bus, buffer = EventBus(), EventBuffer()
+    bus.subscribe(buffer)
+    controller = ResearchController.create(workspace, "find x", table=table, bus=bus)
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    card = board.tree.widget
+    assert card.layout.display != "none" and "no node has started yet" in card.value
+
+    controller.search_next()
+    controller.search_node_started("n001")
+    board.tick()
+    assert 'data-node="n001"' in card.value and 'data-node="n002"' in card.value
+    assert "★ best" not in card.value
+
+    controller.search_node_ended("n001", metric=0.25, summary="lr 0.01")
+    board.tick()
+    best = re.search(r'<g class="ls-tree-node ls-tree-best" data-node="(\w+)"', card.value)
+    assert best is not None and best.group(1) == "n001"
+    assert "lr 0.01" in card.value  # the node's summary, in its hover text
+    assert "search tree of loss (min)" in card.value
+
+
+def test_a_table_without_search_has_no_search_card(project, make_board):
+    controller, _, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    assert board.tree.widget.layout.display == "none" and board.tree.widget.value == ""

@@ -14,9 +14,11 @@ from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.models.resolver import resolve_model
 from lightscientist_jupyter.runtime.recording.forms import compared, view_hash
 from lightscientist_jupyter.runtime.recording.recorded import Tape
+from lightscientist_jupyter.runtime.recording.recorder import run_headers
 from lightscientist_jupyter.runtime.recording.replay import ReplayChatModel
 from lightscientist_jupyter.runtime.recording.seal import Chain
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
+from lightscientist_jupyter.vocab import RecordingLine, ReplySource, Role
 from lightscientist_jupyter.workspace import Workspace
 
 KEY = "sk-fake0123456789abcdefghijklmn"
@@ -327,6 +329,19 @@ RUN = {"kind": "run", "v": 2, "model": "x", "price": None}
          "not text"),
         ({"kind": "answer"}, "kind 'answer'; after its run line a recording holds 'call', "
          "'reply' and 'update' lines"),
+        # the kinds of the closed vocabularies, and the views under `defs`
+        (call_line("worker/s/0", "hi", role="boss"), "a call whose 'role' is not 'worker', "
+         "'supervisor' or null"),
+        (call_line("worker/s/0", "hi", stage=7), "a call whose 'stage' is not text"),
+        ({"kind": "update", "session": "worker/s/0", "status": "asleep"}, "an update whose "
+         "'status' is not 'running', 'waiting', 'background', 'completed', 'failed', "
+         "'cancelled', 'interrupted' or null"),
+        (call_line("worker/s/0", "hi", defs={"935e0d4ee3fd2b07": {"role": "human"}}),
+         "hash 935e0d4ee3fd2b07 under 'defs' is not a message (a 'role' and a 'content' text)"),
+        (call_line("worker/s/0", "hi", response={"tool_calls": [{"name": "ls", "id": 5}]}),
+         "the response's tool call 1 has an 'id' that is not text"),
+        (call_line("worker/s/0", "hi", response={"content": ["a", 7]}),
+         "the response's 'content' is neither text nor a list of blocks"),
     ],
 )  # fmt: skip
 def test_a_malformed_line_names_its_file_and_line(tmp_path, line, what):
@@ -350,6 +365,34 @@ def test_a_recording_must_start_with_a_run_line_this_version_reads(tmp_path):
     write_sealed(path, [{**RUN, "v": 99}, call_line("worker/s/0", "first")])
     with pytest.raises(ModelConfigError, match=r":1: format 99, newer than this LightScientist"):
         resolve_model(f"replay:{path}")
+    write_sealed(path, [{**RUN, "model": 5}, call_line("worker/s/0", "first")])
+    with pytest.raises(ModelConfigError, match=r"run-0001.jsonl:1: a 'model' that is not text$"):
+        resolve_model(f"replay:{path}")
+    # what only reads a run's label and price takes what it can of such a line
+    write_sealed(path, [{**RUN, "model": 5, "price": "cheap"}, call_line("worker/s/0", "first")])
+    assert run_headers([path]) == [{"kind": "run", "v": 2, "price": None}]
+
+
+def test_a_line_read_back_holds_the_members_of_its_vocabularies(tmp_path):
+    """A line that passes its check is handed on typed (`recording.lines`): its kind, a
+    call's role, an update's status and a reply's source are members of their vocabularies;
+    a reply's source outside `ReplySource` (another version's door) reads as the API's."""
+    path = tmp_path / "run-0001.jsonl"
+    supervisor = {**call_line("supervisor/0", "go"), "role": "supervisor", "stage": "s"}
+    update = {"kind": "update", "session": "worker/s/0", "stage": "s", "status": "completed"}
+    reply = {"kind": "reply", "stage": "gate", "approve": True, "source": "slack-bot"}
+    write_sealed(path, [RUN, supervisor, update, reply])
+    tape = Tape.load(str(path))
+    call = tape.sessions["supervisor/0"][0]
+    assert call["kind"] is RecordingLine.CALL and call["role"] is Role.SUPERVISOR
+    assert call["message_views"] == [
+        (supervisor["messages"][0], {"role": "human", "content": "go"})
+    ]
+    assert [(r["kind"], r["source"]) for r in tape.replies] == [
+        (RecordingLine.REPLY, ReplySource.API)
+    ]
+    assert type(tape.replies[0]["kind"]) is RecordingLine
+    assert tape.order is not None and tape.order.due() is None  # the supervisor's call first
 
 
 def test_sessions_started_together_are_told_apart_by_their_requests(tmp_path):

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +24,26 @@ from support.real_run import (
     cli,
     events,
     field,
+    is_model_check,
+    research_auto,
     supervisor_turn,
     worker_task,
 )
+from support.tables import search_table
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
-TABLE = """\
-start = "explore"
+TABLE = search_table(nodes=5, parallel=2, debug_depth=1)
 
-[stages.explore]
-skill = "skills/explore.md"
-outputs = ["out/report.md"]
-next = "done"
-allowed = ["done"]
-search = { metric = "loss", goal = "min", nodes = 5, parallel = 2, debug_depth = 1 }
-"""
+PAUSE_S = {"value": 0.5}
+"""How long a node's script runs: long enough for two nodes to overlap (the kill test
+makes it longer, to kill the run while a node runs)."""
 
 SCRIPT = """\
 import json, sys, time
 loss = float(sys.argv[1])
-time.sleep(0.5)  # long enough for two nodes to overlap
+time.sleep({pause})
 if loss < 0:
     raise SystemExit("the variant diverged")
 json.dump({{"loss": loss}}, open("{result}", "w"))
@@ -59,6 +62,8 @@ def node_loss(task: str) -> float:
 
 
 def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
+    if is_model_check(body):
+        return tool_call("report_word", word="ready")
     turn = supervisor_turn(body)
     if turn is not None:
         event, since = turn
@@ -70,7 +75,7 @@ def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
             return tool_call(
                 "finish_stage",
                 summary="The search ran.",
-                outputs=["out/report.md"],
+                outputs=["out/a.md"],
                 next_stage="done",
             )
         return answer("continue")
@@ -82,7 +87,7 @@ def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
             tool_call(
                 "write_file",
                 file_path=f"/{folder}/run.py",
-                content=SCRIPT.format(result=result),
+                content=SCRIPT.format(result=result, pause=PAUSE_S["value"]),
             ),
             tool_call("execute", command=f"python3 {folder}/run.py {node_loss(task)}"),
             tool_call(
@@ -95,9 +100,9 @@ def searching_scientist(body: dict[str, Any]) -> dict[str, Any]:
     else:
         plan = [
             tool_call("read_file", file_path="/experiment/tree.json"),
-            tool_call("write_file", file_path="/out/report.md", content="# Report\n\nBest node.\n"),
+            tool_call("write_file", file_path="/out/a.md", content="# Report\n\nBest node.\n"),
             tool_call(
-                "complete_stage", summary="Reported.", outputs=["out/report.md"], next_stage="done"
+                "complete_stage", summary="Reported.", outputs=["out/a.md"], next_stage="done"
             ),
         ]
     return plan[min(answers_given(body), len(plan) - 1)]
@@ -113,20 +118,7 @@ def server():
 def test_a_search_stage_runs_its_nodes_then_its_worker(tmp_path: Path, server: ChatServer):
     table = _write_table(tmp_path / "table", TABLE)
     ws = tmp_path / "ws"
-    proc = cli(
-        ws,
-        "research",
-        GOAL,
-        "--mode",
-        "auto",
-        "--stages",
-        str(table),
-        "--model",
-        "some-model",
-        "--base-url",
-        server.base_url,
-        "--skip-model-check",
-    )
+    proc = research_auto(ws, table, "some-model", "--base-url", server.base_url)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
 
@@ -156,4 +148,60 @@ def test_a_search_stage_runs_its_nodes_then_its_worker(tmp_path: Path, server: C
     assert not any("node: n0" in supervisor_turn(r)[0] for r in told)
     node_events = [e for e in events(ws) if e["type"] == "search.node"]
     assert [e["data"]["event"] for e in node_events].count("finished") == 5
-    assert (ws / "out" / "report.md").is_file()
+    assert (ws / "out" / "a.md").is_file()
+
+
+def test_a_run_killed_during_the_search_resumes_without_rerunning_a_finished_node(
+    tmp_path: Path, server: ChatServer, monkeypatch
+):
+    monkeypatch.setitem(PAUSE_S, "value", 3.0)
+    table = _write_table(tmp_path / "table", TABLE)
+    ws = tmp_path / "ws"
+    args = ["research", GOAL, "--mode", "auto", "--stages", str(table), "--model", "some-model"]
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lightscientist_jupyter",
+            *args,
+            "--base-url",
+            server.base_url,
+            "--workspace",
+            str(ws),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    tree_file = ws / "experiment" / "tree.json"
+
+    def midway() -> bool:
+        try:
+            statuses = [n["status"] for n in json.loads(tree_file.read_text())["nodes"]]
+        except (FileNotFoundError, ValueError):
+            return False
+        return "ok" in statuses and "running" in statuses
+
+    try:
+        wait_for(midway, "a finished node and a running one", within=120)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    before = {n["id"]: n for n in json.loads(tree_file.read_text())["nodes"]}
+    finished = {k: n for k, n in before.items() if n["status"] != "running"}
+
+    proc = cli(ws, "resume", "--base-url", server.base_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
+    after = {n["id"]: n for n in json.loads(tree_file.read_text())["nodes"]}
+    assert len(after) == 5
+    for node_id, node in finished.items():  # a finished node is kept as it ended
+        assert after[node_id] == node
+    created = [
+        e["data"]["id"]
+        for e in events(ws)
+        if e["type"] == "search.node" and e["data"]["event"] == "created"
+    ]
+    assert len(created) == len(set(created)) == 5  # no node created (run) twice
+    left = [after[k] for k in before if before[k]["status"] == "running"]
+    assert all(n["status"] in ("ok", "failed", "cancelled") for n in left)

@@ -119,6 +119,14 @@ def asking_scientist(body: dict[str, Any]) -> dict[str, Any]:
     return scientist(body)
 
 
+def research_auto(ws: Path, table: Path, model: str, *extra: str) -> subprocess.CompletedProcess:
+    """`lightscientist research GOAL --mode auto` of `table` in `ws` with `model` (a model
+    name served by the chat server, given its `--base-url` in `extra`, or a `replay:`)."""
+    return cli(
+        ws, "research", GOAL, "--mode", "auto", "--stages", str(table), "--model", model, *extra
+    )
+
+
 def cli(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],
@@ -149,20 +157,7 @@ def real_recording(tmp_path_factory) -> dict[str, Any]:
     server = ChatServer().answer_with(scientist)
     first = base / "first"
     try:
-        proc = cli(
-            first,
-            "research",
-            GOAL,
-            "--mode",
-            "auto",
-            "--stages",
-            str(table),
-            "--model",
-            "some-model",
-            "--base-url",
-            server.base_url,
-            "--record",
-        )
+        proc = research_auto(first, table, "some-model", "--base-url", server.base_url, "--record")
     finally:
         server.close()
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -17,3 +17,19 @@ DEFAULT_STAGE_IDS = [
     "paper.write",
     "paper.review",
 ]
+
+
+def search_table(nodes: int = 3, parallel: int = 2, debug_depth: int = 1) -> str:
+    """A one-stage table whose stage `a` is a search of `loss` (lower is better), writing
+    `out/a.md` once the search is over."""
+    return f"""\
+start = "a"
+
+[stages.a]
+skill = "skills/a.md"
+outputs = ["out/a.md"]
+next = "done"
+allowed = ["done"]
+search = {{ metric = "loss", goal = "min", nodes = {nodes}, parallel = {parallel}, \
+debug_depth = {debug_depth} }}
+"""

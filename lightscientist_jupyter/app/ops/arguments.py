@@ -302,6 +302,15 @@ def jobs(p: Parser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON list (a DataFrame in a notebook)")
 
 
+def tree(p: Parser) -> None:
+    workspace(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="the tree file's record (experiment/tree.json; a dict in a notebook)",
+    )
+
+
 def usage(p: Parser) -> None:
     workspace(p)
     p.add_argument("--json", action="store_true", help="one JSON object")

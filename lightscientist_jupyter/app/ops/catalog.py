@@ -163,6 +163,9 @@ OPERATIONS: dict[str, Operation[Any]] = _declare(
     Operation("usage", "tokens, time and cost of the model calls so far", args_of.usage),
     Operation("estimate", "what a run of the stage table may cost", args_of.estimate),
     Operation("jobs", "the jobs workers submitted, their state and logs", args_of.jobs),
+    Operation(
+        "tree", "a search stage's tree of experiment variants, the best marked", args_of.tree
+    ),
     Operation("check", "trace each citation and number of a paper", args_of.check),
     Operation("take", "do the current stage (or STAGE) yourself", args_of.take),
     Operation("deliver", "deliver the stage you took", args_of.deliver, runs=True),

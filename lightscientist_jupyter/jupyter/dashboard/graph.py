@@ -194,11 +194,12 @@ def render_state(table: StageTable, state: Any | None, columns: int = MAX_COLUMN
     )
 
 
-def scroll_box(svg: str, cls: str = "") -> str:
-    """The graph in a box that scrolls sideways when narrow (focusable, so keys scroll it)."""
+def scroll_box(svg: str, cls: str = "", label: str = "stage graph") -> str:
+    """The graph in a box that scrolls sideways when narrow (focusable, so keys scroll it);
+    `label` names the drawing for a screen reader."""
     return (
         f'<div class="{f"ls-graph-scroll {cls}".strip()}" tabindex="0" role="region" '
-        f'aria-label="stage graph (scrolls sideways)">{svg}</div>'
+        f'aria-label="{label} (scrolls sideways)">{svg}</div>'
     )
 
 

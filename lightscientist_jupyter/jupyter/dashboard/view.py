@@ -42,6 +42,7 @@ from lightscientist_jupyter.jupyter.dashboard.batching import FLUSH_INTERVAL_S, 
 from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
 from lightscientist_jupyter.jupyter.dashboard.handoff_card import HandoffCard
 from lightscientist_jupyter.jupyter.dashboard.run_controls import RunControls, run_view
+from lightscientist_jupyter.jupyter.dashboard.tree_card import TreeCard
 from lightscientist_jupyter.jupyter.dashboard.widgets import EventStream
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind, ReplySource
 from lightscientist_jupyter.workspace import Workspace
@@ -122,6 +123,7 @@ class Dashboard:
             self.workspace, resume=status_line.resume_command(self.workspace.root)
         )
         self.timeline = w.HTML()
+        self.tree = TreeCard(self.workspace, self.table)  # a search stage's tree, if any
         self.handoff = HandoffCard(self.workspace, self.table, self._lock)
         self.budget = budget_card.BudgetActions(source)  # a pending budget decision's card
         self.spend = budget_card.WorkerSpend(self.workspace.state_dir)  # the workers' costs
@@ -133,6 +135,7 @@ class Dashboard:
                 self.status_line,
                 self.controls,
                 self.graph,
+                self.tree.widget,
                 self.gate.widget,
                 self.budget,
                 self.handoff.widget,
@@ -187,12 +190,14 @@ class Dashboard:
                 for raw in batch:
                     self._workers_dirty |= workers.fold(self._rows, raw)
             self.events.push(batch, dropped)
+            self.tree.update(batch)
             self._update(force_workers=False)
             return self._keep_going(bool(batch))
 
     def refresh(self) -> None:
         """Redraw from the current state now (on the calling thread)."""
         with self._lock:
+            self.tree.update((), force=True)
             self._update(force_workers=True)
 
     def _keep_going(self, had_events: bool) -> bool:

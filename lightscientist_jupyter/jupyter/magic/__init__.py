@@ -2,7 +2,7 @@
 
 `magics` holds the magic itself (the table of subcommands, the `%config` traits and the
 IPython extension hooks); the other modules are the handlers of one family of subcommands
-each (`events`, `handoff`, `history`, `jobs`, `literature`, `usage`) over the kernel's
+each (`events`, `handoff`, `history`, `jobs`, `literature`, `tree`, `usage`) over the kernel's
 `session`. `%load_ext lightscientist_jupyter` reaches the hooks re-exported here.
 """
 

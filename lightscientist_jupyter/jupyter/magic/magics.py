@@ -53,6 +53,7 @@ from lightscientist_jupyter.jupyter.magic import handoff as magic_handoff
 from lightscientist_jupyter.jupyter.magic import history as magic_history
 from lightscientist_jupyter.jupyter.magic import jobs as magic_jobs
 from lightscientist_jupyter.jupyter.magic import literature as magic_literature
+from lightscientist_jupyter.jupyter.magic import tree as magic_tree
 from lightscientist_jupyter.jupyter.magic import usage as magic_usage
 from lightscientist_jupyter.jupyter.magic.session import MagicSession
 from lightscientist_jupyter.vocab import CancelSource, ReplySource
@@ -251,6 +252,7 @@ RENDERERS: dict[str, tuple[Renderer, str]] = {
     "fork": (magic_history.fork, ""),
     "usage": (magic_usage.usage, "a DataFrame"),
     "jobs": (magic_jobs.jobs_table, "a DataFrame"),
+    "tree": (magic_tree.tree, "drawn (--json: a dict)"),
     "estimate": (magic_usage.estimate, "a DataFrame"),
 }
 """How the magic shows each operation of `OPERATIONS`, and what it shows; one it has no

@@ -6,6 +6,9 @@ with times (`2026-12-01 07:40`, ISO times, Unix times in seconds or milliseconds
 `<time>`, worker ids (`w12`) by `w*`, absolute paths of the machine (under `/tmp`, `/home`,
 `/Users`, … — see `HOST_FOLDERS`; e.g. the stage table's) by `<path>/<last component>`, and
 tool-call ids left out. A message's hash is the hash of its compared form.
+
+The stored forms are the recording's `MessageView` and `ToolView` (a call line's `defs`, see
+`recording.lines`) and `ResponseView` (its `response`).
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar
 
 from lightscientist_jupyter.redact import redact
 from lightscientist_jupyter.runtime.metering.tokens import recorded_usage
@@ -40,6 +43,58 @@ _HOST_PATH = re.compile(
 
 Scrub = Callable[[str], str]
 """`redact`, or a `redact.redactor()` that read the environment once."""
+
+
+class ToolCallView(TypedDict):
+    """A tool call a message asks for, in its stored form."""
+
+    name: str
+    args: NotRequired[dict[str, object]]
+    """Its arguments, portable (read back: none, no arguments)."""
+    id: NotRequired[str | None]
+    """The model's id of the call (left out of the compared form)."""
+
+
+class MessageView(TypedDict):
+    """A request message in its stored form (`message_view`): a call line's `defs` hold
+    each under its hash."""
+
+    role: str
+    """LangChain's type of the message: `system`, `human`, `ai`, `tool`."""
+    content: str
+    """Its text, portable (content blocks as their JSON)."""
+    tool_calls: NotRequired[list[ToolCallView]]
+    """An `ai` message's tool calls."""
+    name: NotRequired[str | None]
+    """A `tool` message's tool."""
+    tool_call_id: NotRequired[str | None]
+    """A `tool` message's call (left out of the compared form)."""
+
+
+class ToolView(TypedDict):
+    """A bound tool's schema in its stored form (`tool_view`): a call line's `defs` hold
+    each under its hash."""
+
+    name: str | None
+    description: str | None
+    parameters: dict[str, object]
+    """Its arguments' JSON schema."""
+
+
+class ResponseView(TypedDict):
+    """A model's answer in its stored form (`response_view`): a call line's `response`. A
+    line read back may leave out any of it (no content, no tool calls, no usage)."""
+
+    content: NotRequired[str | list[str | dict[str, object]]]
+    """Its text, or its content blocks, portable."""
+    tool_calls: NotRequired[list[ToolCallView] | None]
+    usage: NotRequired[dict[str, object] | None]
+    """What the call was charged (`metering.tokens.recorded_usage`): the model's report, or
+    an estimate flagged `estimated`; None when unknown."""
+
+
+View = TypeVar("View", bound=Mapping[str, object])
+"""A stored view: a `MessageView` or a `ToolView`."""
 
 
 def portable(text: str, root: str, scrub: Scrub = redact) -> str:
@@ -66,7 +121,7 @@ def _portable_value(value: Any, root: str, scrub: Scrub = redact) -> Any:
         return portable(str(value), root, scrub)
 
 
-def _calls_view(calls: Any, root: str, scrub: Scrub = redact) -> list[dict[str, Any]]:
+def _calls_view(calls: Any, root: str, scrub: Scrub = redact) -> list[ToolCallView]:
     return [
         {
             "name": c.get("name"),
@@ -77,12 +132,12 @@ def _calls_view(calls: Any, root: str, scrub: Scrub = redact) -> list[dict[str, 
     ]
 
 
-def message_view(message: Any, root: str, scrub: Scrub = redact) -> dict[str, Any]:
+def message_view(message: Any, root: str, scrub: Scrub = redact) -> MessageView:
     """One request message in its stored form."""
-    view: dict[str, Any] = {
-        "role": getattr(message, "type", "message"),
-        "content": portable(_text(getattr(message, "content", "")), root, scrub),
-    }
+    view = MessageView(
+        role=getattr(message, "type", "message"),
+        content=portable(_text(getattr(message, "content", "")), root, scrub),
+    )
     calls = getattr(message, "tool_calls", None)
     if calls:
         view["tool_calls"] = _calls_view(calls, root, scrub)
@@ -92,60 +147,64 @@ def message_view(message: Any, root: str, scrub: Scrub = redact) -> dict[str, An
     return view
 
 
-def tool_view(schema: Any) -> dict[str, Any]:
+def tool_view(schema: Any) -> ToolView:
     """A bound tool's schema in its stored form (name, description, parameters)."""
     if not isinstance(schema, dict):
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
         schema = convert_to_openai_tool(schema)
     function = schema.get("function", schema)
-    return {
-        "name": function.get("name"),
-        "description": function.get("description", ""),
-        "parameters": function.get("parameters", {}),
-    }
+    return ToolView(
+        name=function.get("name"),
+        description=function.get("description", ""),
+        parameters=function.get("parameters", {}),
+    )
 
 
-def view_hash(view: dict[str, Any]) -> str:
+def view_hash(view: Mapping[str, object]) -> str:
     """The hash of a stored view's compared form (tool-call ids left out)."""
     form = {k: v for k, v in view.items() if k != "tool_call_id"}
-    if "tool_calls" in form:
-        form["tool_calls"] = [{k: v for k, v in c.items() if k != "id"} for c in form["tool_calls"]]
+    calls = form.get("tool_calls")
+    if isinstance(calls, list):
+        form["tool_calls"] = [
+            {k: v for k, v in c.items() if k != "id"} if isinstance(c, dict) else c for c in calls
+        ]
     text = compared(json.dumps(form, sort_keys=True, ensure_ascii=False, default=str))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-class _Views:
+class _Views(Generic[View]):
     """Recently seen request messages → (hash, view), so that each call computes the views of
     its new messages only. A plain text message is looked up by its text (a middleware may
     build the same system prompt anew for every call); one with tool calls or content blocks
     by the object itself, holding it and its content (LangChain and deepagents copy a message
     to change it)."""
 
-    def __init__(self, make: Callable[[Any, str, Scrub], dict[str, Any]], size: int = 4096):
+    def __init__(self, make: Callable[[Any, str, Scrub], View], size: int = 4096):
         self.make = make
         self.size = size
         self._lock = threading.Lock()
-        self._items: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
+        self._items: OrderedDict[tuple[object, ...], tuple[tuple[object, ...], str, View]] = (
+            OrderedDict()
+        )
+        """key -> (what the key stands for, when it is the object itself; hash; view)"""
 
-    def __call__(
-        self, message: Any, root: str, scrub: Scrub = redact
-    ) -> tuple[str, dict[str, Any]]:
+    def __call__(self, message: Any, root: str, scrub: Scrub = redact) -> tuple[str, View]:
         content = getattr(message, "content", None)
         if isinstance(content, str) and not getattr(message, "tool_calls", None):
-            key: tuple[Any, ...] = (message.type, content, getattr(message, "name", None), root)
-            keep: tuple[Any, ...] = ()
+            key: tuple[object, ...] = (message.type, content, getattr(message, "name", None), root)
+            keep: tuple[object, ...] = ()
         else:
             key, keep = (id(message), root), (message, content)
         with self._lock:
             hit = self._items.get(key)
-            if hit is not None and (not keep or (hit[0] is keep[0] and hit[1] is keep[1])):
+            if hit is not None and (not keep or (hit[0][0] is keep[0] and hit[0][1] is keep[1])):
                 self._items.move_to_end(key)
-                return hit[-2], hit[-1]
+                return hit[1], hit[2]
         view = self.make(message, root, scrub)
         digest = view_hash(view)
         with self._lock:
-            self._items[key] = (*keep, digest, view)
+            self._items[key] = (keep, digest, view)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return digest, view
@@ -153,20 +212,18 @@ class _Views:
 
 views = _Views(message_view)
 """`views(message, root) -> (hash, view)`: shared by the recorder and the replay model."""
-tool_views = _Views(lambda schema, root, scrub: tool_view(schema), size=512)
+tool_views: _Views[ToolView] = _Views(lambda schema, root, scrub: tool_view(schema), size=512)
 """`tool_views(schema, "") -> (hash, view)` for bound tools' schemas."""
 
 
-def response_view(
-    message: Any, sent: list[Any], root: str, scrub: Scrub = redact
-) -> dict[str, Any]:
+def response_view(message: Any, sent: list[Any], root: str, scrub: Scrub = redact) -> ResponseView:
     """A model's answer to the messages `sent` in its stored form, with the usage it was
     charged (its request view is made, and kept, on the way: the answer is a message of the
     session's next request)."""
     content = getattr(message, "content", "")
     _, view = views(message, root, scrub)
-    return {
-        "content": view["content"] if isinstance(content, str) else _portable_value(content, root),
-        "tool_calls": view.get("tool_calls", []),
-        "usage": recorded_usage(message, sent),
-    }
+    return ResponseView(
+        content=view["content"] if isinstance(content, str) else _portable_value(content, root),
+        tool_calls=view.get("tool_calls", []),
+        usage=recorded_usage(message, sent),
+    )

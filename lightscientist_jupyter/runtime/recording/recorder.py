@@ -28,7 +28,8 @@ Everything written goes through the event stream's redaction (`redact.redact`: k
 and the values of secret-looking environment variables become `[REDACTED]`), and the
 workspace's absolute path becomes `<workspace>`, so a recording made in one folder replays in
 another.
-The stored and compared forms of messages are `recording.forms`'.
+The stored and compared forms of messages are `recording.forms`'; each line's schema is in
+`recording.lines`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -47,14 +49,17 @@ from langchain_core.callbacks import BaseCallbackHandler
 from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs
 from lightscientist_jupyter.redact import redactor
 from lightscientist_jupyter.runtime.recording.forms import (
+    MessageView,
+    ToolView,
     portable,
     response_view,
     tool_views,
     views,
 )
+from lightscientist_jupyter.runtime.recording.lines import CallLine, ReplyLine, RunLine, UpdateLine
 from lightscientist_jupyter.runtime.recording.seal import Chain
 from lightscientist_jupyter.runtime.recording.tape import META, CallCounter
-from lightscientist_jupyter.vocab import ReplySource
+from lightscientist_jupyter.vocab import RecordingLine, ReplySource, WorkerStatus
 
 FORMAT = 3
 """The format written: 1 had no seal; 2 chains the lines and hashes each answer (`SEALED`); 3
@@ -98,7 +103,7 @@ class Recorder(BaseCallbackHandler):
     raise_error = False
 
     def __init__(
-        self, folder: Path, root: Path, model: str = "", price: dict[str, Any] | None = None
+        self, folder: Path, root: Path, model: str = "", price: dict[str, object] | None = None
     ):
         self.folder = folder
         self.root = str(root)
@@ -154,57 +159,67 @@ class Recorder(BaseCallbackHandler):
         scrub = redactor()
         seen = [views(m, self.root, scrub) for m in messages]
         schemas = [tool_views(t, "") for t in tools]
-        line: dict[str, Any] = {
-            "kind": "call",
-            "session": meta[META],
-            "worker": meta.get("ls_worker"),
-            "role": meta.get("ls_role"),
-            "stage": meta.get("ls_stage"),
-            "call": index,
-            "messages": [h for h, _ in seen],
-            "tools": [h for h, _ in schemas],
-            "response": response_view(message, messages, self.root, scrub),
-        }
+        line = CallLine(
+            kind=RecordingLine.CALL,
+            session=meta[META],
+            worker=meta.get("ls_worker"),
+            role=meta.get("ls_role"),
+            stage=meta.get("ls_stage"),
+            call=index,
+            messages=[h for h, _ in seen],
+            tools=[h for h, _ in schemas],
+            response=response_view(message, messages, self.root, scrub),
+        )
         with self._lock:
-            defs = {}
-            for h, view in [*seen, *schemas]:
+            defs: dict[str, MessageView | ToolView] = {}
+            named: list[tuple[str, MessageView | ToolView]] = [*seen, *schemas]
+            for h, view in named:
                 if h not in self._defined:
                     self._defined.add(h)
                     defs[h] = view
             line["defs"] = defs
             self._write(line)
 
-    def write_reply(self, stage: str | None, decision: dict[str, Any]) -> None:
-        """Append a human reply (a `user.decision`) to the recording."""
-        line = {
-            "kind": "reply",
-            "stage": stage,
-            "approve": bool(decision.get("approve")),
-            "comment": portable(str(decision.get("comment") or ""), self.root),
-            "to": decision.get("to"),
-            "source": str(decision.get("source") or ReplySource.API),
-        }
+    def write_reply(self, stage: str | None, decision: Mapping[str, object]) -> None:
+        """Append a human reply (the data of a `user.decision` event) to the recording."""
+        to = decision.get("to")
+        line = ReplyLine(
+            kind=RecordingLine.REPLY,
+            stage=stage,
+            approve=bool(decision.get("approve")),
+            comment=portable(str(decision.get("comment") or ""), self.root),
+            to=to if isinstance(to, str) else None,
+            source=ReplySource.read(decision.get("source")),
+        )
         with self._lock:
             self._write(line)
 
-    def write_update(self, session: str, worker: str, stage: str | None, status: str) -> None:
+    def write_update(
+        self, session: str, worker: str, stage: str | None, status: WorkerStatus
+    ) -> None:
         """Append an update layer 2 took in (worker `worker`, whose session is `session`, is
         now `status`)."""
-        line = {"kind": "update", "session": session, "worker": worker, "stage": stage}
+        line = UpdateLine(
+            kind=RecordingLine.UPDATE,
+            session=session,
+            worker=worker,
+            stage=stage,
+            status=status,
+        )
         with self._lock:
-            self._write({**line, "status": status})
+            self._write(line)
 
-    def _write(self, line: dict[str, Any]) -> None:
+    def _write(self, line: CallLine | ReplyLine | UpdateLine) -> None:
         if self._fd is None:
             self.path = new_recording(self.folder)
             self._fd = NO_LINKS.open_fd(self.path, os.O_WRONLY | os.O_APPEND)
-            header = {
-                "kind": "run",
-                "v": FORMAT,
-                "at": time.time(),
-                "model": self.model,
-                "price": self.price,
-            }
+            header = RunLine(
+                kind=RecordingLine.RUN,
+                v=FORMAT,
+                at=time.time(),
+                model=self.model,
+                price=self.price,
+            )
             os.write(self._fd, self._chain.seal(header))
         os.write(self._fd, self._chain.seal(line))  # one write per line: none interleave
 
@@ -249,8 +264,10 @@ def recording_files(path: str) -> list[Path] | None:
     return None
 
 
-def run_headers(files: list[Path]) -> list[dict[str, Any]]:
-    """The run lines (`"kind": "run"`) of recording files, in order (each file's first)."""
+def run_headers(files: list[Path]) -> list[RunLine]:
+    """The run lines (`"kind": "run"`) of recording files, in order (each file's first). A
+    file whose first line is no run line is left out, a key of the wrong type left out of
+    its line (a `price` of the wrong type reads as null: unknown)."""
     headers = []
     for path in files:
         try:
@@ -258,6 +275,20 @@ def run_headers(files: list[Path]) -> list[dict[str, Any]]:
                 raw = json.loads(f.readline() or "{}")
         except (OSError, ValueError):
             continue
-        if isinstance(raw, dict) and raw.get("kind") == "run":
-            headers.append(raw)
+        if isinstance(raw, dict) and raw.get("kind") == RecordingLine.RUN:
+            headers.append(_run_line(raw))
     return headers
+
+
+def _run_line(raw: Mapping[str, object]) -> RunLine:
+    header = RunLine(kind=RecordingLine.RUN)
+    v, at, model, price = raw.get("v"), raw.get("at"), raw.get("model"), raw.get("price")
+    if isinstance(v, int) and not isinstance(v, bool):
+        header["v"] = v
+    if isinstance(at, int | float) and not isinstance(at, bool):
+        header["at"] = float(at)
+    if isinstance(model, str):
+        header["model"] = model
+    if "price" in raw:
+        header["price"] = {str(k): p for k, p in price.items()} if isinstance(price, dict) else None
+    return header

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
@@ -44,12 +44,15 @@ from lightscientist_jupyter.runtime.jobs.record import JOBS_ENDED
 from lightscientist_jupyter.runtime.metering.tokens import ESTIMATED
 from lightscientist_jupyter.runtime.recording.forms import (
     WORKSPACE,
+    MessageView,
+    ResponseView,
+    ToolView,
     compared,
     tool_view,
     view_hash,
     views,
 )
-from lightscientist_jupyter.runtime.recording.recorded import Tape
+from lightscientist_jupyter.runtime.recording.recorded import Tape, TapedCall
 from lightscientist_jupyter.runtime.recording.tape import META
 
 SHORT = 120
@@ -139,7 +142,7 @@ class ReplayChatModel(BaseChatModel):
 
 
 def differences(
-    line: dict[str, Any], live: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]]
+    line: TapedCall, live: list[tuple[str, MessageView]], tools: list[ToolView]
 ) -> list[tuple[str, str, str, str]]:
     """(kind, where, recorded, now) for each difference between a recorded request and this
     one: command outputs that differ (kind `command output`), then the first other differing
@@ -147,11 +150,11 @@ def differences(
     found = []
     recorded = line["message_views"]
     for i in range(max(len(recorded), len(live))):
-        old = recorded[i] if i < len(recorded) else ("", {})
-        new = live[i] if i < len(live) else ("", {})
+        old = recorded[i] if i < len(recorded) else ("", None)
+        new = live[i] if i < len(live) else ("", None)
         if old[0] == new[0]:
             continue
-        where = f"message {i + 1} ({new[1].get('role') or old[1].get('role')})"
+        where = f"message {i + 1} ({_role(new[1]) or _role(old[1])})"
         a, b = shorten(compared(_shown(old[1])), compared(_shown(new[1])))
         if _is_output(old[1]) and _is_output(new[1]):
             found.append(("command output", where, a, b))
@@ -169,20 +172,26 @@ def differences(
     return found
 
 
-def _is_output(view: dict[str, Any]) -> bool:
+def _role(view: MessageView | None) -> str | None:
+    return view["role"] if view else None
+
+
+def _is_output(view: MessageView | None) -> bool:
     """Whether a message is what a command printed: an `execute` result, or the message that
     resumes a worker whose jobs ended (their wall times and the tails of their logs)."""
-    if view.get("role") == "tool":
+    if view is None:
+        return False
+    if view["role"] == "tool":
         return view.get("name") == "execute"
-    return view.get("role") == "human" and str(view.get("content", "")).startswith(JOBS_ENDED)
+    return view["role"] == "human" and view["content"].startswith(JOBS_ENDED)
 
 
-def _shown(view: dict[str, Any]) -> str:
+def _shown(view: MessageView | None) -> str:
     if not view:
         return "(no message)"
     text = str(view.get("content") or "")
     if view.get("tool_calls"):
-        text += " " + json.dumps([[c["name"], c["args"]] for c in view["tool_calls"]])
+        text += " " + json.dumps([[c["name"], c.get("args", {})] for c in view["tool_calls"]])
     return text
 
 
@@ -200,10 +209,17 @@ def shorten(a: str, b: str, width: int = SHORT) -> tuple[str, str]:
     return cut(a), cut(b)
 
 
-def _answer(response: dict[str, Any], root: str) -> AIMessage:
-    def local(value: Any) -> Any:
+Portable = TypeVar("Portable")
+
+
+def _answer(response: ResponseView, root: str) -> AIMessage:
+    def local(value: Portable) -> Portable:
+        """`value` with `<workspace>` put back as this workspace's path."""
+        if not root:
+            return value
         text = json.dumps(value, ensure_ascii=False)
-        return json.loads(text.replace(WORKSPACE, json.dumps(root)[1:-1])) if root else value
+        here: Portable = json.loads(text.replace(WORKSPACE, json.dumps(root)[1:-1]))
+        return here
 
     calls = [
         {

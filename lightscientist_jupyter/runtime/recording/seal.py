@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from lightscientist_jupyter.vocab import RecordingLine
 
 SEALED = 2
 """The first recording format whose lines are sealed."""
@@ -31,7 +32,7 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
 
 
-def answer_hash(response: Any) -> str:
+def answer_hash(response: object) -> str:
     """The hash of a call's response: its canonical JSON (sorted keys, no spaces), so that it
     is the same whether computed before the line was written or after it was read."""
     text = json.dumps(response, sort_keys=True, separators=(",", ":"))
@@ -46,26 +47,26 @@ class Chain:
         self.last: str | None = None
         """The hash of the line written last (None before the first)."""
 
-    def seal(self, line: dict[str, Any]) -> bytes:
-        """`line` as the bytes to append (newline included), with `prev` and, for a call
-        line, `answer` (over the response as it will read back)."""
-        line = dict(line)
-        if line.get("kind") == "call":
-            response = json.loads(json.dumps(line.get("response"), default=str))
-            line["answer"] = answer_hash(response)
+    def seal(self, line: Mapping[str, object]) -> bytes:
+        """`line` (a `lines.Line`) as the bytes to append (newline included), with `prev`
+        and, for a call line, `answer` (over the response as it will read back)."""
+        sealed = dict(line)
+        if sealed.get("kind") == RecordingLine.CALL:
+            response = json.loads(json.dumps(sealed.get("response"), default=str))
+            sealed["answer"] = answer_hash(response)
         if self.last is not None:
-            line["prev"] = self.last
-        data = json.dumps(line, ensure_ascii=False, default=str).encode()
+            sealed["prev"] = self.last
+        data = json.dumps(sealed, ensure_ascii=False, default=str).encode()
         self.last = digest(data)
         return data + b"\n"
 
 
-def problems(raw: Sequence[bytes], lines: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+def problems(raw: Sequence[bytes], lines: Sequence[Mapping[str, object]]) -> list[tuple[int, str]]:
     """(line number, what is wrong) for each seal a sealed file's lines break, in order.
 
     Args:
         raw: the file's lines as read (bytes, no newline).
-        lines: the same lines parsed (dicts).
+        lines: the same lines parsed (`lines.Line`s).
     """
     found: list[tuple[int, str]] = []
     for n, line in enumerate(lines, 1):
@@ -81,7 +82,9 @@ def problems(raw: Sequence[bytes], lines: Sequence[dict[str, Any]]) -> list[tupl
                         "holds another hash of it)",
                     )
                 )
-        if line.get("kind") == "call" and line.get("answer") != answer_hash(line.get("response")):
+        if line.get("kind") == RecordingLine.CALL and line.get("answer") != answer_hash(
+            line.get("response")
+        ):
             what = "the response was changed after it was recorded (it does not match the hash "
             found.append((n, what + "kept with its request)"))
     return found

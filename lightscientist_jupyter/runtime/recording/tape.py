@@ -14,7 +14,7 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from lightscientist_jupyter._fs import list_dir, read_text
 
@@ -44,22 +44,39 @@ def _id_number(name: str) -> int:
     return int(digits) if name.startswith("w") and digits.isdigit() else 0
 
 
+class TapeMetadata(TypedDict):
+    """The config metadata of a session's turn (`tape_metadata`). The recorder and the replay
+    model read it back from LangChain's run metadata, among LangChain's own keys."""
+
+    ls_session: str
+    """The session's key (`META`, `session_key`)."""
+    ls_worker: str
+    ls_role: str
+    ls_stage: str | None
+    ls_root: str
+    """The workspace's path (`<workspace>` in the recording)."""
+    ls_calls: int
+    """The index of the turn's first call."""
+    ls_turn: str
+    """The turn, for `CallCounter`."""
+
+
 def tape_metadata(
     *, key: str, worker_id: str, role: str, stage: str | None, root: str, calls_before: int
-) -> dict[str, Any]:
+) -> TapeMetadata:
     """The config metadata a session's turn carries for the recorder and the replay model.
 
     `calls_before` is the number of model answers the session's checkpoint already holds: the
     index of the turn's first call."""
-    return {
-        META: key,
-        "ls_worker": worker_id,
-        "ls_role": role,
-        "ls_stage": stage,
-        "ls_root": root,
-        "ls_calls": calls_before,
-        "ls_turn": f"{worker_id}:{time.monotonic_ns()}",
-    }
+    return TapeMetadata(
+        ls_session=key,
+        ls_worker=worker_id,
+        ls_role=role,
+        ls_stage=stage,
+        ls_root=root,
+        ls_calls=calls_before,
+        ls_turn=f"{worker_id}:{time.monotonic_ns()}",
+    )
 
 
 class CallCounter:
@@ -71,6 +88,8 @@ class CallCounter:
         self._next: dict[str, int] = {}
 
     def take(self, meta: dict[str, Any]) -> int:
+        """The next call index of the turn whose run metadata (LangChain's, holding the
+        `TapeMetadata`) is `meta`."""
         with self._lock:
             turn = str(meta.get("ls_turn"))
             index = self._next.get(turn, int(meta.get("ls_calls") or 0))

@@ -1,0 +1,28 @@
+"""The command line's `tree`: a search stage's tree as text, or its file's record (see
+`app.search`). No tree to show, or a damaged tree file, is one line on stderr and exit 1."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from lightscientist_jupyter.app import search
+from lightscientist_jupyter.cli.foreground import EXIT_FAILED, EXIT_OK
+from lightscientist_jupyter.workspace import Workspace
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    try:
+        view = search.read_tree(Workspace.at(args.workspace or "."))
+    except search.TreeUnavailable as exc:
+        print(f"lightscientist tree: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(view.record, ensure_ascii=False))
+    else:
+        print("\n".join(search.tree_lines(view)))
+    return EXIT_OK
+
+
+HANDLERS = {"tree": cmd_tree}

@@ -67,16 +67,18 @@ def test_every_stage_visit_has_a_start_and_a_finish_snapshot(finished: Path):
     assert {"id", "stage", "visit", "event", "time", "added", "changed", "removed"} <= set(rows[0])
     assert "experiment/results.csv" in {f for r in rows for f in r["added"]}
 
-    proc = cli(finished, "diff", "experiment.loop#1", "experiment.loop#2", "--stat")
+    # the loop's visit made the search's tree: its file, each node's folder and job log
+    proc = cli(finished, "diff", "experiment.setup#1", "experiment.loop#1", "--stat")
     assert proc.returncode == 0, proc.stderr
-    assert "experiment/results.csv" in proc.stdout and "jobs/batch-2.log" in proc.stdout
+    assert "experiment/tree.json" in proc.stdout and "jobs/node-n001.log" in proc.stdout
+    assert "experiment/tree/n003/search_node.py" in proc.stdout
     assert "state.json" not in proc.stdout
     only = subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", "diff", "-w", str(finished),
-         "experiment.loop#1", "experiment.loop#2", "--", "experiment/log.md"],
+         "experiment.setup#1", "experiment.loop#1", "--", "experiment/tree.json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "+++ b/experiment/log.md" in only.stdout and "results.csv" not in only.stdout
+    assert "+++ b/experiment/tree.json" in only.stdout and "node-n001.log" not in only.stdout
 
 
 @pytest.mark.slow

@@ -78,7 +78,7 @@ def test_every_stage_visit_has_a_start_and_a_finish_snapshot(finished: Path):
          "experiment.setup#1", "experiment.loop#1", "--", "experiment/tree.json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "+++ b/experiment/tree.json" in only.stdout and "node-n001.log" not in only.stdout
+    assert "+++ b/experiment/tree.json" in only.stdout and "diff --git a/jobs/" not in only.stdout
 
 
 @pytest.mark.slow

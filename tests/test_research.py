@@ -138,6 +138,18 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     assert best["metric"] < first["metric"]
     spans = sorted((n["started"], n["ended"]) for n in nodes)
     assert any(b0 < a1 for (_, a1), (b0, _) in itertools.pairwise(spans)), spans
+    # the fix is one real edit of the failed node's script, its parent's log the traceback
+    fix = next(n for n in fixes if n["status"] == "ok")
+    shown = cli(ws, "tree", "--node", fix["id"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    detail = json.loads(shown.stdout)
+    edited = [c for c in detail["changes"] if c["status"] == "changed"]
+    assert detail["against"] == fix["parent"] and len(edited) == 1, detail["changes"]
+    removed = [line for line in edited[0]["lines"] if line.startswith("-") and line[1:2] != "-"]
+    added = [line for line in edited[0]["lines"] if line.startswith("+") and line[1:2] != "+"]
+    assert len(removed) == len(added) == 1 and "EPOCHS" in added[0], edited[0]["lines"]
+    failed = json.loads(cli(ws, "tree", "--node", fix["parent"], "--json").stdout)
+    assert any("NameError" in line for line in failed["log_tail"]), failed["log_tail"]
     paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
     assert f"Best node: {best['id']}" in paper and f"final_loss {best['metric']:.4g}" in paper
 

@@ -27,6 +27,7 @@ SCRIPTS = (
     "snapshots",
     "jobs",
     "guarded_path",
+    "search",
 )
 
 

@@ -216,7 +216,14 @@ def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_
     keys = process_keys(ws)
     assert len(keys) == len(set(keys))
     assert "experiment.loop#1" in keys and "paper.review#1" in keys
-    events(ws)  # the log still parses, line by line
+    # the search went on where it was: no node made twice, none left running, no job of a
+    # node run twice (a node the kill cut short goes on in its revived worker)
+    tree = json.loads((ws / "experiment" / "tree.json").read_text(encoding="utf-8"))
+    ids = [n["id"] for n in tree["nodes"]]
+    assert len(ids) == len(set(ids)) == 8
+    assert {n["status"] for n in tree["nodes"]} <= {"ok", "failed", "cancelled"}
+    names = [e["data"]["job"]["name"] for e in events(ws) if e["type"] == "job.submitted"]
+    assert len(names) == len(set(names)), names
 
 
 @pytest.mark.slow

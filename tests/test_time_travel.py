@@ -122,6 +122,7 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
     proc = cli(ws, "rewind", "experiment.setup")
     assert proc.returncode == 0, proc.stderr
     assert later and not any((ws / f).exists() for f in later - {".lightscientist/state.json"})
+    assert "experiment/tree.json" in later  # the search's tree is in the history, rewound too
     kept, supervisor = workers(ws), before.pop("supervisor")
     assert kept.pop("supervisor")["thread_id"] != supervisor["thread_id"]  # a fresh session
     archived = {wid: r for wid, r in before.items() if wid not in kept}
@@ -138,6 +139,9 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
 
     proc = cli(ws, "resume")
     assert proc.returncode == 0 and last_line(proc) == "done", proc.stderr
+    tree = json.loads((ws / "experiment" / "tree.json").read_text(encoding="utf-8"))
+    assert len(tree["nodes"]) == 8  # searched anew, every node after the rewind
+    assert min(n["started"] for n in tree["nodes"]) > rewound[0]["ts"]
     again = history(ws)
     finishes = [r for r in again if (r["stage"], r["event"]) == ("paper.review", "finish")]
     assert len(finishes) == 2  # the rewound-over branch and the new one

@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import _common as C  # noqa: E402
+from support.tables import search_table  # noqa: E402
 
 from lightscientist_jupyter.app.project import Project  # noqa: E402
 from lightscientist_jupyter.controller import ResearchController, load_table  # noqa: E402
@@ -44,23 +46,13 @@ from lightscientist_jupyter.events import EventBus  # noqa: E402
 from lightscientist_jupyter.events.jsonl import JsonlWriter  # noqa: E402
 from lightscientist_jupyter.workspace import Workspace  # noqa: E402
 
-ONE_STAGE = """\
-start = "a"
-
-[stages.a]
-skill = "a.md"
-outputs = ["out/a.md"]
-next = "done"
-allowed = ["done"]
-search = {{ metric = "loss", goal = "min", nodes = {nodes}, parallel = 2, debug_depth = 2 }}
-"""
-
 
 def layers_per_node(folder: Path, nodes: int) -> list[float]:
     """Seconds of layer 1's calls per node, for a tree of `nodes` grown two at a time."""
-    (folder / "table").mkdir(parents=True)
-    (folder / "table" / "a.md").write_text("Search.\n", encoding="utf-8")
-    (folder / "table" / "t.toml").write_text(ONE_STAGE.format(nodes=nodes), encoding="utf-8")
+    (folder / "table" / "skills").mkdir(parents=True)
+    (folder / "table" / "skills" / "a.md").write_text("Search.\n", encoding="utf-8")
+    table = search_table(nodes=nodes, parallel=2, debug_depth=2)
+    (folder / "table" / "t.toml").write_text(table, encoding="utf-8")
     ws = Workspace.at(folder / "ws")
     bus = EventBus()
     controller = ResearchController.create(

@@ -9,6 +9,7 @@
 import type { INodeAnswer, ISearchDrawing, ITreeBox } from './answers';
 import { renderDiffs } from './diff';
 import { el, focusable, svg } from './dom';
+import { defineArrowhead } from './graph';
 
 /** A node's metric as the notebook writes it (`%g`: at most six significant digits). */
 export function metricText(metric: number | null): string {
@@ -32,20 +33,7 @@ export function renderTree(
     'aria-label': drawing.words
   });
   svg('title', {}, root).textContent = drawing.words;
-  const marker = svg(
-    'marker',
-    {
-      id: markerId,
-      viewBox: '0 0 8 8',
-      refX: 7,
-      refY: 4,
-      markerWidth: 7,
-      markerHeight: 7,
-      orient: 'auto'
-    },
-    svg('defs', {}, root)
-  );
-  svg('path', { d: 'M0,0 L8,4 L0,8 z', class: 'ls-arrowhead' }, marker);
+  defineArrowhead(root, markerId);
   const byId = new Map(drawing.nodes.map(n => [n.id, n]));
   for (const node of drawing.nodes) {
     const parent = node.parent === null ? undefined : byId.get(node.parent);

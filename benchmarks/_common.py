@@ -245,7 +245,9 @@ def timed_auto_run(label: str, *extra: str, stage: str | None = None) -> float:
 
 
 def stage_table(folder: Path, loop_visits: int) -> Path:
-    """A copy of the default stage table whose experiment.loop may run `loop_visits` times."""
+    """A copy of the default stage table whose experiment.loop is one plan (its `search` key
+    dropped) carried out in up to `loop_visits` visits."""
+    import re
     import tomllib
 
     from lightscientist_jupyter.controller.loader import shipped_stages
@@ -253,7 +255,8 @@ def stage_table(folder: Path, loop_visits: int) -> Path:
     folder = Path(folder)
     shutil.copytree(shipped_stages(), folder, dirs_exist_ok=True)
     toml = folder / "research.toml"
-    text = toml.read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^search = .*\n", "", toml.read_text(encoding="utf-8"))
+    toml.write_text(text, encoding="utf-8")
     current = tomllib.loads(text)["stages"]["experiment.loop"].get("max_visits", 20)
     if loop_visits > current:
         head, sep, rest = text.partition('[stages."experiment.loop"]')

@@ -1,7 +1,8 @@
 """A job's submit-to-resume latency: from `submit_job` to the worker running again.
 
 Runs the offline project from experiment.setup in auto mode in this process, `--runs` times
-with local jobs and as many times with Ray jobs; the second experiment batch is a job. The Ray
+with local jobs and as many times with Ray jobs; each node of the experiment's search runs its
+script as a job, and its worker waits for it (eight jobs a run). The Ray
 jobs go to `--ray ADDRESS`, or else to a one-CPU Ray head this script starts on this machine
 for the runs (as the tests do, see tests/support/ray_head.py), and ends after them; `--ray
 none`, or `--quick` without an address, times local jobs only. From the events: the job's own
@@ -31,7 +32,7 @@ import _common as C  # noqa: E402
 from lightscientist_jupyter.app.project import Project  # noqa: E402
 
 
-def one_run(root: Path, ray: str | None) -> dict[str, float]:
+def one_run(root: Path, ray: str | None) -> list[dict[str, float]]:
     project = Project.create(
         root, C.GOAL, mode="auto", stage="experiment.setup", model="offline", ray=ray
     )
@@ -42,14 +43,21 @@ def one_run(root: Path, ray: str | None) -> dict[str, float]:
     if status != "done":
         raise SystemExit(f"the run ended {status}")
     events = C.read_events(root)
-    (submitted,) = [e for e in events if e["type"] == "job.submitted"]
-    (finished,) = [e for e in events if e["type"] == "job.finished"]
-    (fired,) = [e for e in events if e["type"] == "resume.fired" and e["data"].get("jobs")]
-    return {
-        "job_s": finished["ts"] - submitted["ts"],
-        "react_s": fired["ts"] - finished["ts"],
-        "total_s": fired["ts"] - submitted["ts"],
+    submitted = {e["data"]["job"]["id"]: e for e in events if e["type"] == "job.submitted"}
+    finished = {e["data"]["job"]["id"]: e for e in events if e["type"] == "job.finished"}
+    fired = {
+        job: e for e in events if e["type"] == "resume.fired" for job in e["data"].get("jobs") or ()
     }
+    if not submitted or set(submitted) != set(finished) or set(submitted) - set(fired):
+        raise SystemExit(f"jobs without an end or a resume: {sorted(submitted)}")
+    return [
+        {
+            "job_s": finished[j]["ts"] - submitted[j]["ts"],
+            "react_s": fired[j]["ts"] - finished[j]["ts"],
+            "total_s": fired[j]["ts"] - submitted[j]["ts"],
+        }
+        for j in sorted(submitted)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-jobs-"))
     head = None
     try:
-        results["local"] = [one_run(folder / f"local-{i}", None) for i in range(args.runs)]
+        results["local"] = [
+            j for i in range(args.runs) for j in one_run(folder / f"local-{i}", None)
+        ]
         address = args.ray
         if address is None and not args.quick:
             from support.ray_head import RayHead
@@ -79,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             address = head.address
         where = "a one-CPU Ray head started on this machine" if head else f"the head at {address}"
         if address and address != "none":
-            results["ray"] = [one_run(folder / f"ray-{i}", address) for i in range(args.runs)]
+            results["ray"] = [
+                j for i in range(args.runs) for j in one_run(folder / f"ray-{i}", address)
+            ]
     finally:
         if head is not None:
             head.stop()
@@ -87,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
 
     report = C.Report("Jobs: submit to resume")
     report.say(
-        f"The offline project from experiment.setup, {args.runs} run(s) per backend; its second "
-        "batch is a job (about 0.5 s of numpy). Medians over the runs."
+        f"The offline project from experiment.setup, {args.runs} run(s) per backend; each node "
+        "of its search is a job (a fraction of a second of numpy), its worker waiting for it. "
+        "Medians over every job of the runs."
         + (f" The Ray jobs ran on {where}." if "ray" in results else "")
     )
     rows: list[list[Any]] = []
@@ -104,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
     report.table(
-        ["backend", "runs", "submitted → finished", "finished → resumed", "submit → resume"], rows
+        ["backend", "jobs", "submitted → finished", "finished → resumed", "submit → resume"], rows
     )
     worst = max(C.median([r["react_s"] for r in runs]) for runs in results.values())
     report.check(

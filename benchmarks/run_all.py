@@ -8,7 +8,9 @@ events.py, full_run.py, recording.py, sandbox.py, checkpoints.py (PostgreSQL: it
 of its own), magic_latency.py (the research cell in fresh kernels), snapshots.py (the
 workspace history's snapshots), jobs.py (a job's submit to resume, local and on a Ray head it
 starts, or on `--ray ADDRESS`), guarded_path.py (µs per file operation through the guarded
-path of `beneath` against a plain open) — and cell_latency.py (the notebook-latency
+path of `beneath` against a plain open), search.py (a search stage: the layers' time per
+node, two nodes at a time against one, the supervisor's input as the tree grows) — and
+cell_latency.py (the notebook-latency
 benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it
 unless `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
 average, date), a table of every target, and for each missed target by how much and why.
@@ -43,6 +45,7 @@ SCRIPTS = [
     ("snapshots", "9. Snapshots"),
     ("jobs", "10. Jobs: submit to resume"),
     ("guarded_path", "11. Guarded path"),
+    ("search", "12. Search"),
 ]
 
 
@@ -176,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         if not met:
             misses.append(
                 (
-                    "12. Notebook latency",
+                    "13. Notebook latency",
                     {
                         "name": "cell p95",
                         "measured": f"{lat['p95']:.1f} ms",
@@ -269,7 +272,7 @@ def render(
         ]
     if lat is not None:
         lines += [
-            "## 12. Notebook latency (cell_latency.py)",
+            "## 13. Notebook latency (cell_latency.py)",
             "",
             f"`python benchmarks/cell_latency.py` ({lat['seconds']:.0f} s): a trivial cell "
             "executed over and over in a real kernel while the `%lightscientist research` "

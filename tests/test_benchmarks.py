@@ -27,6 +27,7 @@ SCRIPTS = (
     "snapshots",
     "jobs",
     "guarded_path",
+    "search",
 )
 
 
@@ -129,9 +130,22 @@ def test_snapshots_times_the_run_and_the_finished_workspace(reports):
 
 
 def test_jobs_times_a_local_job_from_submit_to_resume(reports):
-    (run,) = reports["jobs"]["data"]["local"]  # --quick: one run, no Ray address
-    assert run["total_s"] >= run["job_s"] > 0 and run["react_s"] >= 0
-    assert "| local | 1 |" in reports["jobs"]["markdown"]
+    jobs = reports["jobs"]["data"]["local"]  # --quick: one run (its 8 search nodes' jobs)
+    assert len(jobs) == 8 and "ray" not in reports["jobs"]["data"]
+    for job in jobs:
+        assert job["total_s"] >= job["job_s"] > 0 and job["react_s"] >= 0
+    assert "| local | 8 |" in reports["jobs"]["markdown"]
+
+
+def test_search_times_the_layers_the_parallel_nodes_and_the_inputs(reports):
+    data = reports["search"]["data"]
+    assert len(data["per_node_ms"]) == 8 and all(ms > 0 for ms in data["per_node_ms"])
+    assert [len(data["timed"][str(p)]) for p in (1, 2)] == [1, 1]  # --quick: one run each
+    for runs in data["timed"].values():
+        assert runs[0]["nodes"] == 8 and runs[0]["wall_s"] > runs[0]["node_s"] > 0
+    kinds = [kind for kind, _ in data["long"]["inputs"]]
+    assert "search_over" in kinds
+    assert "| parallel | search wall time | a node (median) |" in reports["search"]["markdown"]
 
 
 def test_guarded_path_times_every_operation_both_ways(reports):

@@ -13,6 +13,7 @@ import time
 import pytest
 from support.offline import run_second_half
 from support.runtime import checkpoint_messages
+from support.tables import loop_stages
 from support.waiting import wait_for
 
 from lightscientist_jupyter.app.project import Project
@@ -33,7 +34,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def test_the_offline_batch_runs_as_a_job_and_layer_2_resumes_its_worker(tmp_path, monkeypatch):
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
-    run_second_half(ws)
+    run_second_half(ws, loop_stages(tmp_path / "stages"))
     text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
     events = [json.loads(line) for line in text.splitlines()]
     (submitted,) = [e for e in events if e["type"] == "job.submitted"]
@@ -85,7 +86,8 @@ def with_a_slow_batch(ws, seconds: float, **options) -> None:
     """An offline auto project in `ws` paused after experiment.setup, whose experiment script
     the researcher made slow: its batch 2 (the job) first sleeps `seconds`."""
     project = Project.create(ws, "Does warmup help?", mode="auto", stage="experiment.setup",
-                             model="offline", until="experiment.setup", **options)  # fmt: skip
+                             model="offline", until="experiment.setup",
+                             stages=loop_stages(ws.parent / "stages"), **options)  # fmt: skip
     try:
         assert project.run() == "paused"
     finally:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.ray_head import free_port
+from support.tables import loop_stages
 
 pytestmark = pytest.mark.slow
 
@@ -35,11 +36,18 @@ def settings(ws: Path) -> dict:
     return json.loads((ws / ".lightscientist" / "state.json").read_text())["settings"]
 
 
+def start_paused_after_setup(ws: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`research` of an offline auto project in `ws` from experiment.setup until it, with
+    the experiment loop as one plan (its batch 2 a job; `support.tables.loop_stages`)."""
+    table = loop_stages(ws.parent / "stages")
+    return cli(ws, "research", "x", "--mode", "auto", "--stage", "experiment.setup",
+               "--stages", str(table), "--until", "experiment.setup", *extra)  # fmt: skip
+
+
 def paused_after_setup(ws: Path) -> None:
     """An offline auto project in `ws`, started without --ray or --job-time-limit, paused
     after experiment.setup (its experiment loop's second batch is a job)."""
-    first = cli(ws, "research", "x", "--mode", "auto", "--stage", "experiment.setup",
-                "--until", "experiment.setup")  # fmt: skip
+    first = start_paused_after_setup(ws)
     assert first.returncode == 0 and last_line(first) == "paused", first.stderr
     assert "ray" not in settings(ws) and "job_time_limit" not in settings(ws)
 
@@ -70,8 +78,7 @@ def test_a_ray_address_given_to_resume_is_kept_for_the_next_resume(tmp_path):
 def test_ray_local_sets_a_kept_address_aside_and_is_kept_itself(tmp_path):
     ws = tmp_path / "project"
     address = f"127.0.0.1:{free_port()}"  # nothing listens there
-    first = cli(ws, "research", "x", "--mode", "auto", "--stage", "experiment.setup",
-                "--until", "experiment.setup", "--ray", address)  # fmt: skip
+    first = start_paused_after_setup(ws, "--ray", address)
     assert first.returncode == 0 and last_line(first) == "paused", first.stderr
     assert settings(ws)["ray"] == address
 

@@ -7,6 +7,7 @@ the worker records and the event log.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -32,7 +33,7 @@ HAPPY_PATH_TYPES = {
     "worker.status",
     "supervisor.event",
     "supervisor.decision",
-    "resume.fired",  # the worker that waited for its job (the long batch), resumed by layer 2
+    "resume.fired",  # the workers that waited for their jobs (the nodes), resumed by layer 2
     "job.submitted",
     "job.finished",
     "session.start",
@@ -43,6 +44,7 @@ HAPPY_PATH_TYPES = {
     "tool.result",
     "worker.waiting",
     "worker.background",
+    "search.node",  # the experiment's search: its nodes created, started and finished
 }
 
 
@@ -95,8 +97,8 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     finished = [h for h in st["history"] if h["by"] in ("finish", "auto")]
     keys = process_keys(ws)
     assert len(keys) == len(finished) == len(set(keys))
-    # each stage once, the experiment loop twice (the offline model's default)
-    assert st["visits"] == {**{stage.id: 1 for stage in table}, "experiment.loop": 2}
+    # each stage once: the experiment loop is a search, its worker writes from the tree
+    assert st["visits"] == {stage.id: 1 for stage in table}
 
     log = events(ws)
     # every kind of event of a clean run, and none of a troubled one (no rejection, stall,
@@ -117,12 +119,39 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     (a0, a1), (b0, b1) = [(min(spans[p]), max(spans[p])) for p in probes[:2]]
     assert a0 < b1 and b0 < a1, "the probe workers' sessions did not overlap"
 
-    # a worker went to the background and a scheduled resume brought it back
+    # workers went to the background (a node waiting for its job) and layer 2 resumed each
     bg = [e["worker_id"] for e in log if e["type"] == "worker.background"]
     fired = [e["worker_id"] for e in log if e["type"] == "resume.fired"]
-    assert bg and bg == fired
-    back = next(w for w in workers(ws) if w["id"] == bg[0])
-    assert back["status"] == "completed"
+    assert bg and sorted(bg) == sorted(fired)
+    assert all(w["status"] == "completed" for w in workers(ws) if w["id"] in bg)
+
+    # the experiment was a best-first search: 8 nodes, drafts, a fix and improvements, two
+    # at a time, and the best beats the first draft; the paper reports the best's metric
+    tree = json.loads((ws / "experiment" / "tree.json").read_text(encoding="utf-8"))
+    nodes = tree["nodes"]
+    assert len(nodes) >= 8
+    assert {"draft", "improve", "debug"} <= {n["kind"] for n in nodes}
+    fixes = [n for n in nodes if n["kind"] == "debug"]
+    assert any(n["status"] == "ok" for n in fixes)  # the failed draft's bug was fixed
+    best = next(n for n in nodes if n["id"] == tree["best"])
+    first = next(n for n in nodes if n["kind"] == "draft")
+    assert best["metric"] < first["metric"]
+    spans = sorted((n["started"], n["ended"]) for n in nodes)
+    assert any(b0 < a1 for (_, a1), (b0, _) in itertools.pairwise(spans)), spans
+    # the fix is one real edit of the failed node's script, its parent's log the traceback
+    fix = next(n for n in fixes if n["status"] == "ok")
+    shown = cli(ws, "tree", "--node", fix["id"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    detail = json.loads(shown.stdout)
+    edited = [c for c in detail["changes"] if c["status"] == "changed"]
+    assert detail["against"] == fix["parent"] and len(edited) == 1, detail["changes"]
+    removed = [line for line in edited[0]["lines"] if line.startswith("-") and line[1:2] != "-"]
+    added = [line for line in edited[0]["lines"] if line.startswith("+") and line[1:2] != "+"]
+    assert len(removed) == len(added) == 1 and "EPOCHS" in added[0], edited[0]["lines"]
+    failed = json.loads(cli(ws, "tree", "--node", fix["parent"], "--json").stdout)
+    assert any("NameError" in line for line in failed["log_tail"]), failed["log_tail"]
+    paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
+    assert f"Best node: {best['id']}" in paper and f"final_loss {best['metric']:.4g}" in paper
 
     # the paper's numbers were checked against the results by the review script
     assert "all checks passed" in (ws / "paper" / "review.md").read_text(encoding="utf-8")
@@ -187,7 +216,14 @@ def test_sigkill_in_experiment_loop_then_resume_finishes_without_duplicates(tmp_
     keys = process_keys(ws)
     assert len(keys) == len(set(keys))
     assert "experiment.loop#1" in keys and "paper.review#1" in keys
-    events(ws)  # the log still parses, line by line
+    # the search went on where it was: no node made twice, none left running, no job of a
+    # node run twice (a node the kill cut short goes on in its revived worker)
+    tree = json.loads((ws / "experiment" / "tree.json").read_text(encoding="utf-8"))
+    ids = [n["id"] for n in tree["nodes"]]
+    assert len(ids) == len(set(ids)) == 8
+    assert {n["status"] for n in tree["nodes"]} <= {"ok", "failed", "cancelled"}
+    names = [e["data"]["job"]["name"] for e in events(ws) if e["type"] == "job.submitted"]
+    assert len(names) == len(set(names)), names
 
 
 @pytest.mark.slow
@@ -195,7 +231,9 @@ def test_thirty_loops_keep_every_prompt_bounded(tmp_path):
     stages = tmp_path / "stages"
     shutil.copytree(default_table_path().parent, stages)
     toml = stages / "research.toml"
-    toml.write_text(toml.read_text().replace("max_visits = 20", "max_visits = 40"))
+    # thirty batches of the plain loop: without the experiment's search, which visits it once
+    text = re.sub(r"(?m)^search = .*\n", "", toml.read_text())
+    toml.write_text(text.replace("max_visits = 20", "max_visits = 40"))
     ws = tmp_path / "project"
     proc = cli(
         ws,

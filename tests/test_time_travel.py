@@ -67,16 +67,18 @@ def test_every_stage_visit_has_a_start_and_a_finish_snapshot(finished: Path):
     assert {"id", "stage", "visit", "event", "time", "added", "changed", "removed"} <= set(rows[0])
     assert "experiment/results.csv" in {f for r in rows for f in r["added"]}
 
-    proc = cli(finished, "diff", "experiment.loop#1", "experiment.loop#2", "--stat")
+    # the loop's visit made the search's tree: its file, each node's folder and job log
+    proc = cli(finished, "diff", "experiment.setup#1", "experiment.loop#1", "--stat")
     assert proc.returncode == 0, proc.stderr
-    assert "experiment/results.csv" in proc.stdout and "jobs/batch-2.log" in proc.stdout
+    assert "experiment/tree.json" in proc.stdout and "jobs/node-n001.log" in proc.stdout
+    assert "experiment/tree/n003/search_node.py" in proc.stdout
     assert "state.json" not in proc.stdout
     only = subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", "diff", "-w", str(finished),
-         "experiment.loop#1", "experiment.loop#2", "--", "experiment/log.md"],
+         "experiment.setup#1", "experiment.loop#1", "--", "experiment/tree.json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "+++ b/experiment/log.md" in only.stdout and "results.csv" not in only.stdout
+    assert "+++ b/experiment/tree.json" in only.stdout and "diff --git a/jobs/" not in only.stdout
 
 
 @pytest.mark.slow
@@ -120,6 +122,7 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
     proc = cli(ws, "rewind", "experiment.setup")
     assert proc.returncode == 0, proc.stderr
     assert later and not any((ws / f).exists() for f in later - {".lightscientist/state.json"})
+    assert "experiment/tree.json" in later  # the search's tree is in the history, rewound too
     kept, supervisor = workers(ws), before.pop("supervisor")
     assert kept.pop("supervisor")["thread_id"] != supervisor["thread_id"]  # a fresh session
     archived = {wid: r for wid, r in before.items() if wid not in kept}
@@ -136,6 +139,9 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
 
     proc = cli(ws, "resume")
     assert proc.returncode == 0 and last_line(proc) == "done", proc.stderr
+    tree = json.loads((ws / "experiment" / "tree.json").read_text(encoding="utf-8"))
+    assert len(tree["nodes"]) == 8  # searched anew, every node after the rewind
+    assert min(n["started"] for n in tree["nodes"]) > rewound[0]["ts"]
     again = history(ws)
     finishes = [r for r in again if (r["stage"], r["event"]) == ("paper.review", "finish")]
     assert len(finishes) == 2  # the rewound-over branch and the new one

@@ -202,13 +202,76 @@ export interface IPanelUsage {
   stages: Record<string, IUsageFigures>;
 }
 
-/** One file under review at a gate, as the server sends it (`diff_card.panel_changes`). */
+/** One file under review at a gate (`diff_card.panel_changes`), or a search node's file
+ * against its parent's (`INodeAnswer`), as the server sends it. */
 export interface IFileDiff {
   path: string;
   status: 'new' | 'changed' | 'removed' | 'unchanged';
   /** Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
    * unchanged files. */
   lines: string[];
+}
+
+/** One node of a search tree, as `experiment/tree.json` holds it. */
+export interface INodeRecord {
+  id: string;
+  parent: string | null;
+  kind: string;
+  status: string;
+  metric: number | null;
+  job: string | null;
+  started: number | null;
+  ended: number | null;
+  summary: string;
+  files: string[];
+}
+
+/** A search node's box, where the notebook draws it (`search_tree.drawing`). */
+export interface ITreeBox {
+  id: string;
+  parent: string | null;
+  kind: string;
+  status: string;
+  metric: number | null;
+  summary: string;
+  /** The box's top left corner. */
+  x: number;
+  y: number;
+  best: boolean;
+  /** On the way from a draft to the best node (its edge is drawn darker). */
+  to_best: boolean;
+}
+
+/** A search stage's tree as the notebook draws it. */
+export interface ISearchDrawing {
+  metric: string;
+  goal: string;
+  best: string | null;
+  /** The tree in one line. */
+  words: string;
+  width: number;
+  height: number;
+  box_width: number;
+  box_height: number;
+  nodes: ITreeBox[];
+}
+
+/** The search stages' tree, or why there is none (`note`). */
+export interface ISearchCard {
+  stages: string[];
+  drawing: ISearchDrawing | null;
+  note: string | null;
+}
+
+/** `GET node`: one search node, its files against its parent's, its job's log. */
+export interface INodeAnswer {
+  node: INodeRecord;
+  /** The parent compared with; null for a draft (its files all new). */
+  against: string | null;
+  changes: IFileDiff[];
+  unchanged: number;
+  log: string | null;
+  log_tail: string[];
 }
 
 /** One stage's time in `progress`: over all its visits. */
@@ -272,6 +335,8 @@ export interface IProjectDetail extends IProjectSummary {
   handoffs: string[];
   /** At a gate: what changed beside each file under review (see `diff.ts`). */
   gate_diff: IFileDiff[];
+  /** The search stages' tree; null for a table without search. */
+  search: ISearchCard | null;
   /** Tokens, cost and model calls: the project's and each stage's (see `budget.ts`). */
   usage: IPanelUsage;
   /** Stage N of M and the time per stage (`jupyter/progress.py`); absent without a table. */

@@ -13,6 +13,7 @@ import type {
   IControl,
   IControlAnswer,
   IEventsAnswer,
+  INodeAnswer,
   IProjectDetail,
   IProjectsAnswer,
   IRefusal,
@@ -75,6 +76,8 @@ export async function requestAPI<T>(
 export const api = {
   projects: () => requestAPI<IProjectsAnswer>('projects'),
   project: (path: string) => requestAPI<IProjectDetail>('project', { path }),
+  node: (path: string, node: string) =>
+    requestAPI<INodeAnswer>('node', { path, node }),
   events: (path: string, after: number | undefined, limit: number) =>
     requestAPI<IEventsAnswer>('events', { path, after, limit }),
   reply: (reply: IReply) =>

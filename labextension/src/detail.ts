@@ -4,6 +4,7 @@
  */
 
 import type { IEventRecord, IProjectDetail, IReplyAnswer } from './answers';
+import { api } from './api';
 import { BudgetView } from './budget';
 import { el, focusable, statusWords } from './dom';
 import { ControlsView } from './controls';
@@ -11,6 +12,7 @@ import { renderGate } from './gate';
 import { HandoffView } from './handoff';
 import { edgeKey, renderGraph } from './graph';
 import { appendEvents } from './lists';
+import { renderNode, renderTree } from './tree';
 
 const DONE = 'done';
 const EVENTS_KEEP = 300;
@@ -89,6 +91,19 @@ export class DetailView {
       this._graph.classList.toggle('ls-graph-fit')
     );
     new ResizeObserver(() => this._fitGraph()).observe(this._graph);
+    this._search = section(d, 'ls-search-section', 'Search');
+    this._search.hidden = true;
+    this._tree = el(
+      'div',
+      { className: 'ls-graph-box ls-tree-box' },
+      this._search
+    );
+    focusable(
+      this._tree,
+      'Search tree (scrolls sideways); a node shows its diff and log'
+    );
+    this._node = el('div', { className: 'ls-node-detail' }, this._search);
+    this._node.setAttribute('aria-live', 'polite');
     const outputs = section(d, 'ls-outputs-section', 'Outputs');
     this._outputs = el('ul', { className: 'ls-outputs' }, outputs);
     const events = section(d, 'ls-events-section', 'Events');
@@ -106,6 +121,8 @@ export class DetailView {
     this._keys = {};
     this._budget.reset();
     this._controls.reset();
+    this._picked = null;
+    this._node.textContent = '';
   }
 
   /** Show a line about the reply under the gate. */
@@ -175,6 +192,9 @@ export class DetailView {
       pending?.id
     ];
     this._once('graph', graphKey, () => this._renderGraph(detail));
+    this._once('search', [detail.path, detail.search], () =>
+      this._renderSearch(detail)
+    );
     this._once('outputs', detail.outputs, () => this._renderOutputs(detail));
     this._budget.render(detail, this._graph); // after the graph: its stage titles
   }
@@ -243,6 +263,44 @@ export class DetailView {
     }
   }
 
+  private _renderSearch(detail: IProjectDetail): void {
+    const search = detail.search;
+    this._search.hidden = search === null;
+    this._tree.textContent = '';
+    if (search === null) {
+      return;
+    }
+    if (search.drawing === null) {
+      el('p', { className: 'ls-muted', text: search.note ?? '' }, this._tree);
+      return;
+    }
+    const ids = search.drawing.nodes.map(n => n.id);
+    if (this._picked !== null && !ids.includes(this._picked)) {
+      this._picked = null; // a rewind took it away
+      this._node.textContent = '';
+    }
+    const pick = (node: string) => {
+      this._picked = node;
+      this._renderSearch(detail);
+    };
+    this._tree.appendChild(renderTree(search.drawing, this._picked, pick));
+    if (this._picked !== null) {
+      void this._showNode(detail.path, this._picked);
+    }
+  }
+
+  /** Fetch node `node` and show it under the tree (a later pick wins). */
+  private async _showNode(path: string, node: string): Promise<void> {
+    try {
+      const answer = await api.node(path, node);
+      if (this._picked === node && this._detail?.path === path) {
+        renderNode(this._node, answer);
+      }
+    } catch (error) {
+      this._node.textContent = `Node ${node} cannot be shown: ${(error as Error).message}`;
+    }
+  }
+
   private _renderOutputs(detail: IProjectDetail): void {
     const list = this._outputs;
     list.textContent = '';
@@ -289,6 +347,10 @@ export class DetailView {
   private _graph: HTMLElement;
   private _drawings: SVGSVGElement[] = [];
   private _outputs: HTMLUListElement;
+  private _search: HTMLDetailsElement;
+  private _tree: HTMLElement;
+  private _node: HTMLElement;
+  private _picked: string | null = null;
   private _events: HTMLOListElement;
 }
 

@@ -8,16 +8,18 @@
 import type { IFileDiff } from './answers';
 import { el } from './dom';
 
-/** Append the diff of each file to `node` (nothing when there is none). */
+/** Append the diff of each file to `node` under the line `title` (nothing when there is
+ * no file). */
 export function renderDiffs(
   node: HTMLElement,
-  diffs: IFileDiff[] | undefined
+  diffs: IFileDiff[] | undefined,
+  title = 'What changed since the last approval'
 ): void {
   if (!diffs || diffs.length === 0) {
     return;
   }
   const box = el('div', { className: 'ls-diff-card' }, node);
-  el('p', { text: 'What changed since the last approval' }, box);
+  el('p', { text: title }, box);
   for (const diff of diffs) {
     const file = el('details', { className: 'ls-diff-file' }, box);
     file.dataset.path = diff.path;

@@ -27,6 +27,25 @@ export function edgeKey(source: string, target: string): string {
   return `${source}\u0000${target}`;
 }
 
+/** Define the arrowhead `markerId` in `root`'s own `defs` (edges end with it): each drawing
+ * keeps its own, as a marker defined in a hidden drawing is not drawn. */
+export function defineArrowhead(root: SVGSVGElement, markerId: string): void {
+  const marker = svg(
+    'marker',
+    {
+      id: markerId,
+      viewBox: '0 0 8 8',
+      refX: 7,
+      refY: 4,
+      markerWidth: 7,
+      markerHeight: 7,
+      orient: 'auto-start-reverse'
+    },
+    svg('defs', {}, root)
+  );
+  svg('path', { d: 'M0,0 L8,4 L0,8 z', class: 'ls-arrowhead' }, marker);
+}
+
 /** Draw `layout` as an SVG element at its own size; the project's state is marked. Two
  * drawings on one page need their own `markerId`s (an arrowhead defined in a hidden SVG is
  * not drawn). */
@@ -43,21 +62,7 @@ export function renderGraph(
     role: 'img',
     'aria-label': 'Stage graph'
   });
-  const defs = svg('defs', {}, root);
-  const marker = svg(
-    'marker',
-    {
-      id: markerId,
-      viewBox: '0 0 8 8',
-      refX: 7,
-      refY: 4,
-      markerWidth: 7,
-      markerHeight: 7,
-      orient: 'auto-start-reverse'
-    },
-    defs
-  );
-  svg('path', { d: 'M0,0 L8,4 L0,8 z', class: 'ls-arrowhead' }, marker);
+  defineArrowhead(root, markerId);
 
   for (const band of layout.bands) {
     const caption = svg(

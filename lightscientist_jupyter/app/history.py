@@ -11,6 +11,7 @@ naming what to fix; rewinding a project a process runs is `WorkspaceLocked`, nam
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import getpass
 import json
 import os
@@ -281,6 +282,14 @@ class FileChange:
     old: bytes | None
     new: bytes | None
 
+    def unified(self) -> list[str]:
+        """The change as unified diff lines (`a/<path>`, `b/<path>`; bytes read as UTF-8)."""
+        old, new = (
+            (data or b"").decode("utf-8", errors="replace").splitlines()
+            for data in (self.old, self.new)
+        )
+        return list(difflib.unified_diff(old, new, f"a/{self.path}", f"b/{self.path}", lineterm=""))
+
 
 def gate_changes(ws: Workspace) -> list[FileChange]:
     """Each file the pending gate would approve — its outputs, then every other file that
@@ -298,12 +307,13 @@ def gate_changes(ws: Workspace) -> list[FileChange]:
         new = files.read_bytes(rel) if files.is_file(rel) else None
         old = history.read(base, rel)
         if new is not None or old is not None:
-            changes.append(FileChange(rel, _change(old, new), old, new))
+            changes.append(FileChange(rel, change_status(old, new), old, new))
     return changes
 
 
-def _change(old: bytes | None, new: bytes | None) -> ChangeStatus:
-    """How a file changed since the gate's base: removed, new, unchanged or changed."""
+def change_status(old: bytes | None, new: bytes | None) -> ChangeStatus:
+    """How a file changed from `old` to `new` (None: no file): removed, new, unchanged or
+    changed."""
     if new is None:
         return "removed"
     if old is None:

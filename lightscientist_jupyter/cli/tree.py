@@ -7,14 +7,18 @@ import argparse
 import json
 import sys
 
-from lightscientist_jupyter.app import search
+from lightscientist_jupyter.app import search, search_node
 from lightscientist_jupyter.cli.foreground import EXIT_FAILED, EXIT_OK
+from lightscientist_jupyter.events import printable
 from lightscientist_jupyter.workspace import Workspace
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
+    ws = Workspace.at(args.workspace or ".")
     try:
-        view = search.read_tree(Workspace.at(args.workspace or "."))
+        if args.node is not None:
+            return _node(ws, args.node, as_json=args.json)
+        view = search.read_tree(ws)
     except search.TreeUnavailable as exc:
         print(f"lightscientist tree: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -22,6 +26,15 @@ def cmd_tree(args: argparse.Namespace) -> int:
         print(json.dumps(view.record, ensure_ascii=False))
     else:
         print("\n".join(search.tree_lines(view)))
+    return EXIT_OK
+
+
+def _node(ws: Workspace, node: str, *, as_json: bool) -> int:
+    detail = search_node.node_detail(ws, node)
+    if as_json:
+        print(json.dumps(search_node.detail_record(detail), ensure_ascii=False))
+    else:
+        print("\n".join(printable(line) for line in search_node.detail_lines(detail)))
     return EXIT_OK
 
 

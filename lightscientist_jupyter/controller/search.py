@@ -10,7 +10,10 @@ Best-first, as the design card has it:
    once: each is its own child);
 3. when no node is ok and no failed one may be fixed (at the start, or every branch is
    stuck), a new draft is written from the plan.
-Up to `parallel` nodes run at once, and the stage creates at most `nodes` in all. The search
+The nodes run in rounds of up to `parallel` at once: the next round is chosen when the last
+node of the round before has ended, so the tree depends on the nodes' results and never on
+which job happened to finish first (a recorded run replays to the same tree, and a resumed
+one goes on as the first would have). The stage creates at most `nodes` in all. The search
 is over when every node it may create has ended, or as soon as an ok node reaches `target`.
 """
 
@@ -30,9 +33,9 @@ def node_id(number: int) -> str:
 def next_nodes(tree: Tree) -> list[Expansion]:
     """The nodes to start now (none while the search is over or every slot is taken)."""
     spec = tree.spec
-    if search_over(tree) is not None:
+    if search_over(tree) is not None or tree.running():
         return []
-    slots = min(spec.parallel - len(tree.running()), spec.nodes - len(tree.nodes))
+    slots = min(spec.parallel, spec.nodes - len(tree.nodes))
     planned: list[Expansion] = []
     for _ in range(max(slots, 0)):
         planned.append(_choose(tree, spec, planned, len(tree.nodes) + len(planned) + 1))

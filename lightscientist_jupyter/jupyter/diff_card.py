@@ -28,12 +28,6 @@ def _text(data: bytes | None) -> list[str]:
     return (data or b"").decode("utf-8", errors="replace").splitlines()
 
 
-def _lines(change: FileChange) -> list[str]:
-    old, new = _text(change.old), _text(change.new)
-    a, b = f"a/{change.path}", f"b/{change.path}"
-    return list(difflib.unified_diff(old, new, a, b, lineterm=""))
-
-
 def line_kind(line: str) -> str:
     """A unified diff line's class: `head` (file names, hunk ranges), `add`, `del`, `ctx`."""
     if line.startswith(("+++ ", "--- ", "@@")):
@@ -42,7 +36,7 @@ def line_kind(line: str) -> str:
 
 
 def _unified(change: FileChange) -> str:
-    lines = _lines(change)
+    lines = change.unified()
     shown = lines[:MAX_LINES]
     rows = []
     for line in shown:
@@ -116,7 +110,7 @@ def panel_changes(ws: Workspace) -> list[FileDiff]:
     shown: list[FileDiff] = []
     for change in gate_changes(ws):
         text = change.status in ("new", "changed") and Path(change.path).suffix not in IMAGES
-        lines = _lines(change)[:MAX_LINES] if text else []
+        lines = change.unified()[:MAX_LINES] if text else []
         shown.append({"path": change.path, "status": change.status, "lines": lines})
     return shown
 

@@ -15,6 +15,7 @@ import html
 
 from lightscientist_jupyter.app.search import SearchView, metric_text, summary_line, tree_lines
 from lightscientist_jupyter.jupyter.dashboard.graph import scroll_box, style_tag
+from lightscientist_jupyter.jupyter.server.answers import SearchDrawing
 from lightscientist_jupyter.values.search import Node
 
 BOX_WIDTH, BOX_HEIGHT = 150, 40
@@ -54,13 +55,52 @@ def to_best(view: SearchView) -> set[str]:
     return on_path
 
 
-def render_svg(view: SearchView) -> str:
-    """The tree as an SVG document (classes, no colours: `static/theme.css` styles them)."""
-    where = positions(view)
+def size(view: SearchView) -> tuple[float, float]:
+    """The drawing's width and height."""
     columns = 1 + max((depth for _, depth in view.walk()), default=0)
     rows = max(sum(1 for n in view.tree.nodes if not view.tree.children(n.id)), 1)
     width = 2 * MARGIN + columns * BOX_WIDTH + (columns - 1) * COLUMN_GAP
     height = 2 * MARGIN + rows * BOX_HEIGHT + (rows - 1) * ROW_GAP
+    return width, height
+
+
+def drawing(view: SearchView) -> SearchDrawing:
+    """The boxes `render_svg` draws, where it draws them: the side panel draws the same."""
+    where = positions(view)
+    darker = to_best(view)
+    width, height = size(view)
+    spec = view.tree.spec
+    return {
+        "metric": spec.metric,
+        "goal": spec.goal,
+        "best": view.best,
+        "words": summary_words(view),
+        "width": width,
+        "height": height,
+        "box_width": BOX_WIDTH,
+        "box_height": BOX_HEIGHT,
+        "nodes": [
+            {
+                "id": node.id,
+                "parent": node.parent,
+                "kind": str(node.kind),
+                "status": str(node.status),
+                "metric": node.metric,
+                "summary": node.summary,
+                "x": where[node.id][0],
+                "y": where[node.id][1],
+                "best": node.id == view.best,
+                "to_best": node.id in darker,
+            }
+            for node in view.tree.nodes
+        ],
+    }
+
+
+def render_svg(view: SearchView) -> str:
+    """The tree as an SVG document (classes, no colours: `static/theme.css` styles them)."""
+    where = positions(view)
+    width, height = size(view)
     words = summary_words(view)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="ls-graph ls-tree" width="{width:.0f}" '

@@ -32,6 +32,7 @@ from lightscientist_jupyter.offline.study.files import (
     shared_files,
 )
 from lightscientist_jupyter.offline.study.scripts.study_design import CANDIDATES, PROBE_CANDIDATES
+from lightscientist_jupyter.values.search import TREE_FILE
 
 Plan = Callable[[Task, History], list[Step]]
 
@@ -184,7 +185,34 @@ def plan_setup(task: Task, h: History) -> list[Step]:
     ]
 
 
+def plan_search_results(task: Task, h: History) -> list[Step]:
+    """The search stage's outputs once its search is over: the study's grid (the baseline the
+    search is compared with) run in full, then the search reported from the tree."""
+    report = "experiment/search_report.py"
+    return [
+        *write_all("script", {report: script_files(report)[report]}),
+        run("grid", "python experiment/run_experiment.py"),
+        run("report", shell_words("python", report)),
+        complete(
+            task,
+            [
+                "Ran the study's grid in full (the baseline): " + last_line(h.result("grid")),
+                "Reported the search from experiment/tree.json: " + last_line(h.result("report")),
+            ],
+            [
+                "experiment/results.csv",
+                "experiment/log.md",
+                "experiment/search.csv",
+                "experiment/search.json",
+            ],
+            task.default_next,
+        ),
+    ]
+
+
 def plan_loop(task: Task, h: History) -> list[Step]:
+    if TREE_FILE in task.instructions:  # a search stage whose search is over
+        return plan_search_results(task, h)
     k, n = task.visit, task.loops
     base = f"python experiment/run_experiment.py --batches {n}"
     outputs = ["experiment/results.csv", "experiment/log.md"]

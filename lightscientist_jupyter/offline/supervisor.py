@@ -16,6 +16,7 @@ from typing import Any
 from lightscientist_jupyter.offline import tools
 from lightscientist_jupyter.offline.history import Act, History, Say, Step
 from lightscientist_jupyter.offline.playbook import HELPER_PREFIX, helper_labels, is_helper
+from lightscientist_jupyter.values.search import TREE_FILE
 from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus
 
 MAX_ATTEMPTS = 3
@@ -116,12 +117,27 @@ def retry(fields: dict[str, Any], h: History, why: str, label: str = "") -> Step
     return Say("continue")
 
 
+def search_instructions(fields: dict[str, Any]) -> str:
+    """What the stage's worker is told once its search is over: why, and where the tree is."""
+    tree = str(fields.get("tree_file") or TREE_FILE)
+    best = fields.get("best") or {}
+    best_text = f"; the best node is {best.get('id')}" if isinstance(best, dict) and best else ""
+    return (
+        f"The search is over ({fields.get('reason') or 'every node has run'}){best_text}. "
+        f"Write the stage's outputs from the tree in {tree}."
+    )
+
+
 def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
     kind = str(fields.get("event") or "")
     worker = str(fields.get("worker") or "")
     if kind == SchedulingKind.STAGE_STARTED:
         if not h.done("start"):
             return Act("start", tools.START, {"instructions": ""})
+        return Say("continue")
+    if kind == SchedulingKind.SEARCH_OVER:  # the stage's own worker writes from the tree
+        if not h.done("start"):
+            return Act("start", tools.START, {"instructions": search_instructions(fields)})
         return Say("continue")
     if kind == SchedulingKind.WORKER_FINISHED:
         return on_finished(fields, h)

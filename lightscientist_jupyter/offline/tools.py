@@ -36,6 +36,8 @@ def need(*params: str, word: str = "") -> Need:
 # worker needs
 WRITE = need("file_path", "content")
 READ = need("file_path", word="read")
+EDIT = need("file_path", "old_string", "new_string")
+"""Replaces one string of a file by another (`edit_file`)."""
 RUN = need("command")
 ASK = need("question")
 SUSPEND = need("reason", "check_after_s")

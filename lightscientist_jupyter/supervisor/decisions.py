@@ -218,10 +218,20 @@ class Reconciled:
     """The worker's turn was cut short: continue it, and drop its scheduled resumes."""
 
 
+NEVER_STARTED = "never started: the run stopped before this worker began"
+
+
 def reconcile(
-    before: WorkerRecord, disk: WorkerRecord, schedules: Iterable[Schedule], now: float
+    before: WorkerRecord, disk: WorkerRecord | None, schedules: Iterable[Schedule], now: float
 ) -> Reconciled:
-    """Layer 2's copy of a worker after a restart, from the worker's own record on disk."""
+    """Layer 2's copy of a worker after a restart, from the worker's own record on disk.
+
+    No record on disk (`disk` None) is a worker the crash stopped between layer 2 noting it
+    and the runtime starting it: it is cancelled (once), so nothing waits for it forever."""
+    if disk is None:
+        if before.status in FINAL_WORKER_STATUSES:
+            return Reconciled(before)
+        disk = dataclasses.replace(before, status=WorkerStatus.CANCELLED, error=NEVER_STARTED)
     if disk.status == WorkerStatus.RUNNING:
         return Reconciled(
             dataclasses.replace(before, status=WorkerStatus.RUNNING, updated_at=now), revive=True

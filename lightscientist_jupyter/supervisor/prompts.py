@@ -14,6 +14,7 @@ from typing import Any
 from lightscientist_jupyter.redact import clip
 from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, render_header
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.values.search import NODE_LABEL
 from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, SchedulingKind
 
@@ -114,8 +115,9 @@ def worker_line(summary: dict[str, Any]) -> dict[str, Any]:
 
 def _listed(summary: dict[str, Any], worker_id: str | None) -> bool:
     """Whether a finished worker's event lists this other worker: one still going, or a
-    labelled sub-task (a probe); an unlabelled one that ended was decided on already."""
-    if summary.get("id") == worker_id:
+    labelled sub-task (a probe); an unlabelled one that ended was decided on already. A
+    search's node workers never are: the agent hears of them once, in `search_over`."""
+    if summary.get("id") == worker_id or str(summary.get("label", "")).startswith(NODE_LABEL):
         return False
     return bool(summary.get("label")) or summary.get("status") not in FINAL_WORKER_STATUSES
 

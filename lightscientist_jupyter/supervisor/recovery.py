@@ -28,8 +28,6 @@ def recover(stage: SupervisedStage, runtime: ExecutionRuntime, control: WorkerCo
         state.in_progress = None
     for wid, before in list(state.records.items()):
         disk = runtime.find(wid)
-        if disk is None:
-            continue
         now = time.time()
         outcome = reconcile(before, disk, state.schedules, now)
         state.records[wid] = outcome.record

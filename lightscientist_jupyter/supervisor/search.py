@@ -41,6 +41,8 @@ from lightscientist_jupyter.vocab import (
 )
 from lightscientist_jupyter.workspace import Workspace
 
+TOLD_SUMMARY_CHARS = 300
+"""A node's summary is cut to this in the `search_over` event (the tree file keeps it)."""
 RESULT = "result.json"
 """The file a node's job writes in the node's folder: a JSON object holding the metric."""
 
@@ -250,5 +252,8 @@ def _over_data(tree: Tree, reason: str) -> dict[str, Any]:
 
 
 def _short(record: Any) -> dict[str, Any]:
-    keep = ("id", "kind", "parent", "metric", "summary")
-    return {k: record[k] for k in keep}
+    keep = ("id", "kind", "parent", "metric")
+    summary = str(record["summary"])
+    if len(summary) > TOLD_SUMMARY_CHARS:
+        summary = summary[: TOLD_SUMMARY_CHARS - 1] + "…"
+    return {**{k: record[k] for k in keep}, "summary": summary}

@@ -42,6 +42,8 @@ def test_a_search_drafts_first_then_debugs_a_failure_then_improves_the_best():
     tree, first = start_all(tree)
     assert first == ["n001", "n002"]  # nothing is ok yet: two drafts at once
     tree = ended(tree, "n001", 1.0, metric=0.50, summary="lr 0.1")
+    # a round waits for its last node: which job ends first never shapes the tree
+    assert next_nodes(tree) == []
     tree = ended(tree, "n002", 1.5, metric=None, summary="NaN in epoch 2")
     tree, second = start_all(tree, 2.0)
     # the failed draft is fixed first; the other slot improves the best node

@@ -542,8 +542,9 @@ def test_the_search_card_draws_the_tree_as_its_nodes_change(tmp_path, write_tabl
     bus.subscribe(buffer)
     controller = ResearchController.create(workspace, "find x", table=table, bus=bus)
     board = make_board(ControllerSource(controller), buffer, start=False)
-    card = board.tree.widget
-    assert card.layout.display != "none" and "no node has started yet" in card.value
+    card = board.tree.drawing
+    assert board.tree.widget.layout.display != "none"
+    assert "no node has started yet" in card.value
 
     controller.search_next()
     controller.search_node_started("n001")
@@ -558,8 +559,21 @@ def test_the_search_card_draws_the_tree_as_its_nodes_change(tmp_path, write_tabl
     assert "lr 0.01" in card.value  # the node's summary, in its hover text
     assert "search tree of loss (min)" in card.value
 
+    # a node picked is shown whole, and its card follows it as it ends
+    picker = board.tree.picker
+    assert [v for _, v in picker.options] == [None, "n001", "n002"]
+    picker.value = "n002"
+    assert 'data-node="n002"' in board.tree.node.value and "running" in board.tree.node.value
+    assert "the node ran no job" in board.tree.node.value
+    controller.search_node_ended("n002", metric=None, summary="NaN at step 3")
+    board.tick()
+    assert picker.value == "n002" and "NaN at step 3" in board.tree.node.value
+    assert "n002 · draft · failed" in [label for label, _ in picker.options]
+    picker.value = None
+    assert board.tree.node.value == ""
+
 
 def test_a_table_without_search_has_no_search_card(project, make_board):
     controller, _, buffer = project
     board = make_board(ControllerSource(controller), buffer, start=False)
-    assert board.tree.widget.layout.display == "none" and board.tree.widget.value == ""
+    assert board.tree.widget.layout.display == "none" and board.tree.drawing.value == ""

@@ -24,9 +24,9 @@ def test_history_is_a_dataframe_and_diff_prints(ip, done):  # noqa: F811
     assert len(api.history(ws)) == len(frame)
     assert isinstance(ls(ip, f'history --json -w "{ws}"'), list)
     with capture_output() as cap:
-        ls(ip, f'diff experiment.loop#1 experiment.loop#2 --stat -w "{ws}"')
-    assert "experiment/results.csv" in cap.stdout
-    assert "experiment/results.csv" in api.diff(ws, "experiment.loop#1", "experiment.loop#2")
+        ls(ip, f'diff experiment.setup#1 experiment.loop#1 --stat -w "{ws}"')
+    assert "experiment/tree.json" in cap.stdout  # the search's tree is the loop's
+    assert "experiment/tree.json" in api.diff(ws, "experiment.setup#1", "experiment.loop#1")
 
 
 def test_fork_from_the_magic_and_bad_refs_as_usage_errors(ip, done, tmp_path):  # noqa: F811

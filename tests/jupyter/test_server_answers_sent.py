@@ -16,12 +16,15 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is
 
 import pytest
 from support import waiting_project
+from support.tables import search_table
+from support.trees import searched_project, with_node_files
 
 from lightscientist_jupyter.app import handoff
-from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.jupyter.server import answers
 from lightscientist_jupyter.jupyter.server import data as server_data
+from lightscientist_jupyter.jupyter.server import search as server_search
 from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -94,7 +97,7 @@ def sent(answer: Any) -> Any:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(tmp_path: Path, write_table: Any) -> Path:
     """alpha waits at its gate; mine is a stage handed to the researcher (as `--handoff`
     makes one); broken has a state file that is not JSON."""
     waiting_project.make_waiting_project(str(tmp_path / "alpha"))
@@ -105,6 +108,10 @@ def root(tmp_path: Path) -> Path:
         start_stage="experiment.loop",
         handoffs=["experiment.loop"],
     )
+    searched = Workspace.at(tmp_path / "searched")  # a search stage whose nodes have files
+    table = load_table(write_table(tmp_path / "table", search_table()))
+    searched_project(searched, table)
+    with_node_files(searched)
     broken = tmp_path / "broken" / ".lightscientist"
     broken.mkdir(parents=True)
     (broken / "state.json").write_text("{not json", encoding="utf-8")
@@ -119,7 +126,10 @@ def test_the_server_sends_what_answers_declares(root):
     held = server_data.project_detail(root, "mine")
     handoff.hand(Workspace.at(root / "mine"), "give-back", source=ReplySource.PANEL)
     given_back = server_data.project_detail(root, "mine")
+    searched = server_data.project_detail(root, "searched")
+    node = server_search.project_node(root, "searched", "n004")
     # each record is there to be checked
+    assert searched["search"] and searched["search"]["drawing"] and node["changes"]
     assert at_gate["pending"] and at_gate["gate_diff"] and at_gate.get("progress")
     assert running["runner"] and queued["runner"] and held["handoff"] and given_back["decisions"]
 
@@ -132,6 +142,8 @@ def test_the_server_sends_what_answers_declares(root):
         ("events", server_data.project_events(root, "alpha"), answers.EventsAnswer),
         ("file", server_data.project_file(root, "alpha", "PROCESS.md"), answers.FileAnswer),
         ("queued", queued, answers.ReplyAnswer),
+        ("searched", searched, answers.ProjectDetail),
+        ("node", node, answers.NodeAnswer),
     ]
     problems = [p for name, answer, hint in checked for p in mismatches(sent(answer), hint, name)]
     assert not problems, "\n".join(problems)

@@ -25,7 +25,7 @@ from lightscientist_jupyter.runtime.sandbox.cgroups import CommandCgroups
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups, group_alive
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
-from lightscientist_jupyter.values.limits import parse_spec
+from lightscientist_jupyter.values.limits import Limits, parse_spec
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
@@ -357,3 +357,22 @@ def test_a_background_job_is_gone_after_the_timeout(root, groups, shell):
         time.sleep(0.1)
     assert "987.654" not in cmdlines()  # ... until the command's deadline
     assert not any(group_alive(g) for g in groups.owned_by("w1"))
+
+
+def test_a_command_s_new_cgroup_outlives_another_command_s_sweep():
+    """Two commands starting at once (two search nodes): making the second one's cgroups
+    swept the first one's before its shell had joined them, and that command ran without its
+    limits, an error line of the shell's at the head of its output."""
+    cgroups = CommandCgroups()
+    try:
+        if not cgroups.parents:
+            pytest.skip("no cgroup can be made here (no writable pids or memory hierarchy)")
+        first = cgroups.make(Limits())
+        second = cgroups.make(Limits())  # each make sweeps the ended commands' cgroups
+        assert first is not None and second is not None
+        assert all(path.is_dir() for path in first.paths + second.paths)
+        folders = list(cgroups.parents)
+    finally:
+        cgroups.close()
+    assert not any(path.exists() for path in first.paths + second.paths)
+    assert not any(folder.exists() for folder in folders)

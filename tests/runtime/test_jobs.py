@@ -225,3 +225,15 @@ def test_a_job_cancelled_at_once_leaves_no_process(ws):
     while time.monotonic() < until:
         assert job_processes(str(ws.root)) == []
         time.sleep(0.1)
+
+
+def test_a_job_that_ends_as_it_starts_is_recorded_ended(ws):
+    """Its watcher sees it end before `submit` has saved its record: the end waits for the
+    record (it was lost, and the job said running for good: its worker never resumed)."""
+    jobs = manager(ws)
+    submitted = [jobs.submit("w1", "true", f"quick {n}") for n in range(30)]
+    for job in submitted:
+        assert (ended(jobs, job.id, within=10).status, jobs.get(job.id).exit_code) == (
+            "succeeded",
+            0,
+        )

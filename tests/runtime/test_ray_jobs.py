@@ -10,6 +10,7 @@ import json
 import pytest
 from support.ray_head import RayHead, free_port, require_ray
 from support.runtime import finish
+from support.tables import loop_stages
 from support.waiting import wait_for
 
 from lightscientist_jupyter.app.project import Project
@@ -54,7 +55,7 @@ def test_the_offline_batch_runs_as_a_ray_job_and_layer_2_resumes_its_worker(
     ws = tmp_path / "ws"
     project = Project.create(
         ws, "Does warmup help?", mode="auto", stage="experiment.setup", model="offline",
-        ray=head.address,
+        ray=head.address, stages=loop_stages(tmp_path / "stages"),
     )  # fmt: skip
     try:
         assert project.run() == "done"

@@ -290,6 +290,16 @@ def test_a_finished_worker_already_heard_of_changes_nothing():
     assert out.event is None and out.schedule is None and not out.revive
 
 
+def test_a_worker_the_crash_stopped_before_it_began_is_cancelled_once():
+    out = decisions.reconcile(worker(status=S.RUNNING), None, [], now=50.0)
+    assert (out.record.status, out.record.error) == (S.CANCELLED, decisions.NEVER_STARTED)
+    assert out.event is not None and out.event.kind == SchedulingKind.WORKER_CANCELLED
+    assert not out.revive and out.schedule is None
+    # a second restart finds it cancelled already: no second event
+    again = decisions.reconcile(out.record, None, [], now=60.0)
+    assert again.event is None and again.record == out.record
+
+
 def test_a_failure_reason_leads_with_the_real_problem():
     problem = "required outputs are not ready: out/a.md (missing)"
     gave_up = decisions.reply_failure(Reply.FAILED, "a", SchedulingKind.STAGE_REJECTED, problem)

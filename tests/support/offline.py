@@ -28,13 +28,19 @@ def reply(model: Runnable[Any, Any], messages: list[Any]) -> Any:
     return model.invoke(messages)
 
 
-def run_second_half(ws: Path) -> Any:
+def run_second_half(ws: Path, stages: Path | None = None) -> Any:
     """The offline project from experiment.setup to the end, in auto mode, in `ws` (the
-    environment's model unset); returns the `Project`, closed, once its run said done."""
+    environment's model unset), with the table `stages` (default: the shipped one); returns
+    the `Project`, closed, once its run said done."""
     from lightscientist_jupyter.app.project import Project
 
     project = Project.create(
-        ws, "Does warmup help?", mode="auto", stage="experiment.setup", model="offline"
+        ws,
+        "Does warmup help?",
+        mode="auto",
+        stage="experiment.setup",
+        model="offline",
+        stages=stages,
     )
     try:
         assert project.run() == "done"

@@ -10,8 +10,14 @@ from pathlib import Path
 from lightscientist_jupyter.controller import ResearchController, StageTable
 from lightscientist_jupyter.controller.search import ended, next_nodes, started
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.jobs.manager import JobManager
+from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
 from lightscientist_jupyter.values.search import TREE_FILE, SearchSpec, Tree
 from lightscientist_jupyter.workspace import Workspace
+from support.waiting import wait_for
+
+TRAIN = "lr = 0.1\nwarmup = 0\nfor step in range(100):\n    pass\n"
+"""n001's script in `with_node_files`; n004 changes its warmup."""
 
 
 def _start(tree: Tree, at: float) -> tuple[Tree, list[str]]:
@@ -63,3 +69,25 @@ def searched_project(workspace: Workspace, table: StageTable) -> Path:
     """A real project whose search has grown `grown_tree`; returns the tree file."""
     ResearchController.create(workspace, "find x", mode="manual", table=table, bus=EventBus())
     return write_tree(workspace.root, grown_tree())
+
+
+def with_node_files(workspace: Workspace) -> Workspace:
+    """A project grown as `searched_project`, given n001's and n004's folders (n004 copied
+    n001's script and changed its warmup, dropped its notes and wrote its result), and its
+    nodes' jobs j1…j4 run for real (`node-n00N`, each printing two lines)."""
+    root = workspace.root
+    (root / "experiment/tree/n001").mkdir(parents=True)
+    (root / "experiment/tree/n001/train.py").write_text(TRAIN)
+    (root / "experiment/tree/n001/notes.md").write_text("first try\n")
+    (root / "experiment/tree/n004").mkdir(parents=True)
+    (root / "experiment/tree/n004/train.py").write_text(TRAIN.replace("warmup = 0", "warmup = 500"))
+    (root / "experiment/tree/n004/result.json").write_text('{"final_loss": 0.41}\n')
+    jobs = JobManager(workspace, EventBus(), ProcessGroups())
+    for n in range(1, 5):  # the tree names its nodes' jobs j1…j4
+        job = jobs.submit("w1", f"echo node {n} ran; echo final_loss=0.4{n}", f"node-n{n:03d}")
+        wait_for(
+            lambda j=job.id: getattr(jobs.get(j), "status", None) == "succeeded",
+            "its end",
+            within=30,
+        )
+    return workspace

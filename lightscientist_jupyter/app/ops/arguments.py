@@ -309,6 +309,11 @@ def tree(p: Parser) -> None:
         action="store_true",
         help="the tree file's record (experiment/tree.json; a dict in a notebook)",
     )
+    p.add_argument(
+        "--node",
+        metavar="ID",
+        help="one node: its summary, its files against its parent's, its job's log",
+    )
 
 
 def usage(p: Parser) -> None:

@@ -26,6 +26,7 @@ from lightscientist_jupyter.jupyter.layout import EdgeLayout as EdgeLayout
 from lightscientist_jupyter.jupyter.layout import GraphLayout as GraphLayout
 from lightscientist_jupyter.jupyter.layout import NodeLayout as NodeLayout
 from lightscientist_jupyter.jupyter.look import StageState
+from lightscientist_jupyter.values.search import NodeRecord as NodeRecord
 
 # ------------------------------------------------------------------------- records
 
@@ -220,13 +221,67 @@ class PanelUsage(TypedDict):
 
 
 class FileDiff(TypedDict):
-    """A file under review at a gate (`jupyter.diff_card.panel_changes`)."""
+    """A file under review at a gate (`jupyter.diff_card.panel_changes`), or a search node's
+    file against its parent's (`NodeAnswer`)."""
 
     path: str
     status: ChangeStatus
     lines: list[str]
     """Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
     unchanged files."""
+
+
+class TreeBox(TypedDict):
+    """A search node's box in `SearchDrawing` (`jupyter.search_tree.drawing`)."""
+
+    id: str
+    parent: str | None
+    kind: str
+    status: str
+    metric: float | None
+    summary: str
+    x: float
+    y: float
+    """The box's top left corner."""
+    best: bool
+    to_best: bool
+    """On the way from a draft to the best node (its edge is drawn darker)."""
+
+
+class SearchDrawing(TypedDict):
+    """A search stage's tree as the notebook draws it: the same boxes, where they go."""
+
+    metric: str
+    goal: str
+    best: str | None
+    words: str
+    """The tree in one line (`search_tree.summary_words`)."""
+    width: float
+    height: float
+    box_width: float
+    box_height: float
+    nodes: list[TreeBox]
+
+
+class SearchCard(TypedDict):
+    """`ProjectDetail.search`: the stages that search, and their tree or why there is none."""
+
+    stages: list[str]
+    drawing: SearchDrawing | None
+    note: str | None
+    """Why there is no drawing: no node yet, or the tree file is damaged (its one line)."""
+
+
+class NodeAnswer(TypedDict):
+    """`GET node`: one search node (`app.search_node.detail_record`)."""
+
+    node: NodeRecord
+    against: str | None
+    """The parent its files are compared with (None: a draft, its files all new)."""
+    changes: list[FileDiff]
+    unchanged: int
+    log: str | None
+    log_tail: list[str]
 
 
 class ProgressStage(TypedDict):
@@ -314,6 +369,8 @@ class ProjectDetail(ProjectSummary):
     usage: PanelUsage
     gate_diff: list[FileDiff]
     """At a gate: what changed in each file under review since the last approval."""
+    search: SearchCard | None
+    """The search stages' tree; None for a table without search (or that cannot be read)."""
     progress: NotRequired[Progress]
     """Absent when the table cannot be read."""
     last_seq: int
@@ -418,6 +475,7 @@ Answer: TypeAlias = (
     | ProjectDetail
     | EventsAnswer
     | FileAnswer
+    | NodeAnswer
     | ReplyAnswer
     | HandoffAnswer
     | ControlAnswer

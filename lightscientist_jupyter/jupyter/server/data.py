@@ -61,6 +61,7 @@ from lightscientist_jupyter.jupyter.server.paths import (
     resolve_inside,
     shown,
 )
+from lightscientist_jupyter.jupyter.server.search import search_card
 from lightscientist_jupyter.vocab import ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -205,6 +206,7 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         "handoffs": state.handoffs,
         "usage": cast(PanelUsage, panel_usage(state)),
         "gate_diff": panel_changes(ws),  # beside each file under review (diff_card.py)
+        "search": None,
         "last_seq": 0,  # read last, below
     }
     try:
@@ -220,6 +222,7 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         # the hand-over card, or None
         detail["handoff"] = cast(HandoffCard | None, handoff_card(ws, state, table))
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
+        detail["search"] = search_card(ws, table)  # the tree, drawn as the notebook draws it
         detail["outputs"] = [
             {
                 "stage": s.id,

@@ -45,6 +45,7 @@ from lightscientist_jupyter.jupyter.server.data import (
     project_reply,
 )
 from lightscientist_jupyter.jupyter.server.paths import Refused
+from lightscientist_jupyter.jupyter.server.search import project_node
 
 AUTH_RESOURCE = "lightscientist"
 
@@ -118,6 +119,13 @@ class FileHandler(_Handler):
         await self.answer(project_file, self.arg("path") or "", self.arg("name"))
 
 
+class NodeHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self.answer(project_node, self.arg("path") or "", self.arg("node"))
+
+
 def reply(root: Path, body: Any) -> ReplyAnswer | HandoffAnswer:
     """The reply endpoint: a hand-over step (take / deliver / give-back) or an approve/reject."""
     if isinstance(body, dict) and body.get("handoff"):
@@ -144,6 +152,7 @@ ROUTES = (
     ("project", ProjectHandler),
     ("events", EventsHandler),
     ("file", FileHandler),
+    ("node", NodeHandler),
     ("reply", ReplyHandler),
     ("control", ControlHandler),
 )

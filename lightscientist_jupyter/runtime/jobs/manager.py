@@ -201,7 +201,9 @@ class JobManager:
     ) -> None:
         """Record the job's end: at `ended_at` (the job's own end, seen afterwards: a run that
         was not watching it) or now."""
-        job, now = self.get(job_id), time.time()
+        now = time.time()
+        with self._lock:  # a job that ended as it started waits for `submit` to save it
+            job = self.get(job_id)
         if job is None or not job.running:
             return
         # nothing writes to its log any more: redacted before the job is said to have ended

@@ -85,8 +85,10 @@ def job_tools(jobs: JobManager, context: Callable[[], JobContext]) -> list[BaseT
             return f"Job not submitted: {exc}", None
         who.on_submit(job.id)
         where = f"the Ray cluster at {job.address}" if job.backend == "ray" else "this machine"
+        # named by its name, which the worker chose: ids are handed out in the order workers
+        # running at once happen to submit, so a replay's worker would read another one
         return (
-            f"Submitted job {job.name} ({job.id}) on {where}; its log is {job.log}. Your turn "
+            f"Submitted job {job.name} on {where}; its log is {job.log}. Your turn "
             "ends now: you will be resumed when the job ends.",
             {SUBMITTED: job.id},
         )

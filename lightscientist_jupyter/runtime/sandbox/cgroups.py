@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -24,6 +26,9 @@ from lightscientist_jupyter.values.limits import Limits
 
 CONTROLLERS = ("pids", "memory")
 PREFIX = "lightscientist-"
+JOIN_GRACE_S = 60.0
+"""A command's new cgroup is left alone by the sweeps this long: it is empty until the
+command's shell joins it, and a sweep for another command must not remove it meanwhile."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +114,9 @@ class CommandCgroups:
     def __init__(self) -> None:
         self.parents: dict[Path, tuple[str, ...]] = {}
         """Each folder, with the controllers its commands' cgroups get."""
+        self._made: dict[Path, float] = {}
+        """The cgroups made lately, with when (monotonic): not swept before `JOIN_GRACE_S`."""
+        self._lock = threading.Lock()
         for hierarchy in _hierarchies():
             parent = _make_parent(hierarchy)
             if parent is not None:
@@ -123,7 +131,7 @@ class CommandCgroups:
         or None when none can be made."""
         wanted = {"pids": limits.procs, "memory": limits.mem}
         self.sweep()
-        paths = []
+        paths: list[Path] = []
         for parent, names in self.parents.items():
             settings = [(name, wanted[name]) for name in names if wanted[name] is not None]
             if not settings:
@@ -137,20 +145,30 @@ class CommandCgroups:
                 _remove(path)
                 continue
             paths.append(path)
+        with self._lock:
+            self._made.update((path, time.monotonic()) for path in paths)
         return CommandCgroup(tuple(paths)) if paths else None
 
-    def sweep(self) -> None:
-        """Remove the cgroups whose commands have ended (a busy one refuses rmdir)."""
+    def sweep(self, *, fresh_too: bool = False) -> None:
+        """Remove the cgroups whose commands have ended (a busy one refuses rmdir), except
+        those made in the last `JOIN_GRACE_S` (their command may not have joined yet)."""
+        now = time.monotonic()
         for parent in self.parents:
             try:
                 children = [c for c in parent.iterdir() if c.is_dir()]
             except OSError:
                 continue
             for child in children:
-                _remove(child)
+                with self._lock:
+                    made = self._made.get(child)
+                    if not fresh_too and made is not None and now - made < JOIN_GRACE_S:
+                        continue
+                    _remove(child)
+                    if not child.exists():
+                        self._made.pop(child, None)
 
     def close(self) -> None:
-        self.sweep()
+        self.sweep(fresh_too=True)
         for parent in self.parents:
             _remove(parent)
 

@@ -33,6 +33,7 @@ from study_common import (  # noqa: E402
     interval,
     parse_condition,
     read_summary,
+    search_lines,
     summary_index,
     summary_table_rows,
     write_atomic,
@@ -48,6 +49,17 @@ ANALYSIS = ROOT / "experiment" / "analysis.md"
 def condition_order(name: str) -> tuple[int, float, int, str]:
     parsed = parse_condition(name)
     return (0, parsed[0], parsed[1], name) if parsed else (1, 0.0, 0, name)
+
+
+def search_section(lines: list[str]) -> str:
+    """The section on the experiment search (none when the stage ran no search)."""
+    if not lines:
+        return ""
+    return (
+        "## Search over configurations\n\n"
+        "Best-first search over the study's space (learning rate, warmup, schedule, epochs), "
+        "from experiment/search.json:\n\n" + "\n".join(lines) + "\n\n"
+    )
 
 
 def main() -> int:
@@ -165,7 +177,7 @@ For each condition and metric: mean and sample standard deviation over the seeds
 or "hurts" at a learning rate requires non-overlapping intervals, or at least two fewer (more)
 diverged runs. No other test was run, so no p-values are claimed.
 
-## Secondary results
+{search_section(search_lines(ROOT / "experiment" / "search.json"))}## Secondary results
 
 {chr(10).join(bl_lines) or "- (no best_loss rows)"}
 

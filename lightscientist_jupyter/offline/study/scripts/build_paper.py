@@ -28,6 +28,7 @@ from study_common import (  # noqa: E402
     interval,
     read_rows,
     read_summary,
+    search_lines,
     summary_table_rows,
     verdict_phrase,
     write_atomic,
@@ -109,6 +110,17 @@ def reference_list(entries: list[Reference]) -> str:
             f"- [@{key}] {who} ({f.get('year', 'n.d.')}). {f.get('title', '')}. {venue}.{ids}"
         )
     return "\n".join(lines)
+
+
+def search_results(lines: list[str]) -> str:
+    """The Results paragraph on the experiment search (none when the stage ran no search)."""
+    if not lines:
+        return ""
+    return (
+        "\nBeyond the grid, a best-first search over the study's space (learning rate, "
+        "warmup, schedule after the warmup, epochs) ran each variant as a job "
+        "(experiment/search.json, experiment/search.csv):\n\n" + "\n".join(lines) + "\n"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -214,7 +226,7 @@ inf means that at least one run diverged, nan that no interval exists.
 
 **Success criterion: {verdict}** — {why}. Data: {n_runs} runs in experiment/results.csv,
 {n_failed} failed, {len(conditions)} conditions.
-
+{search_results(search_lines(ROOT / "experiment" / "search.json"))}
 ## Limitations
 
 - Three seeds per condition; the intervals are wide and a small effect would be missed.

@@ -420,3 +420,52 @@ def comparison_line(c: Comparison) -> str:
         f"{c['warmup']}-step warmup {side(c['warm_row'], c['warm_div'])}: "
         f"**{c['verdict']}** ({c['reason']})."
     )
+
+
+def _node_text(rec: Mapping[str, object] | None, metric: str) -> str:
+    """`n004 (improve; lr 0.4, warmup 50, constant, 600 epochs): final_loss 0.0069`."""
+    if not rec:
+        return "(none)"
+    value = rec.get("metric")
+    number = fmt(float(value)) if isinstance(value, int | float) else "(no result)"
+    settings = ""
+    if "lr" in rec:
+        settings = (
+            f"; lr {rec.get('lr')}, warmup {rec.get('warmup')}, {rec.get('schedule')} "
+            f"schedule, {rec.get('epochs')} epochs"
+        )
+    return f"{rec.get('node')} ({rec.get('kind')}{settings}): {metric} {number}"
+
+
+def search_lines(path: str | Path) -> list[str]:
+    """Markdown bullets on the experiment search from experiment/search.json (written by
+    experiment/search_report.py): the tree's size, the best node, the first draft and the
+    baseline, every number formatted by fmt() from that file. No lines without the file."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    import json
+
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    metric = str(raw.get("metric") or "final_loss")
+    kinds = raw.get("kinds") or {}
+    counts = raw.get("counts") or {}
+    base = raw.get("baseline")
+    lines = [
+        f"- Search tree: {raw.get('nodes')} nodes ("
+        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        + "; "
+        + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        + "), every one run as a job writing its own result file (experiment/tree/).",
+        f"- Best node: {_node_text(raw.get('best'), metric)}.",
+        f"- First draft: {_node_text(raw.get('first_draft'), metric)}.",
+    ]
+    if base:
+        lines.append(
+            f"- Baseline (the study's {base['condition']}, {base['n']} seeds): {metric} "
+            f"{fmt(float(base['final_loss']))}."
+        )
+    ratio = raw.get("best_over_first_draft")
+    if isinstance(ratio, int | float):
+        lines.append(f"- The best node's {metric} is {fmt(ratio)} times the first draft's.")
+    return lines

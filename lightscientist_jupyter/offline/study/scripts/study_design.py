@@ -7,6 +7,7 @@ and briefs, so the files it writes and the numbers the scripts compute cannot di
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 # numpy is imported by the two functions that compute (make_data, train): the offline model
@@ -191,9 +192,17 @@ def lr_at(step: int, lr: float, warmup: int) -> float:
 
 
 def train(
-    lr: float, warmup: int, seed: int, steps: int = STEPS, record_every: int = RECORD_EVERY
+    lr: float,
+    warmup: int,
+    seed: int,
+    steps: int = STEPS,
+    record_every: int = RECORD_EVERY,
+    rate: Callable[[int], float] | None = None,
 ) -> TrainResult:
     """Full-batch gradient descent on a 2-HIDDEN-1 tanh MLP; loss = 0.5 * mean squared error.
+
+    The step size at each step is `rate(step)` when given (a search node's own schedule),
+    else the linear warmup `lr_at(step, lr, warmup)`.
 
     The seed sets the initial weights (W1 ~ N(0, 1), W2 ~ N(0, 1/HIDDEN), zero biases). A run
     diverges when the loss becomes nan/inf or exceeds DIVERGENCE_LOSS; it then stops, and its
@@ -236,7 +245,7 @@ def train(
             gh = (g @ w2.T) * (1.0 - h * h)
             grad_w1 = x.T @ gh
             grad_b1 = gh.sum(axis=0)
-            eta = lr_at(step, lr, warmup)
+            eta = rate(step) if rate is not None else lr_at(step, lr, warmup)
             w1 -= eta * grad_w1
             b1 -= eta * grad_b1
             w2 -= eta * grad_w2

@@ -93,11 +93,7 @@ export class DetailView {
     new ResizeObserver(() => this._fitGraph()).observe(this._graph);
     this._search = section(d, 'ls-search-section', 'Search');
     this._search.hidden = true;
-    this._tree = el(
-      'div',
-      { className: 'ls-graph-box ls-tree-box' },
-      this._search
-    );
+    this._tree = el('div', { className: 'ls-tree-box' }, this._search);
     focusable(
       this._tree,
       'Search tree (scrolls sideways); a node shows its diff and log'

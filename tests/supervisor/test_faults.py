@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from support.tables import loop_stages
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.events import Event
@@ -40,7 +41,8 @@ def test_a_stage_that_cannot_finish_fails_with_the_real_reason(tmp_path):
     finish is refused. Every retry starts a real worker (the offline supervisor reuses its
     tool-call ids), and the stage fails with the refusal, not the idle message."""
     ws = tmp_path / "project"
-    run = api.start("x", ws, mode="auto", stage="experiment.loop")
+    table = loop_stages(tmp_path / "stages")  # the loop as one plan: one worker a try
+    run = api.start("x", ws, mode="auto", stage="experiment.loop", stages=table)
     assert run.wait(timeout=120) == "failed"
     state = json.loads((ws / ".lightscientist" / "state.json").read_text())
     assert state["reason"].startswith(

@@ -238,6 +238,10 @@ class SchedulingKind(StrEnum):
     SEARCH_OVER = "search_over"
     """A search stage's nodes have all run (or one reached the target): the stage's worker
     writes its outputs from the tree. The agent is told nothing of the nodes before."""
+    REVIEW_OVER = "review_over"
+    """A review stage's reviewers have all written (the round's `paper/reviews/meta.json`
+    accepts the paper or leaves it below the bar): the stage's worker writes its outputs. A
+    round that sends the paper back moves the project instead, and tells the agent nothing."""
 
 
 class RecordingLine(StrEnum):
@@ -284,6 +288,8 @@ class EventType(StrEnum):
     """The kernel refused a workspace path (a link, a pipe) a command left, and went on."""
     SEARCH_NODE = "search.node"
     """A node of a search stage's tree was created, started or finished (`experiment/tree.json`)."""
+    REVIEW_META = "review.meta"
+    """A review stage's round was aggregated into `paper/reviews/meta.json` (its decision)."""
     # layer 2: the stage supervisor
     WORKER_CREATED = "worker.created"
     WORKER_STATUS = "worker.status"
@@ -321,7 +327,7 @@ EVENT_LAYERS: dict[EventType, Layer] = {
     **{
         t: Layer.CONTROLLER
         for t in EventType
-        if t.value.split(".")[0] in ("stage", "budget", "user", "search")
+        if t.value.split(".")[0] in ("stage", "budget", "user", "search", "review")
         or t is EventType.PATH_REFUSED
     },
     **{

@@ -141,10 +141,25 @@ class KeepSettings:
     values: dict[str, Any]
 
 
-# fmt: skip below: the formatter would give each of the twelve names a line of its own
+@dataclasses.dataclass(frozen=True)
+class Revise:
+    """A review stage's round ended below its `accept` with rounds left (`controller.review`):
+    the paper goes back to `target` with the reviewers' required changes as its feedback."""
+
+    stage: str
+    """The review stage the round belongs to (a step at another stage is refused)."""
+    target: str
+    summary: str
+    """One line: the round, its mean against the bar."""
+    feedback: str
+    """The next visit's task feedback: the required changes."""
+    at: float
+
+
+# fmt: skip below: the formatter would give each of the thirteen names a line of its own
 Action = (
     Start | Finish | Ask | Reply | End | Reopen | Charge | SetBudget | KeepSettings | Take
-    | Deliver | GiveBack
+    | Deliver | GiveBack | Revise
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- effects
@@ -204,7 +219,7 @@ class TakeSnapshot:
     stage: str
     visit: int
     event: str
-    """start, finish, approved or rejected."""
+    """start, finish, approved, rejected or revise."""
 
 
 Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot

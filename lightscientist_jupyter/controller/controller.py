@@ -25,6 +25,7 @@ from lightscientist_jupyter.controller.budget_calls import BudgetCalls
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
 from lightscientist_jupyter.controller.handoff_tools import HandoffTools, handoff_stages
 from lightscientist_jupyter.controller.loader import load_table
+from lightscientist_jupyter.controller.review_calls import ReviewCalls
 from lightscientist_jupyter.controller.search_calls import SearchCalls
 from lightscientist_jupyter.controller.state import ProjectState, load_state, save_state
 from lightscientist_jupyter.controller.table import DONE, StageTable
@@ -58,7 +59,7 @@ class ReplyOutcome:
     answer: dict[str, Any] | None = None
 
 
-class ResearchController(HandoffTools, BudgetCalls, SearchCalls):
+class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
     """Runs one project's stage machine over a workspace. Thread-safe. The hand-over calls
     (`take`, `deliver`, `give_back`) come from `HandoffTools`."""
 
@@ -229,6 +230,7 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls):
                 network=stage.network,
                 limits=dict(stage.limits),
                 search=stage.search,
+                review=stage.review,
             )
 
     def on_answer(self, listener: Callable[[dict[str, Any]], None]) -> None:

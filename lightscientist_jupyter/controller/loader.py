@@ -20,6 +20,7 @@ from typing import Any
 from lightscientist_jupyter.controller.checks import check_problems, literature_table
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import StageTableError
+from lightscientist_jupyter.values import review as reviews
 from lightscientist_jupyter.values.limits import LIMIT_KEYS, parse_table
 from lightscientist_jupyter.values.search import SearchSpec, parse_spec
 
@@ -37,6 +38,7 @@ STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "budget": (dict, False),
     "checks": (list, False),
     "search": (dict, False),
+    "review": (dict, False),
 }
 _STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]""")
@@ -276,6 +278,17 @@ def _build_stage(
                 f"{where}, key 'search'{lines.of(stage_id, 'search')}: {exc} (e.g. search = "
                 '{ metric = "final_loss", goal = "min", nodes = 12, parallel = 2 })'
             )
+    review: reviews.ReviewSpec | None = None
+    if "review" in ok:
+        try:
+            review = reviews.parse_spec(ok["review"])
+        except ValueError as exc:
+            problems.append(
+                f"{where}, key 'review'{lines.of(stage_id, 'review')}: {exc} (e.g. review = "
+                '{ reviewers = 3, rubric = "neurips", accept = 6, rounds = 2 })'
+            )
+    if search is not None and review is not None:
+        problems.append(f"{where}: a stage is a search or a review, not both")
     checks = tuple(ok.get("checks", ()))
     problems += check_problems(f"{where}, key 'checks'{lines.of(stage_id, 'checks')}", checks)
     skill = None
@@ -303,6 +316,7 @@ def _build_stage(
         budget=budget,
         checks=checks,
         search=search,
+        review=review,
     )
 
 

@@ -50,6 +50,8 @@ def step(
             run.finish(action)
         case actions.Ask():
             run.ask_question(action)
+        case actions.Revise():
+            run.revise(action)
         case actions.Reply():
             run.reply(action)
         case actions.End():
@@ -145,6 +147,34 @@ class _Run(Moves):
         s.feedback = None
         self.enter(target, by="auto" if stage.approval else "finish", previous=stage.id, at=a.at)
         self.respond(True, f"'{stage.id}' finished; the project moved to '{s.stage}'")
+
+    def revise(self, a: actions.Revise) -> None:
+        """The reviewers send the paper back: no gate (layer 1 decided from their scores),
+        the required changes as the next visit's feedback."""
+        s = self.state
+        if s.status != ProjectStatus.RUNNING or s.stage != a.stage:
+            self.respond(False, f"the project is {s.status} at '{s.stage}', not at '{a.stage}'")
+            return
+        self.emit(
+            EventType.STAGE_FINISH,
+            f"{a.stage} finished; the reviewers send the paper back to {a.target}",
+            a.stage,
+            s.task_id,
+            {
+                "summary": a.summary,
+                "outputs": [],
+                "next": a.target,
+                "visit": s.visit,
+                "gate": False,
+                "by": "reviewers",
+            },
+        )
+        self.snapshot(a.stage, s.visit, "revise")
+        self.record(a.stage, a.summary, (), f"sent back to '{a.target}' by the reviewers", a.at)
+        s.last_summary[a.stage] = a.summary
+        s.feedback = a.feedback
+        self.enter(a.target, by="revise", previous=a.stage, at=a.at)
+        self.respond(True, f"'{a.stage}' sent the paper back; the project moved to '{s.stage}'")
 
     def ask_question(self, a: actions.Ask) -> None:
         s = self.state

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from lightscientist_jupyter.values.review import ReviewSpec
 from lightscientist_jupyter.values.search import SearchSpec
 
 DONE = "done"
@@ -43,6 +44,8 @@ class Stage:
     """Deterministic checks run when it finishes (`citations:DOC`, `numbers:DOC[:FOLDERS]`)."""
     search: SearchSpec | None = None
     """A search stage: its variants run as a best-first tree of jobs (`controller.search`)."""
+    review: ReviewSpec | None = None
+    """A review stage: reviewers score the paper before its worker runs (`controller.review`)."""
 
     @property
     def phase(self) -> str:

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
+from lightscientist_jupyter.values.review import MetaRecord, ReviewSpec
 from lightscientist_jupyter.values.search import Expansion, SearchSpec, Tree
 from lightscientist_jupyter.vocab import StageOutcome
 
@@ -42,6 +43,8 @@ class StageTask:
     """The stage's `limits` for its workers' commands."""
     search: SearchSpec | None = None
     """A search stage's `search` table: layer 2 runs its nodes before its worker."""
+    review: ReviewSpec | None = None
+    """A review stage's `review` table: layer 2 runs its reviewers before its worker."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -70,8 +73,8 @@ class FinishReply(Protocol):
 
 
 class StageHost(Protocol):
-    """Layer 1 as layer 2 sees it: two tools, a search stage's tree, and where the project
-    stands."""
+    """Layer 1 as layer 2 sees it: two tools, a search stage's tree, a review stage's
+    rounds, and where the project stands."""
 
     def search_next(self, live: Collection[str] = ()) -> list[Expansion]:
         """The nodes of the search to start now (`live`: the nodes layer 2 watches)."""
@@ -96,6 +99,10 @@ class StageHost(Protocol):
 
     def search_over(self) -> str | None:
         """Why the search is over, or None while it goes on."""
+        ...
+
+    def review_round_over(self) -> MetaRecord:
+        """Aggregate the round's reviews (the reviewers have all ended) and act on it."""
         ...
 
     def finish_stage(

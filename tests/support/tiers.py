@@ -29,6 +29,7 @@ UNIT_MODULES = (
     "controller/test_state.py",
     "controller/test_budget.py",
     "controller/test_search.py",
+    "controller/test_review.py",
     "events/test_bus.py",
     "events/test_jsonl.py",
     "events/test_jsonl_encoding.py",

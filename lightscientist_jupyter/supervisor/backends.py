@@ -80,9 +80,10 @@ class WorkerControl:
         instructions: str = "",
         label: str = "",
         call_key: str | None = None,
-        node: Mapping[str, Any] | None = None,
+        header: Mapping[str, Any] | None = None,
     ) -> str:
-        """Start a worker on the current stage.
+        """Start a worker on the current stage (`header`: the fields of a search node's or
+        a reviewer's task, see `prompts.worker_message`).
 
         `call_key` says where the tool call sits in the agent's checkpointed thread
         (`tools.call_position`), never the model's own call id, which models reuse: a replay of
@@ -97,7 +98,7 @@ class WorkerControl:
         skill = self.copy_skill(task)
         digest = prompts.process_digest(self.read_process())
         message = prompts.worker_message(
-            task, skill=skill, digest=digest, label=label, instructions=instructions, node=node
+            task, skill=skill, digest=digest, label=label, instructions=instructions, header=header
         )
         with stage.lock:  # held until the worker runs: `cancel_all` sees it or stops it
             if self.host.status in FINAL_PROJECT_STATUSES:

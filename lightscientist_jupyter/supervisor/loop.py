@@ -38,6 +38,7 @@ from lightscientist_jupyter.supervisor.loop_state import (
     save_loop_state,
 )
 from lightscientist_jupyter.supervisor.recovery import recover
+from lightscientist_jupyter.supervisor.review import ReviewRunner
 from lightscientist_jupyter.supervisor.search import SearchRunner
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent, apply_update, filter_update
 from lightscientist_jupyter.values.task import StageHost, StageResult, StageTask
@@ -107,6 +108,8 @@ class StageSupervisor:
         self.jobs = JobPoller(self.runtime, self.bus)  # resumes workers whose jobs ended
         self.search = SearchRunner(host, self.control, self.runtime.jobs, workspace)
         """A search stage's nodes, run before the agent hears of the stage."""
+        self.review = ReviewRunner(host, self.control)
+        """A review stage's reviewers, run before the agent hears of the stage."""
 
     @property
     def task(self) -> StageTask:
@@ -126,7 +129,7 @@ class StageSupervisor:
             self._stage = stage
         control = self.control
         self.search.begin()
-        if stage.fresh and task.search is None:
+        if stage.fresh and task.search is None and task.review is None:
             stage.enqueue(
                 SchedulingEvent(SchedulingKind.STAGE_STARTED, task.task_id, at=time.time())
             )
@@ -141,6 +144,7 @@ class StageSupervisor:
             self._fire_due(stage, control)
             self.jobs.poll(stage, control)
             self.search.tick(stage)
+            self.review.tick(stage)
             self._check_stalls(stage)
             host = self.host
             outcome = decisions.stage_outcome(
@@ -219,7 +223,8 @@ class StageSupervisor:
             if change is not None:  # what the agent is told changed: recorded, or replayed
                 self.inbox.took(after)
             event = self.jobs.screen(stage, change)
-            told = self.search.screen(stage, event)  # a node's end: the search's, not the agent's
+            # a node's or a reviewer's end: the search's or the round's, not the agent's
+            told = self.review.screen(stage, self.search.screen(stage, event))
             if event is not None:
                 self._emit_about(
                     after,

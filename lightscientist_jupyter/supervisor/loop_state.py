@@ -58,6 +58,8 @@ class LoopState:
     """Workers reported stalled since their latest update (a silence is reported once)."""
     search_told: bool = False
     """A search stage's end was queued for the agent (`search_over`): told once."""
+    review_told: bool = False
+    """A review stage's round was aggregated by layer 1 (and `review_over` queued): once."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +74,7 @@ class LoopState:
             "last_finish": self.last_finish,
             "stalled": sorted(self.stalled),
             "search_told": self.search_told,
+            "review_told": self.review_told,
         }
 
     @classmethod
@@ -92,6 +95,7 @@ class LoopState:
             last_finish=raw.get("last_finish"),
             stalled=set(raw.get("stalled", ())) | legacy_stalled,
             search_told=bool(raw.get("search_told", False)),
+            review_told=bool(raw.get("review_told", False)),
         )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from lightscientist_jupyter.redact import clip
 from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, render_header
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.values.review import REVIEWER_LABEL, REVIEWS_DIR
 from lightscientist_jupyter.values.search import NODE_LABEL
 from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, SchedulingKind
@@ -46,6 +47,9 @@ Rules:
 - Use request_user_decision only for a project-level question a human must answer.
 - A search stage's nodes are run for you; you hear of the search once, `search_over`, with
   the best node and the first draft: start the stage's worker then, as at a stage's start.
+- A review stage's reviewers are run for you and layer 1 aggregates their scores; a round
+  below the bar with rounds left sends the paper back by itself. Otherwise you hear of it
+  once, `review_over`, with the scores and the decision: start the stage's worker then.
 - Use get_task_info, list_workers and get_worker only when you need more than the event says."""
 
 
@@ -116,8 +120,10 @@ def worker_line(summary: dict[str, Any]) -> dict[str, Any]:
 def _listed(summary: dict[str, Any], worker_id: str | None) -> bool:
     """Whether a finished worker's event lists this other worker: one still going, or a
     labelled sub-task (a probe); an unlabelled one that ended was decided on already. A
-    search's node workers never are: the agent hears of them once, in `search_over`."""
-    if summary.get("id") == worker_id or str(summary.get("label", "")).startswith(NODE_LABEL):
+    search's node workers and a review's reviewers never are: the agent hears of them once,
+    in `search_over` or `review_over`."""
+    label = str(summary.get("label", ""))
+    if summary.get("id") == worker_id or label.startswith((NODE_LABEL, REVIEWER_LABEL)):
         return False
     return bool(summary.get("label")) or summary.get("status") not in FINAL_WORKER_STATUSES
 
@@ -161,12 +167,13 @@ def worker_message(
     digest: str,
     label: str = "",
     instructions: str = "",
-    node: Mapping[str, Any] | None = None,
+    header: Mapping[str, Any] | None = None,
 ) -> str:
     """A worker's first message: its task header, how to work, and the PROCESS.md digest.
 
     A worker of a search node gets the node's fields too (`supervisor.search.node_fields`),
-    and is asked for the node, not the stage's outputs."""
+    and is asked for the node, not the stage's outputs; a reviewer gets its review's fields
+    (`supervisor.review.reviewer_fields`) and is asked for its review file."""
     fields = {
         "role": "worker",
         "goal": task.goal,
@@ -181,8 +188,26 @@ def worker_message(
         "label": label,
         "instructions": instructions,
         "feedback": task.feedback or "",
-        **(node or {}),
+        **(header or {}),
     }
+    node = header if header and "node" in header else None
+    if header and "reviewer" in header:
+        body = (
+            f"You are reviewer {header['reviewer']} of the paper (round {header['round']}), "
+            "one of several who do not see each other's reviews: do not read other files "
+            f"under {REVIEWS_DIR}/. Read the paper ({', '.join(header['paper_files'])}: those "
+            f"that exist) and the results it reports ({header['results']}), judge it against "
+            f"the {header['rubric']} rubric ({header['rubric_guidance']}) and write "
+            f'{header["review_file"]}: a JSON object {{"reviewer": {header["reviewer"]}, '
+            f'"round": {header["round"]}, "scores": {{...}}, "strengths": [...], '
+            '"weaknesses": [...], "questions": [...], "decision": "accept"|"revise"|"reject"} '
+            f"with integer scores on the scales {header['scales']}. Each weakness is a change "
+            "the authors can make, in one sentence: the ones of reviewers who do not accept "
+            "are sent back to the writer. Then call complete_stage with a 3-line summary, the "
+            "review file and the default next stage.\n\n"
+            "## PROCESS.md (the project so far)\n\n" + digest
+        )
+        return render_header(TASK_TITLE, fields, body)
     if node:
         body = (
             f"You write one node of the stage's search: {node['node']} ({node['node_kind']}). "

@@ -137,7 +137,7 @@ class SearchRunner:
         if stage.task.search is not None:
             fields["metric_goal"] = stage.task.search.goal
         try:
-            self.control.start_worker(label=f"{NODE_LABEL}{plan.id}", node=fields)
+            self.control.start_worker(label=f"{NODE_LABEL}{plan.id}", header=fields)
         except (SupervisorError, RuntimeLayerError) as exc:
             self.host.search_node_ended(plan.id, metric=None, summary=f"not started: {exc}")
             self._due = True

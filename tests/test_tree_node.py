@@ -38,6 +38,15 @@ def test_a_node_shows_its_change_against_its_parent_and_its_log(nodes):
     assert draft.against is None and {c.status for c in draft.changes} == {"new"}
 
 
+def test_a_node_log_is_shown_from_its_end_with_no_key_in_it(nodes):
+    log = nodes.root / "jobs" / "node-n004.log"
+    key = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"
+    log.write_text("".join(f"step {i}\n" for i in range(5000)) + f"token {key}\ndone\n")
+    tail = search_node.node_detail(nodes, "n004").log_tail
+    assert len(tail) == search_node.LOG_LINES and tail[-1] == "done"
+    assert key not in "\n".join(tail) and tail[-2].startswith("token ")
+
+
 def test_tree_node_at_the_command_line(nodes):
     def cli(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(

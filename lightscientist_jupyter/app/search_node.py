@@ -18,11 +18,14 @@ from lightscientist_jupyter.app.history import FileChange, change_status
 from lightscientist_jupyter.app.jobs import project_jobs
 from lightscientist_jupyter.app.search import SearchView, TreeUnavailable, read_tree
 from lightscientist_jupyter.beneath import Beneath, PathRefused
+from lightscientist_jupyter.runtime.jobs.record import log_tail
 from lightscientist_jupyter.values.search import NODES_DIR, Node
 from lightscientist_jupyter.workspace import Workspace
 
 LOG_LINES = 40
 """How many of the last lines of a node's job log are shown."""
+LOG_CHARS = 8000
+"""…and at most this many of its last characters."""
 MAX_DIFF_LINES = 400
 """Diff lines kept per file (the rest is counted)."""
 MAX_FILE_BYTES = 512_000
@@ -65,7 +68,7 @@ def node_detail(ws: Workspace, node_id: str) -> NodeDetail:
             continue
         changes.append(FileChange(name, status, old, new))
     log = _log_path(ws, node)
-    return NodeDetail(node, node.parent, changes, unchanged, log, _tail(guarded, log))
+    return NodeDetail(node, node.parent, changes, unchanged, log, _tail(ws, log))
 
 
 def find_node(view: SearchView, node_id: str) -> Node:
@@ -105,14 +108,12 @@ def _log_path(ws: Workspace, node: Node) -> str | None:
     return found[0] if found else None
 
 
-def _tail(guarded: Beneath, log: str | None, lines: int = LOG_LINES) -> list[str]:
+def _tail(ws: Workspace, log: str | None) -> list[str]:
+    """The log's last lines, read from its end through no link and redacted, as a worker is
+    shown them (a long log is not read whole)."""
     if log is None:
         return []
-    try:
-        text = guarded.read_text(log, errors="replace")
-    except (OSError, PathRefused):
-        return []
-    return text.splitlines()[-lines:]
+    return log_tail(ws.root / log, lines=LOG_LINES, chars=LOG_CHARS).splitlines()
 
 
 def diff_lines(change: FileChange) -> list[str]:

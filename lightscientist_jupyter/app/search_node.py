@@ -49,11 +49,11 @@ class NodeDetail:
     """The log's last `LOG_LINES` lines."""
 
 
-def node_detail(ws: Workspace, node_id: str) -> NodeDetail:
-    """Node `node_id` of the project's search tree; `TreeUnavailable` naming the tree's nodes
-    when it has none of that id (and as `read_tree` when there is no tree)."""
-    view = read_tree(ws)
-    node = find_node(view, node_id)
+def node_detail(ws: Workspace, node_id: str, view: SearchView | None = None) -> NodeDetail:
+    """Node `node_id` of the project's search tree (`view`, when the caller has read it
+    already); `TreeUnavailable` naming the tree's nodes when it has none of that id (and as
+    `read_tree` when there is no tree)."""
+    node = find_node(view or read_tree(ws), node_id)
     guarded = Beneath(ws.root)
     mine = _files(guarded, node.id)
     theirs = _files(guarded, node.parent) if node.parent is not None else {}

@@ -18,7 +18,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from lightscientist_jupyter.app.search import TreeUnavailable, read_tree
+from lightscientist_jupyter.app.search import SearchView, TreeUnavailable, read_tree
 from lightscientist_jupyter.app.search_node import node_detail
 from lightscientist_jupyter.controller import StageTable
 from lightscientist_jupyter.errors import LightScientistError
@@ -54,19 +54,24 @@ class TreeCard:
             return
         if not force and not any(e.get("type") == EventType.SEARCH_NODE for e in events):
             return
-        value = self.render()
+        view = self._read()  # once per redraw: the drawing, the picker and the node share it
+        value = self.render(view)
         if value != self._drawn:
             self._drawn = value
             self.drawing.value = value
-            self._offer()
-            self._show(self.picker.value)
+            self._offer(view)
+            self._show(self.picker.value, view)
 
-    def _offer(self) -> None:
-        """The picker's choices: each node with its kind and status (the pick is kept)."""
+    def _read(self) -> SearchView | LightScientistError:
+        """The tree as `tree.json` holds it now, or why it cannot be read."""
         try:
-            nodes = read_tree(self.workspace).tree.nodes
-        except LightScientistError:
-            nodes = ()
+            return read_tree(self.workspace)
+        except LightScientistError as exc:
+            return exc
+
+    def _offer(self, view: SearchView | LightScientistError) -> None:
+        """The picker's choices: each node with its kind and status (the pick is kept)."""
+        nodes = view.tree.nodes if isinstance(view, SearchView) else ()
         options = [PICK_NONE, *((f"{n.id} · {n.kind} · {n.status}", n.id) for n in nodes)]
         if options != list(self.picker.options):
             picked = self.picker.value
@@ -74,26 +79,31 @@ class TreeCard:
             self.picker.value = picked if any(v == picked for _, v in options) else None
 
     def _picked(self, change: dict[str, Any]) -> None:
-        self._show(change["new"])
+        self._show(change["new"], self._read())
 
-    def _show(self, node: str | None) -> None:
+    def _show(self, node: str | None, view: SearchView | LightScientistError) -> None:
         if node is None:
             self.node.value = ""
             return
         try:
-            self.node.value = render_html(node_detail(self.workspace, node))
+            if isinstance(view, LightScientistError):
+                problem: LightScientistError = view
+            else:
+                self.node.value = render_html(node_detail(self.workspace, node, view))
+                return
         except LightScientistError as exc:
-            self.node.value = f"<div class='ls-err'>{html.escape(str(exc))}</div>"
+            problem = exc
+        self.node.value = f"<div class='ls-err'>{html.escape(str(problem))}</div>"
 
-    def render(self) -> str:
+    def render(self, view: SearchView | LightScientistError | None = None) -> str:
+        """The card's drawing of `view` (read now when not given)."""
         title = f"<b>Search</b> <span class='ls-muted'>({', '.join(self.searches)})</span>"
-        try:
-            view = read_tree(self.workspace)
-        except TreeUnavailable as exc:
-            if "no search tree" in str(exc):
+        view = self._read() if view is None else view
+        if isinstance(view, TreeUnavailable):
+            if "no search tree" in str(view):
                 return f"{title}<div class='ls-muted'>no node has started yet</div>"
-            return f"{title}<div class='ls-err'>{html.escape(str(exc))}</div>"
-        except LightScientistError:
+            return f"{title}<div class='ls-err'>{html.escape(str(view))}</div>"
+        if isinstance(view, LightScientistError):
             return ""
         words = html.escape(summary_words(view))
         drawing = scroll_box(render_svg(view), label="search tree")

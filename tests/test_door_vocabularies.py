@@ -15,12 +15,8 @@ import pytest
 
 import lightscientist_jupyter
 from lightscientist_jupyter.app import controls
-from lightscientist_jupyter.controller.inbox import (
-    Refused,
-    read_command,
-    take_commands,
-    write_command,
-)
+from lightscientist_jupyter.controller.inbox import take_commands, write_command
+from lightscientist_jupyter.controller.inbox_files import Refused, read_command
 from lightscientist_jupyter.jupyter.magic import history as magic_history
 from lightscientist_jupyter.vocab import CancelSource, InboxCommand, ReplySource
 from lightscientist_jupyter.workspace import Workspace

@@ -33,7 +33,8 @@ from lightscientist_jupyter.app import handoff, history
 from lightscientist_jupyter.app import until as until_stage
 from lightscientist_jupyter.app.commands import cancel_reason, project_locked, require_project
 from lightscientist_jupyter.controller import ResearchController, load_table
-from lightscientist_jupyter.controller.inbox import CancelArgs, Command, Refused, write_command
+from lightscientist_jupyter.controller.inbox import write_command
+from lightscientist_jupyter.controller.inbox_files import CancelArgs, Command, Refused
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
 from lightscientist_jupyter.vocab import InboxCommand, ProjectStatus, ReplySource

@@ -20,13 +20,8 @@ from typing import Any
 from lightscientist_jupyter.app.commands import Route, project_locked, require_project
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.handoff_tools import Handed
-from lightscientist_jupyter.controller.inbox import (
-    HandoffArgs,
-    take_receipt,
-    token_path,
-    write_command,
-    write_receipt,
-)
+from lightscientist_jupyter.controller.inbox import take_receipt, write_command, write_receipt
+from lightscientist_jupyter.controller.inbox_files import HandoffArgs, token_path
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, ControllerError
 from lightscientist_jupyter.vocab import (
@@ -107,7 +102,7 @@ def hand(
 
 def apply(controller: ResearchController, args: HandoffArgs) -> Handed:
     """The one place a hand-over step reaches the controller; `args` may come from another
-    process (an inbox command, checked by `inbox.read_command`), whose `source` is read as
+    process (an inbox command, checked by `inbox_files.read_command`), whose `source` is read as
     `ReplySource.read` says."""
     source = ReplySource.read(args.get("source"))
     step = Step(args["step"])

@@ -19,7 +19,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lightscientist_jupyter._fs import missing_files
-from lightscientist_jupyter.controller import actions, checks, inbox, machine, process_log, rules
+from lightscientist_jupyter.controller import (
+    actions,
+    checks,
+    inbox,
+    inbox_files,
+    machine,
+    process_log,
+    rules,
+)
 from lightscientist_jupyter.controller.budget import catch_up
 from lightscientist_jupyter.controller.budget_calls import BudgetCalls
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
@@ -306,10 +314,10 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
         `source` is not a `ReplySource` (another version wrote it, or a hand) is applied all
         the same, recorded as from the API (`ReplySource.read`); one with a key of the wrong
         type (`approve` not true or false…) is refused, its outcome naming the file and the
-        key (`inbox.read_reply`)."""
+        key (`inbox_files.read_reply`)."""
         outcomes = []
         for queued in inbox.take_replies(self.workspace):
-            if isinstance(queued, inbox.Refused):
+            if isinstance(queued, inbox_files.Refused):
                 outcomes.append(ReplyOutcome(False, queued.why))
                 continue
             reply = queued.reply

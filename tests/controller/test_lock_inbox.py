@@ -19,14 +19,13 @@ from lightscientist_jupyter._fs import write_text_atomic
 from lightscientist_jupyter.app import controls
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.controller.inbox import (
-    Refused,
     queued_replies,
     take_commands,
     take_receipt,
-    token_path,
     write_command,
     write_reply,
 )
+from lightscientist_jupyter.controller.inbox_files import Refused, token_path
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.errors import ControllerError, WorkspaceLocked
 from lightscientist_jupyter.vocab import InboxCommand, ReplySource

@@ -16,6 +16,7 @@ from typing import Any
 from lightscientist_jupyter.offline import tools
 from lightscientist_jupyter.offline.history import Act, History, Say, Step
 from lightscientist_jupyter.offline.playbook import HELPER_PREFIX, helper_labels, is_helper
+from lightscientist_jupyter.values.review import META_FILE
 from lightscientist_jupyter.values.search import TREE_FILE
 from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus
 
@@ -128,6 +129,16 @@ def search_instructions(fields: dict[str, Any]) -> str:
     )
 
 
+def review_instructions(fields: dict[str, Any]) -> str:
+    """What the review stage's worker is told once the round is aggregated."""
+    meta = str(fields.get("meta_file") or META_FILE)
+    return (
+        f"The reviewers' round {fields.get('round')} is aggregated in {meta}: mean overall "
+        f"{fields.get('mean')} against {fields.get('accept')} to accept, decision "
+        f"{fields.get('decision')}. Write the stage's outputs, with the reviews' scores."
+    )
+
+
 def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
     kind = str(fields.get("event") or "")
     worker = str(fields.get("worker") or "")
@@ -138,6 +149,10 @@ def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
     if kind == SchedulingKind.SEARCH_OVER:  # the stage's own worker writes from the tree
         if not h.done("start"):
             return Act("start", tools.START, {"instructions": search_instructions(fields)})
+        return Say("continue")
+    if kind == SchedulingKind.REVIEW_OVER:  # the stage's own worker writes the review
+        if not h.done("start"):
+            return Act("start", tools.START, {"instructions": review_instructions(fields)})
         return Say("continue")
     if kind == SchedulingKind.WORKER_FINISHED:
         return on_finished(fields, h)

@@ -13,6 +13,7 @@ from typing import Any
 from lightscientist_jupyter.offline import tools
 from lightscientist_jupyter.offline.history import Act, History, Say, Step
 from lightscientist_jupyter.offline.playbook import is_helper, plan_for
+from lightscientist_jupyter.offline.review import is_reviewer, plan_reviewer
 from lightscientist_jupyter.offline.search import is_node, plan_node
 from lightscientist_jupyter.offline.steps import Task, complete, first_pending, read, write
 from lightscientist_jupyter.offline.study.plans import unknown_stage_note
@@ -56,6 +57,9 @@ def decide_worker(fields: dict[str, Any], h: History, loops: int) -> Step:
     if is_node(task):  # a node of a search stage: its header says all it needs
         step = first_pending(h, plan_node(task, h))
         return step if step is not None else Say("Node done.")
+    if is_reviewer(task):  # one reviewer of a review stage: its header says all it needs
+        step = first_pending(h, plan_reviewer(task, h))
+        return step if step is not None else Say("Review written.")
     steps = (plan_for(task.stage) or plan_unknown)(task, h)
     if task.skill and not is_helper(task.label):  # a helper's instructions say what to do
         steps = [read("skill", task.skill), *steps]

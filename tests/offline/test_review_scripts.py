@@ -55,8 +55,8 @@ def test_three_reviewers_judge_a_first_draft_differently_and_ask_for_two_changes
         (5, "revise"),
     ]
     assert "2 cited works" in reviews[2]["strengths"][0]
-    meta = aggregate(SPEC, 1, [parse_review(r, SPEC, reviewer=i + 1, round=1) for i, r in
-                              enumerate(reviews)])  # fmt: skip
+    valid = [parse_review(r, SPEC, reviewer=i + 1, round=1) for i, r in enumerate(reviews)]
+    meta = aggregate(SPEC, 1, valid)
     assert (meta["mean"], meta["decision"]) == (5.0, "revise")
     assert [c.split(":")[0] for c in meta["required_changes"]] == [
         "Add an ablation table of the search",

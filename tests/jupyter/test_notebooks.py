@@ -77,7 +77,7 @@ def test_auto_mode_runs_to_done_and_shows_the_paper(tmp_path):
     assert not any(t in shown_events for t in ("tool.", "model.", "worker.", "supervisor."))
     final = mimes(status)[0]
     assert 'data-stage="done" data-state="done"' in final["text/html"]
-    assert (tmp_path / "paper" / "paper.md").is_file()
+    assert (tmp_path / "paper" / "paper.tex").is_file()
     assert "application/vnd.jupyter.widget-state+json" in nb.metadata.widgets
 
 

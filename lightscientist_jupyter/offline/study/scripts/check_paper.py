@@ -307,7 +307,8 @@ interval comparison; the paper states its limitations (three seeds, one task, on
 
 ## Decision brief
 
-- **Proposal:** accept paper/paper.tex (and the paper/paper.pdf built from it) as the project's result.
+- **Proposal:** accept paper/paper.tex (and paper/paper.pdf, built from it) as the
+  project's result.
 - **Evidence:** {evidence}
 - **Risks and limitations:** three seeds per condition, one synthetic task, one tiny network;
   the result says nothing about large models. The question was chosen by the offline demo,

@@ -92,11 +92,13 @@ def build_pdf(
     aux = shell.home / "latex" / "--".join(rel.with_suffix("").parts)
     mkdirs(aux)
     folder = rel.parent.as_posix()
+    latexmk = Path(str(shutil.which("latexmk")))
     command = " ".join(
-        shlex.quote(word)
-        for word in (str(shutil.which("latexmk")), *LATEXMK_OPTIONS, f"-outdir={aux}", rel.name)
+        shlex.quote(word) for word in (str(latexmk), *LATEXMK_OPTIONS, f"-outdir={aux}", rel.name)
     )
     env = command_env.worker_env(root, shell.home)
+    # latexmk finds pdflatex and bibtex beside it (a TeX Live outside /usr/bin too)
+    env["PATH"] = f"{latexmk.parent}:{env['PATH']}"
     env["max_print_line"] = "10000"  # TeX's log lines unwrapped, so that they can be read
     started = time.monotonic()
     result = run_command(

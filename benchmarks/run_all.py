@@ -9,7 +9,8 @@ of its own), magic_latency.py (the research cell in fresh kernels), snapshots.py
 workspace history's snapshots), jobs.py (a job's submit to resume, local and on a Ray head it
 starts, or on `--ray ADDRESS`), guarded_path.py (µs per file operation through the guarded
 path of `beneath` against a plain open), search.py (a search stage: the layers' time per
-node, two nodes at a time against one, the supervisor's input as the tree grows) — and
+node, two nodes at a time against one, the supervisor's input as the tree grows), pdf.py
+(the offline paper's LaTeX built to a PDF by the workers' build_pdf tool) — and
 cell_latency.py (the notebook-latency
 benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it
 unless `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
@@ -46,6 +47,7 @@ SCRIPTS = [
     ("jobs", "10. Jobs: submit to resume"),
     ("guarded_path", "11. Guarded path"),
     ("search", "12. Search"),
+    ("pdf", "13. The paper's PDF"),
 ]
 
 

@@ -28,6 +28,7 @@ SCRIPTS = (
     "jobs",
     "guarded_path",
     "search",
+    "pdf",
 )
 
 
@@ -195,3 +196,10 @@ def test_run_all_writes_results(reports, tmp_path):
     ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text
+
+
+def test_pdf_times_the_first_build_and_an_unchanged_one(reports, needs_tex):
+    data = reports["pdf"]["data"]
+    assert len(data["first_s"]) == len(data["unchanged_s"]) == 2  # --quick: two of each
+    assert data["message"].startswith("built paper/paper.pdf: ")
+    assert "| first build |" in reports["pdf"]["markdown"]

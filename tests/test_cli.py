@@ -77,9 +77,12 @@ def final_gate(workspace, default_table, advance):
         c = ResearchController.create(
             workspace, GOAL, mode="manual", table=default_table, bus=bus, start_stage="paper.review"
         )
-        paper = workspace.root / "paper" / "paper.md"  # what paper.review's checks read
+        paper = workspace.root / "paper" / "paper.tex"  # what paper.review's checks read
         paper.parent.mkdir(parents=True)
-        paper.write_text("# A paper\n\nNo citations and no measured numbers.\n", encoding="utf-8")
+        paper.write_text(
+            "\\begin{document}\nNo citations and no measured numbers.\n\\end{document}\n",
+            encoding="utf-8",
+        )
         advance(c)
         assert c.status == "waiting_user"
     return workspace

@@ -94,7 +94,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_resume_goes_on(tmp_path):
         second["status"] == "done"
         and second["history"][: len(first["history"])] == (first["history"])
     )
-    assert "paper.md" in read(tmp_path / "paper2").split()
+    assert "paper.tex" in read(tmp_path / "paper2").split()
 
 
 # ------------------------------------------------------------------ 7: read-only workspace

@@ -150,8 +150,8 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     assert len(removed) == len(added) == 1 and "EPOCHS" in added[0], edited[0]["lines"]
     failed = json.loads(cli(ws, "tree", "--node", fix["parent"], "--json").stdout)
     assert any("NameError" in line for line in failed["log_tail"]), failed["log_tail"]
-    paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
-    assert f"Best node: {best['id']}" in paper and f"final_loss {best['metric']:.4g}" in paper
+    paper = (ws / "paper" / "paper.tex").read_text(encoding="utf-8")
+    assert f"Best node: {best['id']}" in paper and f"final\\_loss {best['metric']:.4g}" in paper
 
     # the paper's numbers were checked against the results by the review script
     assert "all checks passed" in (ws / "paper" / "review.md").read_text(encoding="utf-8")

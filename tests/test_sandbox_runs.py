@@ -73,7 +73,8 @@ def test_the_default_table_runs_end_to_end_sandboxed(tmp_path):
     proc = cli(ws, "research", GOAL, "--mode", "auto", "--sandbox", "bwrap")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "done"
-    assert (ws / "paper" / "paper.md").stat().st_size > 0
+    assert (ws / "paper" / "paper.tex").stat().st_size > 0
+    assert (ws / "paper" / "paper.pdf").read_bytes().startswith(b"%PDF")  # built in bwrap
     assert (ws / "experiment" / "results.csv").stat().st_size > 0
     assert events_of(ws, "sandbox.unavailable") == []
     status = json.loads(cli(ws, "status", "--json").stdout)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import checks
 from lightscientist_jupyter.controller.provenance import Item
 from lightscientist_jupyter.controller.table import StageTable
@@ -20,7 +21,9 @@ from lightscientist_jupyter.literature.config import (
     save,
 )
 
-DEFAULT_DOCUMENTS = ("paper/paper.md",)
+DEFAULT_DOCUMENTS = ("paper/paper.tex", "paper/paper.md")
+"""The paper `check` reads when given none: the first of these the workspace holds (the
+default table's LaTeX source, or a Markdown paper of an older project)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +58,9 @@ def check(root: Path, documents: list[str], results: list[str] | None = None) ->
     """Run `citations` and `numbers` on each document (workspace-relative paths)."""
     folders = ",".join(results or [])
     sections = []
-    for doc in documents or list(DEFAULT_DOCUMENTS):
+    tree = Beneath(root)
+    default = next((d for d in DEFAULT_DOCUMENTS if tree.is_file(d)), DEFAULT_DOCUMENTS[0])
+    for doc in documents or [default]:
         path = Path(doc)
         if path.is_absolute():
             try:

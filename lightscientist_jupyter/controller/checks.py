@@ -1,7 +1,7 @@
 """The deterministic checks a stage may list in the table, run by layer 1 at its finish.
 
-    checks = ["citations:paper/paper.md", "numbers:paper/paper.md"]
-    checks = ["numbers:paper/paper.md:experiment,results"]   # folders of result files
+    checks = ["citations:paper/paper.tex", "numbers:paper/paper.tex"]
+    checks = ["numbers:paper/paper.tex:experiment,results"]   # folders of result files
 
 `citations:DOC` — every citation in DOC resolves to the references file and every entry there
 came from a literature tool; `numbers:DOC[:FOLDERS]` — every decimal number in DOC's prose and

@@ -2,7 +2,8 @@
 
 `citations(doc, root)` and `numbers(doc, root, folders)` return `Item`s: what was found in the
 document, where it traces to, or why it does not. Deterministic code over files only: layer 1
-runs it when a stage with `checks` finishes, and `lightscientist check` prints it.
+runs it when a stage with `checks` finishes, and `lightscientist check` prints it. A document
+is Markdown, or LaTeX when its name ends `.tex` (its prose read by `latex_prose`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import lexists, read_text
 from lightscientist_jupyter.beneath import Beneath, PathRefused
+from lightscientist_jupyter.controller.latex_prose import latex_lines, numbers_only
 from lightscientist_jupyter.errors import LiteratureError
 from lightscientist_jupyter.literature.bibtex import paper_of_fields, parse_bibtex
 from lightscientist_jupyter.literature.cache import Cache
@@ -32,16 +34,21 @@ _PANDOC = re.compile(r"\[([^\[\]]*@[^\[\]]*)\]")
 _PANDOC_KEY = re.compile(r"(?<![\w@])-?@([A-Za-z0-9_][\w:.#$%&+?<>~/-]*[A-Za-z0-9_])")
 _LATEX = re.compile(r"\\cite[a-zA-Z]*\*?(?:\[[^\]]*\])*\{([^}]*)\}")
 _NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\d]|\.\d)(%?)")
-_SKIP = [
-    re.compile(r"<!--.*?-->", re.S),
-    re.compile(r"`[^`\n]*`"),
-    re.compile(r"\]\([^)]*\)"),  # link and image targets
+_SKIP_ANY = [
     re.compile(r"https?://\S+"),
     re.compile(r"\barXiv:\s*\S+", re.I),
     re.compile(r"\b10\.\d{4,9}/\S+"),
     _PANDOC,
     _LATEX,
 ]
+"""What holds no measured number in any document: addresses, identifiers, citations."""
+_SKIP = [
+    re.compile(r"<!--.*?-->", re.S),
+    re.compile(r"`[^`\n]*`"),
+    re.compile(r"\]\([^)]*\)"),  # link and image targets
+    *_SKIP_ANY,
+]
+"""What holds no measured number in Markdown."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,8 +75,8 @@ def _read(doc: Path) -> str:
 
 
 def _prose_lines(text: str, references: bool = False) -> list[tuple[int, str]]:
-    """(line number, text) of prose and tables: no fenced code; the entries of a References
-    section (its list items) only when `references`."""
+    """(line number, text) of Markdown prose and tables: no fenced code; the entries of a
+    References section (its list items) only when `references`."""
     out, fenced, skip_level = [], False, 0
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith(("```", "~~~")):
@@ -91,11 +98,14 @@ def _prose_lines(text: str, references: bool = False) -> list[tuple[int, str]]:
 # ---------------------------------------------------------------------- citations
 
 
-def cited_keys(text: str) -> list[tuple[str, int]]:
-    """Every citation key in the document, with its line, in order."""
+def cited_keys(text: str, latex: bool = False) -> list[tuple[str, int]]:
+    """Every citation key in the document (LaTeX when `latex`), with its line, in order."""
     found = []
-    for number, line in _prose_lines(text, references=True):
-        line = re.sub(r"`[^`\n]*`", "", line)
+    if latex:
+        lines = [(number, line) for number, line, _ in latex_lines(text)]
+    else:
+        lines = [(n, re.sub(r"`[^`\n]*`", "", line)) for n, line in _prose_lines(text, True)]
+    for number, line in lines:
         for group in _PANDOC.findall(line):
             found += [(k, number) for k in _PANDOC_KEY.findall(group)]
         for group in _LATEX.findall(line):
@@ -113,7 +123,7 @@ def citations(doc: Path, root: Path) -> list[Item]:
     if lexists(refs):
         entries = dict(parse_bibtex(_read(refs), str(refs)))
     shown = config.references
-    for key, number in cited_keys(text):
+    for key, number in cited_keys(text, is_latex(doc)):
         if key in entries:
             items.append(Item(f"[@{key}] (line {number})", f"{shown}: {key}", True))
         else:
@@ -224,13 +234,34 @@ def _walk_json(node: Any, rel: str, path: str, values: _Values) -> None:
             values.add(v, f"{rel} {path} ({node})")
 
 
-def written_numbers(text: str) -> list[tuple[str, int, bool]]:
-    """(number as written, line, marked not measured) for every decimal number in the prose."""
+def is_latex(doc: Path) -> bool:
+    return doc.suffix.lower() == ".tex"
+
+
+def _marked_lines(text: str, latex: bool) -> list[tuple[int, str, bool]]:
+    """(line number, prose with what holds no claim blanked, marked not measured)."""
     found = []
+    if latex:
+        for number, line, comment in latex_lines(text):
+            found.append((number, _blank(numbers_only(line), _SKIP_ANY), NOT_MEASURED in comment))
+        return found
     for number, line in _prose_lines(text):
-        marked_line = f"<!-- {NOT_MEASURED} -->" in line
-        for pattern in _SKIP:
-            line = pattern.sub(lambda m: " " * len(m.group(0)), line)
+        marked = f"<!-- {NOT_MEASURED} -->" in line
+        found.append((number, _blank(line, _SKIP), marked))
+    return found
+
+
+def _blank(line: str, patterns: list[re.Pattern[str]]) -> str:
+    for pattern in patterns:
+        line = pattern.sub(lambda m: " " * len(m.group(0)), line)
+    return line
+
+
+def written_numbers(text: str, latex: bool = False) -> list[tuple[str, int, bool]]:
+    """(number as written, line, marked not measured) for every decimal number in the prose
+    (of a LaTeX document when `latex`)."""
+    found = []
+    for number, line, marked_line in _marked_lines(text, latex):
         for match in _NUMBER.finditer(line):
             after = line[match.end() : match.end() + 20].lstrip()
             marked = marked_line or after.startswith(f"({NOT_MEASURED})")
@@ -249,7 +280,8 @@ def numbers(doc: Path, root: Path, folders: list[str]) -> list[Item]:
     text = _read(doc)
     values = result_values(root, folders)
     items = []
-    for written, line, marked in written_numbers(text):
+    latex = is_latex(doc)
+    for written, line, marked in written_numbers(text, latex):
         what = f"{written} (line {line})"
         if marked:
             items.append(Item(what, NOT_MEASURED, True))
@@ -260,7 +292,8 @@ def numbers(doc: Path, root: Path, folders: list[str]) -> list[Item]:
             place = values.near(x / 100, tol / 100)
         if place is None:
             why = f"in no result file under {', '.join(folders)}"
-            items.append(Item(what, f"{why} (mark it '({NOT_MEASURED})' if not measured)", False))
+            mark = f"'% {NOT_MEASURED}' on its line" if latex else f"'({NOT_MEASURED})'"
+            items.append(Item(what, f"{why} (mark it {mark} if not measured)", False))
         else:
             items.append(Item(what, place, True))
     return items

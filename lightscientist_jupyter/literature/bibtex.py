@@ -69,6 +69,7 @@ def _fields(body: str) -> dict[str, str]:
             m = re.match(r"[^,]*", body[pos:])
             value = m.group(0) if m else ""
             pos += len(value)
+        value = re.sub(r"\\([&%#_$])", r"\1", value)  # LaTeX's escapes (`records._braced`)
         fields[name] = " ".join(value.replace("{", "").replace("}", "").split())
         comma = body.find(",", pos)
         if comma < 0:

@@ -194,8 +194,16 @@ def cite_key(paper: Paper, taken: Iterable[str] = ()) -> str:
     return key
 
 
-def _braced(text: str) -> str:
-    return "{" + text.replace("{", "(").replace("}", ")") + "}"
+_TEXT_FIELDS = frozenset({"title", "author", "journal", "booktitle"})
+"""The fields LaTeX typesets as text, where its special characters are escaped (an `&` in a
+title would stop pdflatex); identifiers and addresses stay as they are."""
+
+
+def _braced(name: str, text: str) -> str:
+    text = text.replace("{", "(").replace("}", ")")
+    if name in _TEXT_FIELDS:
+        text = re.sub(r"(?<!\\)([&%#_$])", r"\\\1", text)
+    return "{" + text + "}"
 
 
 def bibtex_entry(paper: Paper, key: str) -> str:
@@ -217,5 +225,5 @@ def bibtex_entry(paper: Paper, key: str) -> str:
     if paper.url:
         fields.append(("url", paper.url))
     fields.append(("lsrecord", paper.id))
-    body = ",\n".join(f"  {name} = {_braced(value)}" for name, value in fields if value)
+    body = ",\n".join(f"  {name} = {_braced(name, value)}" for name, value in fields if value)
     return f"@{kind}{{{key},\n{body}\n}}\n"

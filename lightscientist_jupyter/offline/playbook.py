@@ -278,13 +278,29 @@ plan_figure = script_plan(
     "paper/figures/figure1.png",
     "paper/figures/captions.md",
 )
-plan_write = script_plan(
-    "paper/build_paper.py",
-    "Wrote paper/paper.md; every number in it is read from experiment/summary.csv by "
-    "paper/build_paper.py.",
-    "paper/paper.md",
-    goal_arg=True,
-)
+PAPER_SOURCE = "paper/paper.tex"
+
+
+def plan_write(task: Task, h: History) -> list[Step]:
+    """Write the paper's LaTeX source with paper/build_paper.py, build the PDF with the build
+    tool (a machine without TeX keeps the source: the tool says so), complete the stage."""
+    result = h.result("pdf")
+    built = result.startswith("built ")
+    summary = [
+        f"Wrote {PAPER_SOURCE}; every number in it is read from experiment/summary.csv by "
+        "paper/build_paper.py.",
+        # its pages, not its build time: the same history gives the same reply
+        "Built paper/paper.pdf from it." if built else "No PDF: " + result.split("\n")[0],
+    ]
+    outputs = [PAPER_SOURCE, *(["paper/paper.pdf"] if built else [])]
+    return [
+        *write_all("script", script_files("paper/build_paper.py")),
+        run("run", shell_words("python", "paper/build_paper.py", task.goal)),
+        Act("pdf", tools.BUILD_PDF, {"source": PAPER_SOURCE}),
+        complete(task, summary, outputs, task.default_next),
+    ]
+
+
 plan_review = script_plan(
     "paper/check_paper.py",
     "Checked every number in the paper against experiment/summary.csv and wrote the review "

@@ -49,6 +49,8 @@ SEARCH = need("query", word="search")
 """Searches the literature (`search_literature`)."""
 CITE = need("id", word="cite")
 """Cites a record a search returned (`cite`)."""
+BUILD_PDF = need("source", word="pdf")
+"""Compiles a LaTeX source to the PDF beside it (`build_pdf`)."""
 STOP = need("notes")
 """The last call of a worker being cancelled."""
 

@@ -61,8 +61,9 @@ def bound_literature_tools(current: Callable[[], tuple[Literature, str]]) -> lis
     @tool
     def cite(id: str) -> str:  # noqa: A002
         """Cite a paper a search or get_paper returned: adds its BibTeX entry to the
-        workspace's references file and returns the key to write as [@key]. Cite only
-        through this tool; the paper's checks refuse any other reference."""
+        workspace's references file and returns the key to write as \\cite{key} in LaTeX
+        ([@key] in Markdown). Cite only through this tool; the paper's checks refuse any other
+        reference."""
 
         hub, stage = current()
 

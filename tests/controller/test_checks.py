@@ -101,6 +101,32 @@ def test_the_report_traces_each_item(project):
     assert cites[2].trace.startswith("record arXiv:1908.03265 from library (retrieved ")
 
 
+def test_a_latex_paper_is_traced_as_a_markdown_one(project):
+    _, root, key = project
+    (root / "paper" / "paper.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n"
+        f"Loss 0.04314 \\cite{{{key},nobody2099}}; 0.98765.\n"
+        "\\includegraphics[width=0.8\\linewidth]{fig.png} 1.25 % not measured\n"
+        "\\end{document}\n",
+        encoding="utf-8",
+    )
+    numbers = checks.report("numbers:paper/paper.tex:results", root)
+    assert [(i.what, i.trace) for i in numbers] == [
+        ("0.04314 (line 3)", "results/metrics.json $.loss.final (0.04314)"),
+        (
+            "0.98765 (line 3)",
+            "in no result file under results (mark it '% not measured' on its line if not "
+            "measured)",
+        ),
+        ("1.25 (line 4)", "not measured"),
+    ]
+    cites = checks.report("citations:paper/paper.tex", root)
+    assert [(i.what, i.ok) for i in cites[:2]] == [
+        (f"[@{key}] (line 3)", True),
+        ("[@nobody2099] (line 3)", False),
+    ]
+
+
 @pytest.mark.parametrize(
     ("spec", "problem"),
     [

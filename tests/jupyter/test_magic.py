@@ -101,7 +101,7 @@ def test_research_keeps_the_quoted_goal_and_runs_to_done(done):
     bundle = outputs[0].data
     assert WIDGET in bundle and 'data-stage="idea.survey"' in bundle["text/html"]
     assert "LightScientist · find x" in bundle["text/plain"]
-    assert (ws / "paper" / "paper.md").is_file()
+    assert (ws / "paper" / "paper.tex").is_file()
 
 
 def test_status_shows_the_dashboard_or_a_dict(ip, done):
@@ -121,11 +121,8 @@ def test_show_renders_markdown_images_tables_and_stage_outputs(ip, done):
     ws = done[0]
     process = ls(ip, f'show PROCESS.md -w "{ws}"')
     assert isinstance(process, Markdown) and "idea.survey" in process.data
-    with capture_output() as cap:
-        assert ls(ip, f'show paper -w "{ws}"') is None
-    mimes = [set(o.data) for o in cap.outputs]
-    assert any("image/png" in m for m in mimes) and any("text/markdown" in m for m in mimes)
-    assert cap.outputs[0].data["text/markdown"].startswith("# ")
+    source = ls(ip, f'show paper -w "{ws}"')  # the paper's LaTeX source, as text
+    assert "\\begin{document}" in source.data and "{figures/figure1.png}" in source.data
     frame = ls(ip, f'show experiment/summary.csv -w "{ws}"')
     expected = pd.read_csv(ws / "experiment" / "summary.csv")
     assert isinstance(frame, pd.DataFrame) and not expected.empty and frame.equals(expected)
@@ -148,17 +145,17 @@ def planted(done, tmp_path):
     figure.write_text(SECRET)
     sandboxed(
         ws,
-        f"mv paper/paper.md paper/paper.real.md && ln -s {key} paper/paper.md"
+        f"mv paper/paper.tex paper/paper.real.tex && ln -s {key} paper/paper.tex"
         f" && mv experiment/summary.csv experiment/summary.real.csv"
         f" && ln -s {key} experiment/summary.csv"
         f" && ln -s {tmp_path} keys && ln -s {figure} paper/figures/stolen.png"
         " && printf '# Figures\\n\\n![the loss](figures/stolen.png)\\n' > paper/figures.md",
     )
     yield Workspace.at(ws).root, key
-    for name in ("paper/paper.md", "experiment/summary.csv", "keys", "paper/figures/stolen.png"):
+    for name in ("paper/paper.tex", "experiment/summary.csv", "keys", "paper/figures/stolen.png"):
         (ws / name).unlink()
     (ws / "paper" / "figures.md").unlink()
-    (ws / "paper" / "paper.real.md").rename(ws / "paper" / "paper.md")
+    (ws / "paper" / "paper.real.tex").rename(ws / "paper" / "paper.tex")
     (ws / "experiment" / "summary.real.csv").rename(ws / "experiment" / "summary.csv")
 
 
@@ -172,7 +169,7 @@ def test_show_never_follows_a_link_planted_in_the_workspace(ip, planted):
     root, key = planted
     never = "does not follow links in a workspace"
     assert _refused(ip, f'show paper -w "{root}"') == (
-        f"%lightscientist show: {root}/paper/paper.md: is a symbolic link (to {key}); "
+        f"%lightscientist show: {root}/paper/paper.tex: is a symbolic link (to {key}); "
         f"LightScientist {never}"
     )
     assert _refused(ip, f'show keys/id_rsa -w "{root}"') == (

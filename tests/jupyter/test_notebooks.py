@@ -67,9 +67,8 @@ def test_auto_mode_runs_to_done_and_shows_the_paper(tmp_path):
     assert "running" in "".join(o.get("text", "") for o in meanwhile.outputs)
     assert duration(wait) > duration(meanwhile)
 
-    shown = mimes(paper)
-    assert any("image/png" in m for m in shown)
-    assert shown[0]["text/markdown"].startswith("# ")
+    shown = mimes(paper)  # the paper's LaTeX source, as text
+    assert "\\begin{document}" in shown[0]["text/plain"], shown
     table_html = mimes(summary)[0]["text/html"]  # summary.head(): the first condition's rows
     assert "lr=0.05,warmup=0" in table_html and "final_loss" in table_html
     shown_events = mimes(events)[0]["text/plain"]  # the last 5 events of layer 1 alone
@@ -77,7 +76,7 @@ def test_auto_mode_runs_to_done_and_shows_the_paper(tmp_path):
     assert not any(t in shown_events for t in ("tool.", "model.", "worker.", "supervisor."))
     final = mimes(status)[0]
     assert 'data-stage="done" data-state="done"' in final["text/html"]
-    assert (tmp_path / "paper" / "paper.md").is_file()
+    assert (tmp_path / "paper" / "paper.tex").is_file()
     assert "application/vnd.jupyter.widget-state+json" in nb.metadata.widgets
 
 

@@ -233,4 +233,4 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
     assert state["status"] == "done"
     assert [(d["stage"], d["source"]) for d in state["decisions"]] == [
         ("idea.gate", "dashboard"), ("experiment.gate", "dashboard"), ("paper.review", "cli")]
-    assert (project / "paper" / "paper.md").is_file()
+    assert (project / "paper" / "paper.tex").is_file()

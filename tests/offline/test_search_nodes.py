@@ -281,9 +281,9 @@ def test_the_search_stage_worker_reports_the_tree_and_the_paper_quotes_it(
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    paper = (ws.root / "paper" / "paper.md").read_text()
+    paper = (ws.root / "paper" / "paper.tex").read_text()
     assert "Search tree: 3 nodes" in paper and "Best node: n003" in paper
     problems = [
-        i for i in numbers(ws.root / "paper" / "paper.md", ws.root, ["experiment"]) if not i.ok
+        i for i in numbers(ws.root / "paper" / "paper.tex", ws.root, ["experiment"]) if not i.ok
     ]
     assert problems == []

@@ -13,11 +13,14 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from lightscientist_jupyter import offline
+from lightscientist_jupyter.literature import Literature
 from lightscientist_jupyter.offline.study import briefs, idea, plans, probes
 from lightscientist_jupyter.offline.study.files import PROBE, probe_path, script_files, write_into
 from lightscientist_jupyter.offline.study.scripts.study_design import (
@@ -27,7 +30,12 @@ from lightscientist_jupyter.offline.study.scripts.study_design import (
     PROBE_CANDIDATES,
     STUDY_QUESTION,
 )
+from lightscientist_jupyter.runtime.latex_tools import build_pdf
+from lightscientist_jupyter.runtime.sandbox import bwrap
+from lightscientist_jupyter.runtime.sandbox.sandbox import WorkerShell
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 
+OFFLINE_LIBRARY = Path(offline.__file__).parent / "library" / "warmup.bib"
 GOAL = 'Which cat food do cats prefer? | a "quoted" goal'
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -139,12 +147,12 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
 
     # paper and review
     run(ws, "paper/build_paper.py", GOAL)
-    paper = (ws / "paper/paper.md").read_text(encoding="utf-8")
-    assert DISCLAIMER in paper and GOAL in paper
-    assert "![Figure 1](figures/figure1.png)" in paper
+    paper = (ws / "paper/paper.tex").read_text(encoding="utf-8")
+    assert DISCLAIMER in paper and GOAL.replace("|", "$|$") in paper
+    assert "\\includegraphics[width=0.85\\linewidth]{figures/figure1.png}" in paper
     finals = {r["condition"]: float(r["mean"]) for r in summary if r["metric"] == "final_loss"}
     best = min((c for c in finals if math.isfinite(finals[c])), key=finals.get)
-    assert f"| {best} | final_loss | 3 | {finals[best]:.4g} |" in paper
+    assert f"{best} & final\\_loss & 3 & {finals[best]:.4g} &" in paper
     run(ws, "paper/check_paper.py")
     review = (ws / "paper/review.md").read_text(encoding="utf-8")
     assert "**Verdict: all checks passed.**" in review and "FAILED" not in review
@@ -157,15 +165,51 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
 
     # a corrupted number in the paper is caught, and the script still exits 0
     lines = paper.splitlines()
-    target = next(i for i, line in enumerate(lines) if line.startswith(f"| {best} | final_loss |"))
-    cells = lines[target].split("|")
-    cells[4] = " 9.999 "
-    lines[target] = "|".join(cells)
-    (ws / "paper/paper.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    target = next(i for i, line in enumerate(lines) if line.startswith(f"{best} & final\\_loss &"))
+    cells = lines[target].split("&")
+    cells[3] = " 9.999 "
+    lines[target] = "&".join(cells)
+    (ws / "paper/paper.tex").write_text("\n".join(lines) + "\n", encoding="utf-8")
     run(ws, "paper/check_paper.py")
     review = (ws / "paper/review.md").read_text(encoding="utf-8")
     assert "all checks passed" not in review
     assert "FAILED" in review and "mismatch" in review and "9.999" in review
+
+
+@pytest.mark.slow
+def test_the_paper_builds_to_a_pdf_with_its_figure_references_and_numbers(
+    tmp_path: Path, needs_tex: None
+):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_scripts(ws)
+    hub = Literature(ws, OFFLINE_LIBRARY)  # the survey's citations, as the cite tool writes them
+    for query in ("warmup large minibatch", "variance adaptive learning rate", "transformer"):
+        hub.cite(hub.search(query, sources=["library"])["results"][0]["id"])
+    for script in SCRIPTS[:3]:
+        run(ws, script)
+    run(ws, "paper/build_paper.py", GOAL)
+    policy = ShellPolicy(sandbox=bwrap.problem() is None)
+    shell = WorkerShell.of(ws, "writer", threading.Event(), policy)
+    message = build_pdf(ws, "paper/paper.tex", shell)
+    assert re.fullmatch(r"built paper/paper\.pdf: \d+ pages, \d+ KB, \d+\.\d s", message), message
+
+    pdf = ws / "paper" / "paper.pdf"
+    info = subprocess.run(["pdfinfo", pdf], capture_output=True, text=True, check=True).stdout
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+    assert pages >= 2 and f"{pages} pages" in message
+    text = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True).stdout
+    assert "References" in text and "Goyal" in text  # BibTeX typeset the cited entries
+    images = subprocess.run(["pdfimages", "-list", pdf], capture_output=True, text=True).stdout
+    assert len(images.strip().splitlines()) >= 3, images  # the header, a rule, figure 1
+    summary = rows(ws / "experiment" / "summary.csv")
+    best = min(
+        (r for r in summary if r["metric"] == "final_loss" and math.isfinite(float(r["mean"]))),
+        key=lambda r: float(r["mean"]),
+    )
+    flat = " ".join(text.split())
+    for column in ("mean", "ci95_low", "ci95_high"):
+        assert f"{float(best[column]):.4g}" in flat, column
 
 
 @pytest.mark.slow

@@ -22,6 +22,8 @@ from support.runtime import finish, plain_spec
 
 from lightscientist_jupyter.app import literature
 from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.literature import Literature
+from lightscientist_jupyter.literature.bibtex import parse_bibtex
 from lightscientist_jupyter.runtime.literature_tools import literature_tools
 
 GOYAL = Work(
@@ -276,6 +278,24 @@ def peak_rss_mb(during) -> float:
     Path("/proc/self/clear_refs").write_text("5")  # the peak starts again from now
     during()
     return status("VmHWM") - before
+
+
+def test_a_cited_title_with_latex_special_characters_is_escaped_for_bibtex(tmp_path):
+    library = tmp_path / "library.bib"
+    library.write_text(
+        "@article{x,\n  title = {Warmup \\& Restarts: 100\\% of \\#1 in C_2},\n"
+        "  author = {Doe, Jane},\n  journal = {J. Opt_Lett},\n  year = {2020}\n}\n",
+        encoding="utf-8",
+    )
+    root = tmp_path / "ws"
+    root.mkdir()
+    hub = Literature(root, library)
+    hub.cite(hub.search("warmup restarts", sources=["library"])["results"][0]["id"])
+    bib = (root / "paper" / "references.bib").read_text(encoding="utf-8")
+    assert "title = {Warmup \\& Restarts: 100\\% of \\#1 in C\\_2}" in bib
+    assert "journal = {J. Opt\\_Lett}" in bib
+    ((_, fields),) = parse_bibtex(bib)  # read back as the text it was
+    assert fields["title"] == "Warmup & Restarts: 100% of #1 in C_2"
 
 
 @pytest.mark.parametrize("declare", [False, True], ids=["streamed", "length declared"])

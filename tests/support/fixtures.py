@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from lightscientist_jupyter.controller import StageTable, load_table
+from lightscientist_jupyter.runtime.latex_tools import missing_toolchain
 from lightscientist_jupyter.runtime.models.resolver import resolve_model
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.sandbox import bwrap
@@ -30,6 +31,18 @@ def needs_bwrap() -> None:
     if why is not None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"bubblewrap is needed under CI: {why}")
+        pytest.skip(why)
+
+
+@pytest.fixture
+def needs_tex() -> None:
+    """Skips a test on a machine without the TeX toolchain (latexmk, pdflatex), except under
+    CI (`CI=true`), where it fails: CI installs it (scripts/setup)."""
+    missing = missing_toolchain()
+    if missing:
+        why = f"{' and '.join(missing)} not found (scripts/setup installs TeX)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the TeX toolchain is needed under CI: {why}")
         pytest.skip(why)
 
 

@@ -271,7 +271,10 @@ def stages(p: Parser) -> None:
 def check(p: Parser) -> None:
     workspace(p)
     p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="documents to check (default: paper/paper.md)"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="documents to check (default: paper/paper.tex, else paper/paper.md)",
     )
     p.add_argument(
         "--results",

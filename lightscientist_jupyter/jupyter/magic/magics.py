@@ -145,14 +145,20 @@ def _status(m: MagicSession, args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _paper_path(view: api.ProjectView) -> str:
-    """The paper of the project's table: an output named paper.md, else the last Markdown
-    output of a `paper.*` stage, else `paper/paper.md`."""
+    """The paper of the project's table: an output named paper.tex or paper.md, else the last
+    LaTeX or Markdown output of a `paper.*` stage, else `paper/paper.tex`."""
     outputs = [o for s in view.table() for o in s.outputs]
-    named = [o for o in outputs if Path(o).name == "paper.md"]
+    named = [o for o in outputs if Path(o).name in ("paper.tex", "paper.md")]
     if named:
         return named[0]
-    papers = [o for s in view.table() if s.phase == "paper" for o in s.outputs if o.endswith(".md")]
-    return papers[-1] if papers else "paper/paper.md"
+    papers = [
+        o
+        for s in view.table()
+        if s.phase == "paper"
+        for o in s.outputs
+        if o.endswith((".tex", ".md"))
+    ]
+    return papers[-1] if papers else "paper/paper.tex"
 
 
 def _show(m: MagicSession, args: argparse.Namespace) -> Any:

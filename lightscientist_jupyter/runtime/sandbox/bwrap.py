@@ -1,14 +1,14 @@
 """The bubblewrap sandbox of a worker's shell command.
 
 Each command runs in a new `bwrap` sandbox: the system (`/usr`, `/etc` without its secrets,
-the Python environment) read-only; the workspace read-write, but of `.lightscientist/` only
-the worker's own home folder and the project's tool cache (the checkpoints, the other
-workers' homes, the recordings, the usage, the state and the command logs are not there); a
-private `/tmp`; new user, PID, IPC and network namespaces, no capabilities,
-`--die-with-parent` (a kernel that dies takes the sandbox with it) and `--new-session`. A
-command that may use the network gets a network of its own (`netstack`), or the host's where
-that cannot be had and `auto` allows it. `resolve` picks the mode a run uses: `auto` takes
-bubblewrap when it works here, else none (and says why).
+TeX's generated files in `/var/lib/texmf`, the Python environment) read-only; the workspace
+read-write, but of `.lightscientist/` only the worker's own home folder and the project's tool
+cache (the checkpoints, the other workers' homes, the recordings, the usage, the state and the
+command logs are not there); a private `/tmp`; new user, PID, IPC and network namespaces, no
+capabilities, `--die-with-parent` (a kernel that dies takes the sandbox with it) and
+`--new-session`. A command that may use the network gets a network of its own (`netstack`), or
+the host's where that cannot be had and `auto` allows it. `resolve` picks the mode a run uses:
+`auto` takes bubblewrap when it works here, else none (and says why).
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ from lightscientist_jupyter.vocab import EventType
 SANDBOX_MODES = ("auto", "bwrap", "none")
 _MASKED_ETC = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "security/opasswd")
 _MASKED_ETC_DIRS = ("ssh", "sudoers.d", "ssl/private")
+_SYSTEM_DATA = ("/var/lib/texmf",)
+"""System folders outside `/usr` that programs of the system read, bound read-only where they
+exist: Debian's TeX Live keeps its generated formats (`pdflatex.fmt`) and font maps there, and
+`pdflatex` cannot start without them."""
 Network = Literal["none", "own", "host"]
 """A command's network: none, one of its own (`netstack`), or the host's (`auto`'s fallback
 where no network of its own can be made)."""
@@ -161,6 +165,9 @@ def argv(root: Path, home: Path, *, network: Network) -> list[str]:
     for name in _MASKED_ETC_DIRS:
         if Path("/etc", name).is_dir():
             args += ["--tmpfs", f"/etc/{name}"]
+    for folder in _SYSTEM_DATA:
+        if Path(folder).is_dir():
+            args += ["--ro-bind", folder, folder]
     # the private /tmp and /run first: a Python environment or a workspace under one of them
     # (a virtual environment made in /tmp) is then mounted on top, not hidden
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]

@@ -26,6 +26,7 @@ from lightscientist_jupyter.runtime.checkpoints.redacting import RedactionMiddle
 from lightscientist_jupyter.runtime.jobs.manager import JobManager
 from lightscientist_jupyter.runtime.jobs.tools import for_worker as job_context
 from lightscientist_jupyter.runtime.jobs.tools import job_tools
+from lightscientist_jupyter.runtime.latex_tools import latex_tools
 from lightscientist_jupyter.runtime.literature_tools import bound_literature_tools, worker_hub
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.metering.usage_callback import BudgetMiddleware
@@ -137,6 +138,7 @@ def _worker_agent(runtime: GraphHost, prompt: str, extra: builtins.list[Any]) ->
             *lifecycle_tools(),
             *bound_literature_tools(lambda: bound().literature),
             *job_tools(runtime.jobs, lambda: bound().jobs),
+            *latex_tools(runtime.workspace.root, runtime.groups, lambda: bound().shell),
             *extra,
         ],
         system_prompt=prompt,

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Write paper/paper.md for the warmup study from experiment/summary.csv and results.csv.
+"""Write paper/paper.tex (LaTeX) for the warmup study from experiment/summary.csv and
+results.csv, citing paper/references.bib and embedding paper/figures/figure1.png.
 
 Written by LightScientist's offline demo model. Run from the workspace root:
     python paper/build_paper.py "<goal text>"
-The goal text is only quoted in the disclaimer; the study does not depend on it.
+The goal text is only quoted in the disclaimer; the study does not depend on it. The worker
+then compiles the source with its build_pdf tool (latexmk and BibTeX) to paper/paper.pdf.
 
 Number format: every number in the paper is fmt(value) = f"{value:.4g}" (4 significant
 digits; integers such as n unchanged; `inf`/`nan` as written) applied to the value in
@@ -19,17 +21,18 @@ from pathlib import Path
 # Imported modules beside a script leave no __pycache__ in the workspace.
 sys.dont_write_bytecode = True
 from study_common import (  # noqa: E402
+    SummaryRow,
     before_divergence,
     best_condition,
     compare_warmup,
     comparison_line,
     criterion,
+    fmt,
     goal_sentence,
     interval,
     read_rows,
     read_summary,
     search_lines,
-    summary_table_rows,
     verdict_phrase,
     write_atomic,
 )
@@ -45,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = ROOT / "experiment" / "summary.csv"
 RESULTS = ROOT / "experiment" / "results.csv"
 CAPTIONS = ROOT / "paper" / "figures" / "captions.md"
-PAPER = ROOT / "paper" / "paper.md"
+PAPER = ROOT / "paper" / "paper.tex"
 REFERENCES = ROOT / "paper" / "references.bib"
 RELATED = {
     "1706.02677": "a gradual warmup made large-minibatch SGD on ImageNet work",
@@ -61,7 +64,69 @@ RELATED = {
 """What each work of the survey's library is cited for (by arXiv id)."""
 Reference = tuple[str, dict[str, str]]
 """An entry of paper/references.bib: its key and its fields."""
-TABLE_HEADER = "| condition | metric | n | mean | std | ci95_low | ci95_high |"
+TABLE_COLUMNS = ("condition", "metric", "n", "mean", "std", "ci95_low", "ci95_high")
+SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "|": "$|$",
+    "<": "$<$",
+    ">": "$>$",
+}
+"""LaTeX's special characters, and those its default text font draws as others, as text."""
+UNICODE = {
+    "\u2081": "$_1$",
+    "\u2082": "$_2$",
+    "\u00b2": "$^2$",
+    "\u00bd": r"$\frac{1}{2}$",
+    "\u00b7": r"$\cdot$",
+    "\u00d7": r"$\times$",
+    "\u00b1": r"$\pm$",
+    "\u2212": "$-$",
+    "\u221a": r"$\surd$",
+    "\u2264": r"$\leq$",
+    "\u2265": r"$\geq$",
+    "\u2026": r"\ldots{}",
+    "\u2014": "---",
+    "\u2013": "--",
+    "\u2018": "`",
+    "\u2019": "'",
+    "\u201c": "``",
+    "\u201d": "''",
+}
+"""The characters beyond Latin-1 this study's texts use, as pdflatex typesets them; any other
+becomes `?` (pdflatex stops at a character it has no glyph for)."""
+
+
+def tex(text: str) -> str:
+    """`text` as LaTeX text: special characters escaped, symbols typeset."""
+    return "".join(SPECIAL.get(c) or UNICODE.get(c) or (c if ord(c) < 256 else "?") for c in text)
+
+
+def tex_inline(text: str) -> str:
+    """A line of the study's Markdown-flavoured text (`**bold**`, `code`) as LaTeX."""
+    out = []
+    for part in re.split(r"(\*\*.+?\*\*|`[^`]+`)", text):
+        if len(part) > 4 and part.startswith("**") and part.endswith("**"):
+            out.append(rf"\textbf{{{tex(part[2:-2])}}}")
+        elif len(part) > 2 and part.startswith("`") and part.endswith("`"):
+            out.append(rf"\texttt{{{tex(part[1:-1])}}}")
+        else:
+            out.append(tex(part))
+    return "".join(out)
+
+
+def itemize(lines: list[str]) -> str:
+    """Markdown bullets as an itemize environment."""
+    items = "\n".join(rf"  \item {tex_inline(line.removeprefix('- '))}" for line in lines)
+    return f"\\begin{{itemize}}\n{items}\n\\end{{itemize}}"
 
 
 def figure1_caption() -> str:
@@ -90,26 +155,42 @@ def related_work(entries: list[Reference]) -> str:
     if not entries:
         return "No related work was found in the literature searched for this study."
     said = [
-        f"{RELATED.get(f.get('eprint', ''), 'related work on learning-rate schedules')} [@{k}]"
+        tex(RELATED.get(f.get("eprint", ""), "related work on learning-rate schedules"))
+        + rf"~\cite{{{k}}}"
         for k, f in entries
     ]
     return "Related work: " + "; ".join(said) + "."
 
 
-def reference_list(entries: list[Reference]) -> str:
+def bibliography(entries: list[Reference]) -> str:
+    """The references BibTeX typesets from paper/references.bib, or a sentence without any
+    (BibTeX stops on a document that cites nothing)."""
     if not entries:
-        return "No external works are cited."
-    lines = []
-    for key, f in entries:
-        authors = f.get("author", "").split(" and ")
-        who = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
-        venue = f.get("booktitle") or f.get("journal") or "preprint"
-        ids = f" arXiv:{f['eprint']}." if f.get("eprint") else ""
-        ids += f" doi:{f['doi']}." if f.get("doi") else ""
-        lines.append(
-            f"- [@{key}] {who} ({f.get('year', 'n.d.')}). {f.get('title', '')}. {venue}.{ids}"
-        )
-    return "\n".join(lines)
+        return "\\section*{References}\nNo external works are cited."
+    return "\\bibliographystyle{plain}\n\\bibliography{references}"
+
+
+def results_table(rows: list[SummaryRow]) -> str:
+    """Table 1: every row of summary.csv, one row a line, every number through fmt."""
+    header = " & ".join(tex(c) for c in TABLE_COLUMNS)
+    body = "\n".join(
+        f"{tex(r['condition'])} & {tex(r['metric'])} & {fmt(r['n'])} & {fmt(r['mean'])} & "
+        f"{fmt(r['std'])} & {fmt(r['ci95_low'])} & {fmt(r['ci95_high'])} \\\\"
+        for r in rows
+    )
+    return f"""\\begin{{table}}[ht]
+\\centering
+\\caption{{Every row of experiment/summary.csv, its numbers to four significant digits
+(Python's format .4g); inf means that at least one run diverged, nan that no interval exists.}}
+\\label{{tab:summary}}
+\\begin{{tabular}}{{llrrrrr}}
+\\toprule
+{header} \\\\
+\\midrule
+{body}
+\\bottomrule
+\\end{{tabular}}
+\\end{{table}}"""
 
 
 def search_results(lines: list[str]) -> str:
@@ -117,9 +198,9 @@ def search_results(lines: list[str]) -> str:
     if not lines:
         return ""
     return (
-        "\nBeyond the grid, a best-first search over the study's space (learning rate, "
+        "Beyond the grid, a best-first search over the study's space (learning rate, "
         "warmup, schedule after the warmup, epochs) ran each variant as a job "
-        "(experiment/search.json, experiment/search.csv):\n\n" + "\n".join(lines) + "\n"
+        "(experiment/search.json, experiment/search.csv):\n\n" + itemize(lines) + "\n"
     )
 
 
@@ -139,7 +220,6 @@ def main(argv: list[str]) -> int:
     verdict, why = criterion(comps)
     best = best_condition(rows)
     conditions = list(dict.fromkeys(r["condition"] for r in rows))
-    table = summary_table_rows(rows)
     best_text = (
         f"The lowest mean final loss, {interval(best)} (mean [95% CI] over "
         f"{best['n']} seeds), was reached by {best['condition']}."
@@ -168,94 +248,108 @@ def main(argv: list[str]) -> int:
         + f" The success criterion, fixed before the runs, was {verdict}. The study is tiny (three "
         "seeds, one synthetic task), so these results describe this setting only."
     )
-    comp_lines = "\n".join(comparison_line(c) for c in comps)
     refs = read_references()
-    paper = f"""# Learning-rate warmup for plain gradient descent on a small MLP
+    no_divergence = "No run diverged, so best_loss adds nothing beyond final_loss here."
+    paper = rf"""\documentclass[11pt]{{article}}
+\usepackage[margin=2.5cm]{{geometry}}
+\usepackage{{graphicx}}
+\usepackage{{booktabs}}
+\usepackage{{amsmath}}
+% the math font's bullet: the text one is drawn from a bitmap font made at build time
+\renewcommand{{\labelitemi}}{{$\bullet$}}
+\title{{Learning-rate warmup for plain gradient descent on a small MLP}}
+\author{{LightScientist (offline demo model)}}
+\date{{}}
+\begin{{document}}
+\maketitle
 
-> **Offline demo.** {DISCLAIMER}{goal_sentence(goal)}
+\noindent\textbf{{Offline demo.}} {tex(DISCLAIMER)}{tex(goal_sentence(goal))}
 
-## Abstract
+\begin{{abstract}}
+{tex(abstract)}
+\end{{abstract}}
 
-{abstract}
-
-## Introduction
-
+\section{{Introduction}}
 Learning-rate warmup, which starts training with a small step size and increases it to its
 target over the first steps, is commonly used to stabilise the early phase of training. This
 report asks whether it does anything for the simplest case: full-batch gradient descent on a
 tiny network, where the only source of instability is the step size itself. Question:
-{STUDY_QUESTION} Claims, limited to what experiment/brief.md approved: (1) whether the success
-criterion fixed before the experiment was met; (2) which condition reached the lowest mean
-final loss; (3) how warmup compared with constant-rate training at each learning rate.
+{tex(STUDY_QUESTION)} Claims, limited to what experiment/brief.md approved: (1) whether the
+success criterion fixed before the experiment was met; (2) which condition reached the lowest
+mean final loss; (3) how warmup compared with constant-rate training at each learning rate.
 {related_work(refs)}
 
-## Method
+\section{{Method}}
+A 2-16-1 multilayer perceptron (tanh hidden units, linear output; $W_1 \sim N(0, 1)$,
+$W_2 \sim N(0, 1/16)$, zero biases, drawn with the run's seed) is trained by full-batch
+gradient descent to minimise $\frac{{1}}{{2}}$ mean squared error. With warmup length $w > 0$,
+the step size at step $t$ (counting from 0) is $\mathrm{{lr}} \cdot \min(1, (t+1)/w)$; with
+$w = 0$ it is lr throughout. A run diverges when the loss becomes nan or inf or exceeds
+$10^6$; it then stops and its final loss is recorded as inf.
 
-A 2-16-1 multilayer perceptron (tanh hidden units, linear output; W1 ~ N(0, 1),
-W2 ~ N(0, 1/16), zero biases, drawn with the run's seed) is trained by full-batch gradient
-descent to minimise ½·mean squared error. With warmup length w > 0, the step size at step t
-(counting from 0) is lr·min(1, (t+1)/w); with w = 0 it is lr throughout. A run diverges when
-the loss becomes nan/inf or exceeds 1e6; it then stops and its final loss is recorded as inf.
+\section{{Experimental setup}}
+Design: {tex(DESIGN)}. Metrics per run: final\_loss (loss after the last step), best\_loss
+(lowest loss seen) and diverged (0/1). Per condition we report n, mean, sample standard
+deviation and a 95\% t-interval over seeds (mean $\pm\, t \cdot \mathrm{{std}}/\sqrt{{n}}$,
+$t$ the quantile of Student's $t$ with $n-1$ degrees of freedom at
+0.975, % not measured
+from a table: 4.303 for $n = 3$). % not measured
+Warmup helps at a learning rate only by the criterion fixed before the runs:
+{tex(SUCCESS_CRITERION)}
 
-## Experimental setup
+\section{{Results}}
+Table~\ref{{tab:summary}} lists every row of experiment/summary.csv, and
+Figure~\ref{{fig:loss}} shows the runs.
 
-Design: {DESIGN}. Metrics per run: final_loss (loss after the last step), best_loss (lowest
-loss seen) and diverged (0/1). Per condition we report n, mean, sample standard deviation and a
-95% t-interval over seeds (mean ± t·std/√n, t the 0.975 (not measured) quantile of Student's t
-with n−1 degrees of freedom, from a table: 4.303 (not measured) for n = 3).
-Warmup helps at a learning rate only by the criterion fixed before the runs: {SUCCESS_CRITERION}
+{results_table(rows)}
 
-## Results
+\begin{{figure}}[ht]
+\centering
+\includegraphics[width=0.85\linewidth]{{figures/figure1.png}}
+\caption{{{tex(figure1_caption())}}}
+\label{{fig:loss}}
+\end{{figure}}
 
-Table 1: every row of experiment/summary.csv. Numbers are `f"{{x:.4g}}"` of the file's values;
-inf means that at least one run diverged, nan that no interval exists.
+{tex(best_text)} Warmup against constant rate at each learning rate (final\_loss mean [95\%
+CI]):
 
-{TABLE_HEADER}
-|---|---|---:|---:|---:|---:|---:|
-{table}
+{itemize([comparison_line(c) for c in comps])}
 
-![Figure 1](figures/figure1.png)
+{tex(" ".join(before) or no_divergence)}
 
-*Figure 1.* {figure1_caption()}
+\textbf{{Success criterion: {tex(verdict)}}} --- {tex(why)}. Data: {n_runs} runs in
+experiment/results.csv, {n_failed} failed, {len(conditions)} conditions.
 
-{best_text} Warmup against constant rate at each learning rate (final_loss mean [95% CI]):
-
-{comp_lines}
-
-{" ".join(before) or "No run diverged, so best_loss adds nothing beyond final_loss here."}
-
-**Success criterion: {verdict}** — {why}. Data: {n_runs} runs in experiment/results.csv,
-{n_failed} failed, {len(conditions)} conditions.
 {search_results(search_lines(ROOT / "experiment" / "search.json"))}
-## Limitations
+\section{{Limitations}}
+\begin{{itemize}}
+  \item Three seeds per condition; the intervals are wide and a small effect would be missed.
+  \item One generated task, one 2-16-1 network, one warmup length, training loss only (no
+  held-out data), full-batch gradient descent only.
+  \item At stable learning rates warmup takes smaller early steps, so with a fixed budget a
+  slightly higher loss can reflect the smaller total step rather than stability.
+  \item Divergence is defined by a threshold ($10^6$ or nan/inf); a run oscillating below it
+  counts as not diverged.
+  \item The study was chosen and run by LightScientist's offline demo model, independently of
+  the project's goal text.
+\end{{itemize}}
 
-- Three seeds per condition; the intervals are wide and a small effect would be missed.
-- One generated task, one 2-16-1 network, one warmup length, training loss only (no held-out
-  data), full-batch gradient descent only.
-- At stable learning rates warmup takes smaller early steps, so with a fixed budget a slightly
-  higher loss can reflect the smaller total step rather than stability.
-- Divergence is defined by a threshold (1e6 or nan/inf); a run oscillating below it counts as
-  not diverged.
-- The study was chosen and run by LightScientist's offline demo model, independently of the
-  project's goal text.
-
-## Reproducibility
-
+\section{{Reproducibility}}
 From the workspace root, with numpy, pandas and matplotlib installed:
-
-```
+{{\small
+\begin{{verbatim}}
 python experiment/run_experiment.py     # experiment/results.csv, curves.csv, log.md
 python experiment/analyze.py            # experiment/summary.csv, analysis.md
 python paper/figures/make_figures.py    # paper/figures/figure1.png, captions.md
-python paper/build_paper.py "<goal>"    # paper/paper.md (this file)
+python paper/build_paper.py "<goal>"    # paper/paper.tex (this paper's source)
 python paper/check_paper.py             # paper/review.md
-```
-
+\end{{verbatim}}
+}}
+\noindent The worker's build\_pdf tool compiles paper/paper.tex to paper/paper.pdf with latexmk.
 Every run is deterministic (fixed data seed and weight seeds; no clock or network).
 
-## References
-
-{reference_list(refs)}
+{bibliography(refs)}
+\end{{document}}
 """
     write_atomic(PAPER, paper)
     print(f"wrote {PAPER}: {len(rows)} table rows; criterion {verdict}")

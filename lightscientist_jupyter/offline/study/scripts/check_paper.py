@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check paper/paper.md against the data and write paper/review.md.
+"""Check paper/paper.tex (the LaTeX source) against the data and write paper/review.md.
 
 Written by LightScientist's offline demo model. Run from the workspace root:
     python paper/check_paper.py
@@ -38,7 +38,7 @@ from study_design import DISCLAIMER, LEARNING_RATES, STUDY_QUESTION  # noqa: E40
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = ROOT / "experiment" / "summary.csv"
 RESULTS = ROOT / "experiment" / "results.csv"
-PAPER = ROOT / "paper" / "paper.md"
+PAPER = ROOT / "paper" / "paper.tex"
 FIGURE = ROOT / "paper" / "figures" / "figure1.png"
 REVIEW = ROOT / "paper" / "review.md"
 RERUN = ROOT / "paper" / "rerun_results.csv"
@@ -49,22 +49,39 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def section(text: str, title: str) -> str | None:
-    m = re.search(rf"^## {re.escape(title)}\s*$(.*?)(?=^## |\Z)", text, re.S | re.M)
+    """The text of the LaTeX section `title` (`\\section{Results}` up to the next section or
+    the bibliography), or of the abstract environment for "Abstract"."""
+    if title == "Abstract":
+        m = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.S)
+    else:
+        m = re.search(
+            rf"^\\section\*?\{{{re.escape(title)}\}}(.*?)"
+            r"(?=^\\section|^\\bibliography|^\\end\{document\}|\Z)",
+            text,
+            re.S | re.M,
+        )
     return m.group(1) if m else None
 
 
+def cells_of(line: str) -> list[str]:
+    """The cells of a tabular row (`a & b \\\\`), LaTeX's escapes of `_` `%` `&` undone."""
+    row = line.strip().removesuffix("\\\\").strip()
+    return [re.sub(r"\\([_%&#$])", r"\1", c).strip() for c in re.split(r"(?<!\\)&", row)]
+
+
 def results_table(results_text: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
-    """The rows of the first table whose header starts `| condition | metric |`."""
+    """The rows (line in the section, cells) of the first tabular whose header starts
+    `condition & metric`."""
     lines = results_text.splitlines()
     for i, line in enumerate(lines):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.strip().startswith("|") and cells[:2] == ["condition", "metric"]:
-            header = cells
+        if "&" in line and cells_of(line)[:2] == ["condition", "metric"]:
+            header = cells_of(line)
             rows = []
-            for j, row in enumerate(lines[i + 2 :], start=i + 3):
-                if not row.strip().startswith("|"):
+            for j, row in enumerate(lines[i + 1 :], start=i + 2):
+                if row.strip().startswith(("\\bottomrule", "\\end{tabular}")):
                     break
-                rows.append((j, [c.strip().strip("`") for c in row.strip().strip("|").split("|")]))
+                if "&" in row:
+                    rows.append((j, cells_of(row)))
             return header, rows
     return None, []
 
@@ -136,7 +153,7 @@ def main() -> int:
 
     paper = PAPER.read_text(encoding="utf-8") if PAPER.exists() else None
     rows = read_summary(SUMMARY.read_text(encoding="utf-8")) if SUMMARY.exists() else []
-    check(paper is not None, "paper/paper.md exists")
+    check(paper is not None, "paper/paper.tex exists")
     check(bool(rows), "experiment/summary.csv exists and has rows")
     index = summary_index(rows)
     if paper is not None and rows:
@@ -145,7 +162,7 @@ def main() -> int:
         check(
             header is not None,
             "the Results section has the summary table "
-            "(`| condition | metric | n | mean | std | ci95_low | ci95_high |`)",
+            "(`condition & metric & n & mean & std & ci95_low & ci95_high`)",
         )
         mismatches, seen = [], set()
         if header is not None:
@@ -238,7 +255,7 @@ def main() -> int:
         + ("the rerun matched" if rerun_ok else "the rerun did not match or did not run")
         + "."
     )
-    review = f"""# Review of paper/paper.md
+    review = f"""# Review of paper/paper.tex
 
 > **Offline demo.** {DISCLAIMER}
 
@@ -290,7 +307,8 @@ interval comparison; the paper states its limitations (three seeds, one task, on
 
 ## Decision brief
 
-- **Proposal:** accept paper/paper.md as the project's result.
+- **Proposal:** accept paper/paper.tex (and paper/paper.pdf, built from it) as the
+  project's result.
 - **Evidence:** {evidence}
 - **Risks and limitations:** three seeds per condition, one synthetic task, one tiny network;
   the result says nothing about large models. The question was chosen by the offline demo,

@@ -29,6 +29,7 @@ from lightscientist_jupyter.offline.study.files import (
     PROBE,
     probe_path,
     script_files,
+    script_text,
     shared_files,
 )
 from lightscientist_jupyter.offline.study.scripts.study_design import CANDIDATES, PROBE_CANDIDATES
@@ -279,22 +280,37 @@ plan_figure = script_plan(
     "paper/figures/captions.md",
 )
 PAPER_SOURCE = "paper/paper.tex"
+REVISION_RESPONSE = "paper/response.md"
 
 
 def plan_write(task: Task, h: History) -> list[Step]:
     """Write the paper's LaTeX source with paper/build_paper.py, build the PDF with the build
-    tool (a machine without TeX keeps the source: the tool says so), complete the stage."""
+    tool (a machine without TeX keeps the source: the tool says so), complete the stage.
+
+    Sent back by the reviewers (the task's feedback), the same script makes the changes the
+    review round asks for (paper/paper_revision.py, from paper/reviews/meta.json) and says
+    what it did for each in paper/response.md."""
     result = h.result("pdf")
     built = result.startswith("built ")
+    revising = bool(task.feedback)
     summary = [
         f"Wrote {PAPER_SOURCE}; every number in it is read from experiment/summary.csv by "
         "paper/build_paper.py.",
         # its pages, not its build time: the same history gives the same reply
         "Built paper/paper.pdf from it." if built else "No PDF: " + result.split("\n")[0],
+        *(["Revised for the reviewers: " + last_line(h.result("run"))] if revising else []),
     ]
-    outputs = [PAPER_SOURCE, *(["paper/paper.pdf"] if built else [])]
+    outputs = [
+        PAPER_SOURCE,
+        *(["paper/paper.pdf"] if built else []),
+        *([REVISION_RESPONSE] if revising else []),
+    ]
+    scripts = {
+        **script_files("paper/build_paper.py"),
+        "paper/paper_revision.py": script_text("paper_revision.py"),
+    }
     return [
-        *write_all("script", script_files("paper/build_paper.py")),
+        *write_all("script", scripts),
         run("run", shell_words("python", "paper/build_paper.py", task.goal)),
         Act("pdf", tools.BUILD_PDF, {"source": PAPER_SOURCE}),
         complete(task, summary, outputs, task.default_next),

@@ -86,7 +86,7 @@ def test_the_revision_makes_the_changes_and_the_second_round_accepts(tmp_path):
     (tmp_path / "paper" / "reviews" / "meta.json").write_text(json.dumps(meta))
     code = (
         "import sys; sys.dont_write_bytecode = True; import json, paper_revision as r\n"
-        "results, limits, done = r.revision(r.requested_changes())\n"
+        "results, limits, done = r.revision(r.requested_changes(), str)\n"
         "print(json.dumps([results, limits, done]))"
     )
     proc = subprocess.run(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 # Imported modules beside a script leave no __pycache__ in the workspace.
 sys.dont_write_bytecode = True
+from paper_revision import requested_changes, response_lines, revision  # noqa: E402
 from study_common import (  # noqa: E402
     SummaryRow,
     before_divergence,
@@ -49,6 +50,7 @@ SUMMARY = ROOT / "experiment" / "summary.csv"
 RESULTS = ROOT / "experiment" / "results.csv"
 CAPTIONS = ROOT / "paper" / "figures" / "captions.md"
 PAPER = ROOT / "paper" / "paper.tex"
+RESPONSE = ROOT / "paper" / "response.md"
 REFERENCES = ROOT / "paper" / "references.bib"
 RELATED = {
     "1706.02677": "a gradual warmup made large-minibatch SGD on ImageNet work",
@@ -249,6 +251,9 @@ def main(argv: list[str]) -> int:
         "seeds, one synthetic task), so these results describe this setting only."
     )
     refs = read_references()
+    changes = requested_changes()  # the reviewers sent the paper back: make their changes
+    revised_results, revised_limits, done = revision(changes, tex)
+    scope = f"  \\item {tex(revised_limits)}\n" if revised_limits else ""
     no_divergence = "No run diverged, so best_loss adds nothing beyond final_loss here."
     paper = rf"""\documentclass[11pt]{{article}}
 \usepackage[margin=2.5cm]{{geometry}}
@@ -321,6 +326,7 @@ CI]):
 experiment/results.csv, {n_failed} failed, {len(conditions)} conditions.
 
 {search_results(search_lines(ROOT / "experiment" / "search.json"))}
+{revised_results}
 \section{{Limitations}}
 \begin{{itemize}}
   \item Three seeds per condition; the intervals are wide and a small effect would be missed.
@@ -332,7 +338,7 @@ experiment/results.csv, {n_failed} failed, {len(conditions)} conditions.
   counts as not diverged.
   \item The study was chosen and run by LightScientist's offline demo model, independently of
   the project's goal text.
-\end{{itemize}}
+{scope}\end{{itemize}}
 
 \section{{Reproducibility}}
 From the workspace root, with numpy, pandas and matplotlib installed:
@@ -352,7 +358,11 @@ Every run is deterministic (fixed data seed and weight seeds; no clock or networ
 \end{{document}}
 """
     write_atomic(PAPER, paper)
-    print(f"wrote {PAPER}: {len(rows)} table rows; criterion {verdict}")
+    if done:
+        response = "# Response to the reviewers\n\n" + "\n".join(response_lines(done)) + "\n"
+        write_atomic(RESPONSE, response)
+    revised = f"; revised for {len(done)} requested changes (paper/response.md)" if done else ""
+    print(f"wrote {PAPER}: {len(rows)} table rows; criterion {verdict}{revised}")
     return 0
 
 

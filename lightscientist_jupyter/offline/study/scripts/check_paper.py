@@ -14,6 +14,7 @@ experiment/results.csv. It exits 0 even when a check fails; review.md says which
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
 import subprocess
@@ -41,6 +42,7 @@ RESULTS = ROOT / "experiment" / "results.csv"
 PAPER = ROOT / "paper" / "paper.tex"
 FIGURE = ROOT / "paper" / "figures" / "figure1.png"
 REVIEW = ROOT / "paper" / "review.md"
+META = ROOT / "paper" / "reviews" / "meta.json"
 RERUN = ROOT / "paper" / "rerun_results.csv"
 RUNNER = ROOT / "experiment" / "run_experiment.py"
 Column = Literal["n", "mean", "std", "ci95_low", "ci95_high"]
@@ -141,6 +143,34 @@ def rerun_check() -> tuple[bool, str]:
         f"`python experiment/run_experiment.py --out paper/rerun_results.csv` reproduced "
         f"all {len(orig)} rows of experiment/results.csv"
     )
+
+
+def reviewer_lines(path: Path) -> str:
+    """The review rounds of paper/reviews/meta.json (written by the review stage's layer 1)
+    as Markdown: each round's mean and decision, each reviewer's scores in the last one."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "- no review round on record (paper/reviews/meta.json)."
+    lines = []
+    for r in [*(meta.get("rounds") or []), meta]:
+        asked = "; ".join(r.get("required_changes") or [])
+        lines.append(
+            f"- Round {r.get('round')}: mean overall {r.get('mean')} against {r.get('accept')} "
+            f"to accept: {r.get('decision')}" + (f"; asked: {asked}" if asked else "")
+        )
+    lines += [
+        "",
+        "| reviewer | soundness | presentation | contribution | overall | decision |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in meta.get("reviews") or []:
+        s = r.get("scores") or {}
+        lines.append(
+            f"| {r.get('reviewer')} | {s.get('soundness')} | {s.get('presentation')} | "
+            f"{s.get('contribution')} | {r.get('overall')} | {r.get('decision')} |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -271,6 +301,10 @@ success criterion as **{verdict}** ({why}).
 ## Checks
 
 {check_lines}
+
+## Reviewers
+
+{reviewer_lines(META)}
 
 ## Number check
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from study_common import fmt
@@ -36,16 +37,9 @@ def requested_changes(meta_path: Path = META) -> list[str]:
     return [str(c) for c in meta.get("required_changes") or [] if str(c).strip()]
 
 
-def tex_escape(text: str) -> str:
-    """`text` safe in LaTeX prose: its special characters escaped."""
-    out = text.replace("\\", r"\textbackslash{}")
-    for char in "&%$#_{}":
-        out = out.replace(char, "\\" + char)
-    return out.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
-
-
-def ablation_table(path: Path = SEARCH_CSV) -> str | None:
-    """A LaTeX table of the search's nodes from experiment/search.csv (None without it)."""
+def ablation_table(tex: Callable[[str], str], path: Path = SEARCH_CSV) -> str | None:
+    """A LaTeX table of the search's nodes from experiment/search.csv (None without it);
+    `tex` escapes a cell's text (the paper's own escaping)."""
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle))
@@ -64,7 +58,7 @@ def ablation_table(path: Path = SEARCH_CSV) -> str | None:
             *(_cell(row.get(key) or "") for key in SETTINGS),
             fmt(float(metric)) if metric else "--",
         ]
-        lines.append(" & ".join(tex_escape(c) for c in cells) + r" \\")
+        lines.append(" & ".join(tex(c) for c in cells) + r" \\")
     header = " & ".join(
         ["node", "kind", "parent", "status", "lr", "warmup", "schedule", "epochs", "final loss"]
     )
@@ -78,12 +72,12 @@ effect of that one setting.
 \begin{{table}}[ht]
 \centering
 \small
-\begin{{tabular}}{{llllllll r}}
-\hline
+\begin{{tabular}}{{llllrrlrr}}
+\toprule
 {header} \\
-\hline
+\midrule
 {body}
-\hline
+\bottomrule
 \end{{tabular}}
 \caption{{Every node of the experiment search (experiment/search.csv).}}
 \label{{tab:ablation}}
@@ -105,14 +99,16 @@ SCOPE = (
 )
 
 
-def revision(changes: list[str]) -> tuple[str, str, list[tuple[str, str]]]:
-    """(LaTeX for the results, LaTeX for the limitations, (change, what was done) for each
-    requested change)."""
+def revision(
+    changes: list[str], tex: Callable[[str], str]
+) -> tuple[str, str, list[tuple[str, str]]]:
+    """(LaTeX for the results, text for the limitations, (change, what was done) for each
+    requested change); `tex` escapes text for LaTeX."""
     results, limits, done = "", "", []
     for change in changes:
         lowered = change.lower()
         if "ablation" in lowered and not results:
-            table = ablation_table()
+            table = ablation_table(tex)
             results = table or ""
             what = (
                 "added Table (ablation) of every search node from experiment/search.csv"

@@ -179,3 +179,11 @@ def test_poppler_missing_is_said_in_one_line(tmp_path, monkeypatch):
     assert (
         paper.problem == "pdfinfo is not installed (poppler-utils: apt-get install poppler-utils)"
     )
+
+
+def test_a_link_in_the_paper_s_place_is_the_paper_not_another_file(tmp_path):
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "paper.md").write_text("# The real paper\n", encoding="utf-8")
+    os.symlink(tmp_path / "paper" / "paper.md", tmp_path / "paper" / "paper.tex")
+    paper = papers.read_paper(Beneath(tmp_path))
+    assert (paper.source, paper.written) == ("paper/paper.tex", False)

@@ -79,7 +79,7 @@ class Paper:
 def source_of(files: Beneath, table: StageTable | None) -> str:
     """The paper's source: of the table's outputs named `paper.tex` or `paper.md` (LaTeX
     first), then the `.tex`/`.md` outputs of its `paper` stages (the last first), then
-    `SOURCES`, the first that was written; none written: the first of them (the name a
+    `SOURCES`, the first where anything stands; none: the first of them (the name a
     missing paper is reported by)."""
     stages = list(table) if table is not None else []
     outputs = [o for s in stages for o in s.outputs]
@@ -94,7 +94,16 @@ def source_of(files: Beneath, table: StageTable | None) -> str:
         if PurePosixPath(o).suffix in SOURCE_SUFFIXES
     ]
     candidates = [*named, *papers, *SOURCES]
-    return next((rel for rel in candidates if files.is_file(rel)), candidates[0])
+    return next((rel for rel in candidates if _something_at(files, rel)), candidates[0])
+
+
+def _something_at(files: Beneath, rel: str) -> bool:
+    """Whether anything stands at `rel`: a link planted in the paper's place is the paper
+    (shown as refused), never passed over for another file."""
+    try:
+        return files.lstat(rel) is not None
+    except OSError:  # a link on the way
+        return True
 
 
 def read_paper(files: Beneath, table: StageTable | None = None) -> Paper:

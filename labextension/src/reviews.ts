@@ -7,7 +7,7 @@
  */
 
 import type { IPaperCard, IReviewsCard } from './answers';
-import { el } from './dom';
+import { el, focusable } from './dom';
 
 /** Draw the paper's links into `box`; `open` opens a path relative to the server root. */
 export function renderPaper(
@@ -48,7 +48,9 @@ export function renderPaper(
 export function renderReviews(box: HTMLElement, reviews: IReviewsCard): void {
   box.textContent = '';
   if (reviews.reviews.length) {
-    const table = el('table', {}, box);
+    const scroll = el('div', { className: 'ls-review-table' }, box);
+    focusable(scroll, 'Review scores (scrolls sideways)');
+    const table = el('table', {}, scroll);
     const head = el('tr', {}, el('thead', {}, table));
     for (const name of ['reviewer', ...reviews.columns, 'decision']) {
       el('th', { text: name }, head);
@@ -56,7 +58,7 @@ export function renderReviews(box: HTMLElement, reviews: IReviewsCard): void {
     const body = el('tbody', {}, table);
     for (const review of reviews.reviews) {
       const row = el('tr', {}, body);
-      el('td', { text: `reviewer ${review.reviewer}` }, row);
+      el('td', { text: String(review.reviewer) }, row);
       for (const name of reviews.columns) {
         el(
           'td',

@@ -30,13 +30,13 @@ function drawReviews(box, r) {
   if (!r) return;
   el("h4", "ls-reviews-title", r.round ? `Reviews · round ${r.round}` : "Reviews", box);
   if ((r.reviews || []).length) {
-    const table = el("table", "", undefined, box);
+    const table = el("table", "", undefined, el("div", "ls-review-table", undefined, box));
     const head = el("tr", "", undefined, el("thead", "", undefined, table));
     for (const name of ["reviewer", ...r.columns, "decision"]) el("th", "", name, head);
     const body = el("tbody", "", undefined, table);
     for (const review of r.reviews) {
       const row = el("tr", "", undefined, body);
-      el("td", "", `reviewer ${review.reviewer}`, row);
+      el("td", "", String(review.reviewer), row);
       for (const name of r.columns) el("td", "ls-score", String(review.scores[name] ?? ""), row);
       el("td", "ls-review-decision", review.decision, row).dataset.decision = review.decision;
     }

@@ -46,6 +46,25 @@ def lab(tmp_path, write_table):
         yield server
 
 
+def sees_the_reviews(box) -> None:
+    """`box` draws `write_reviews`' three reviews, their aggregate and round 1's changes."""
+    from playwright.sync_api import expect
+
+    rows = box.locator(".ls-reviews tbody tr")
+    expect(rows).to_have_count(3)
+    expect(box.locator(".ls-reviews thead th")).to_have_text(
+        ["reviewer", "soundness", "presentation", "contribution", "overall", "decision"]
+    )
+    expect(rows.nth(0).locator("td")).to_have_text(["1", "3", "3", "3", "7", "accept"])
+    expect(rows.nth(2).locator("td")).to_have_text(["3", "2", "3", "2", "5", "revise"])
+    expect(box.locator(".ls-review-summary")).to_have_text(
+        "round 2: mean 6 against accept 6 — accept"
+    )
+    expect(box.locator(".ls-reviews li")).to_have_text(
+        ["add an ablation without warmup", "caption Figure 1 with its seeds"]
+    )
+
+
 def test_the_panel_links_the_pdf_and_shows_the_review_scores(lab):
     from playwright.sync_api import expect
 
@@ -59,19 +78,7 @@ def test_the_panel_links_the_pdf_and_shows_the_review_scores(lab):
         expect(pdf).to_have_attribute("data-path", "reviewed/paper/paper.pdf")
         expect(paper.locator("button.ls-paper-source")).to_have_text("paper.tex")
 
-        rows = paper.locator(".ls-reviews tbody tr")
-        expect(rows).to_have_count(3)
-        expect(paper.locator(".ls-reviews thead th")).to_have_text(
-            ["reviewer", "soundness", "presentation", "contribution", "overall", "decision"]
-        )
-        expect(rows.nth(0).locator("td")).to_have_text(["1", "3", "3", "3", "7", "accept"])
-        expect(rows.nth(2).locator("td")).to_have_text(["3", "2", "3", "2", "5", "revise"])
-        expect(paper.locator(".ls-review-summary")).to_have_text(
-            "round 2: mean 6 against accept 6 — accept"
-        )
-        expect(paper.locator(".ls-reviews li")).to_have_text(
-            ["add an ablation without warmup", "caption Figure 1 with its seeds"]
-        )
+        sees_the_reviews(paper)
         paper.screenshot(path=str(OUTPUT / "panel-paper.png"))
         problems = axe_problems(page, "#lightscientist-panel")
         assert not problems, "\n".join(problems)
@@ -102,15 +109,7 @@ def test_the_gate_card_at_the_review_shows_the_scores_and_the_decision(lab):
         expect(card.locator(".ls-card-title")).to_have_text(
             "◆ Approve review and move on to done?", timeout=60_000
         )
-        rows = card.locator(".ls-reviews tbody tr")
-        expect(rows).to_have_count(3)
-        expect(rows.nth(1).locator("td")).to_have_text(["2", "3", "2", "3", "6", "accept"])
-        expect(card.locator(".ls-review-summary")).to_have_text(
-            "round 2: mean 6 against accept 6 — accept"
-        )
-        expect(card.locator(".ls-reviews li")).to_have_text(
-            ["add an ablation without warmup", "caption Figure 1 with its seeds"]
-        )
+        sees_the_reviews(card)
         card.screenshot(path=str(OUTPUT / "gate-reviews.png"))
         problems = axe_problems(page, ".lightscientist-dashboard .ls-gatecard")
         assert not problems, "\n".join(problems)

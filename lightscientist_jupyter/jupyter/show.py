@@ -137,13 +137,13 @@ def load_csv(files: Beneath, rel: str, *, sep: str = ",", nrows: int | None = No
         raise ShowError(f"cannot read {files.path(rel)} as a table: {exc}") from None
 
 
-def load_latex(files: Beneath, rel: str) -> Markdown:
-    """LaTeX source as a highlighted code block (its fence longer than any run of backticks
+def load_source(files: Beneath, rel: str, language: str) -> Markdown:
+    """A source file as a highlighted code block (its fence longer than any run of backticks
     inside, so the source cannot close it)."""
     text = _read_text(files, rel, TEXT_MAX)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return Markdown(f"{fence}latex\n{text}\n{fence}")
+    return Markdown(f"{fence}{language}\n{text}\n{fence}")
 
 
 def load_json(files: Beneath, rel: str) -> Any:
@@ -162,8 +162,8 @@ LOADERS: dict[str, Callable[[Beneath, str], Any]] = {
     ".csv": load_csv,
     ".tsv": lambda files, rel: load_csv(files, rel, sep="\t"),
     ".json": load_json,
-    ".tex": load_latex,
-    ".bib": load_latex,
+    ".tex": lambda files, rel: load_source(files, rel, "latex"),
+    ".bib": lambda files, rel: load_source(files, rel, "bibtex"),
 }
 
 

@@ -182,6 +182,12 @@ def test_show_paper_without_a_pdf_shows_the_latex_source_and_says_so(ip, reviewe
     assert source == "```latex\n\\documentclass{article}\n\n```"
 
 
+def test_show_of_latex_and_bibtex_is_a_code_block_no_backticks_can_close(ip, reviewed):
+    (reviewed / "paper" / "refs.bib").write_text("@article{a, title={```x```}}\n", "utf-8")
+    shown = ls(ip, f'show paper/refs.bib -w "{reviewed}"')
+    assert shown.data == "````bibtex\n@article{a, title={```x```}}\n\n````"
+
+
 def test_show_paper_pdf_prints_its_path_or_says_there_is_none(ip, reviewed, tmp_path, capsys):
     assert _refused(ip, f'show paper --pdf -w "{reviewed}"') == (
         f"%lightscientist show: no PDF was built ({reviewed}/paper/paper.pdf does not exist)"

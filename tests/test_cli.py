@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from support.papers import REVIEW_TABLE, write_paper, write_reviews
 from support.tables import DEFAULT_STAGE_IDS
 
-from lightscientist_jupyter.controller import ResearchController
+from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 
 GOAL = "Does learning-rate warmup help a small MLP?"
@@ -582,3 +583,59 @@ def test_commands_that_read_a_project_do_not_load_the_agent_stack(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", proc.stdout
+
+
+# ------------------------------------------------------------------------- show
+
+
+@pytest.fixture
+def reviewed(workspace, write_table, tmp_path):
+    """A project of `REVIEW_TABLE` with its LaTeX source and reviews (no PDF yet)."""
+    table = load_table(write_table(tmp_path / "table", REVIEW_TABLE))
+    ResearchController.create(workspace, GOAL, mode="manual", table=table)
+    (workspace.root / "paper").mkdir()
+    (workspace.root / "paper" / "paper.tex").write_text("\\section{Warmup}\n", encoding="utf-8")
+    write_reviews(workspace.root)
+    return workspace.root
+
+
+def test_show_paper_pdf_prints_the_pdf_s_absolute_path(reviewed, tmp_path):
+    none = cli("show", "paper", "--pdf", "-w", str(reviewed), cwd=tmp_path)
+    assert none.returncode == 1 and none.stdout == ""
+    assert none.stderr == (
+        f"lightscientist show: no PDF was built ({reviewed}/paper/paper.pdf does not exist)\n"
+    )
+    write_paper(reviewed, tmp_path / "tex")
+    found = cli("show", "paper", "--pdf", "-w", str(reviewed), cwd=tmp_path)
+    assert (found.returncode, found.stdout, found.stderr) == (
+        0,
+        f"{reviewed}/paper/paper.pdf\n",
+        "",
+    )
+
+
+def test_show_paper_without_a_pdf_prints_the_line_and_the_source(reviewed, tmp_path):
+    shown = cli("show", "paper", "-w", str(reviewed), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert stdout_lines(shown) == [
+        "No PDF was built (paper/paper.pdf does not exist); its source is paper/paper.tex.",
+        "\\section{Warmup}",
+    ]
+
+
+def test_show_reviews_prints_the_scores_and_the_decision(reviewed, tmp_path):
+    shown = cli("show", "reviews", "-w", str(reviewed), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert stdout_lines(shown)[1:5] == [
+        "1         2      3          3             3             7        accept",
+        "2         2      3          2             3             6        accept",
+        "3         2      2          3             2             5        revise",
+        "round 2: mean 6 against accept 6 — accept",
+    ]
+
+
+def test_show_pdf_with_another_target_is_a_usage_error(reviewed, tmp_path):
+    assert_clean_error(
+        cli("show", "reviews", "--pdf", "-w", str(reviewed), cwd=tmp_path),
+        "lightscientist show: error: --pdf goes with `show paper`, not `show reviews`",
+    )

@@ -93,7 +93,7 @@ def test_the_config_traits_are_the_declared_defaults():
 def test_every_shell_offers_every_operation():
     sub = next(a for a in cli.build_parser()._subparsers._group_actions)  # type: ignore[union-attr]
     assert list(sub.choices) == list(catalog.OPERATIONS)
-    assert list(magics.commands()) == [*catalog.OPERATIONS, "show", "help"]
+    assert list(magics.commands()) == [*catalog.OPERATIONS, "help"]
     for name in catalog.OPERATIONS:
         assert cli.handler_of(name) is not None
 

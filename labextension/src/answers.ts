@@ -146,6 +146,50 @@ export interface IOutputFile {
   exists: boolean;
 }
 
+/** The paper's PDF and source (`app/paper.py`); paths relative to the server root. */
+export interface IPaperCard {
+  /** `paper/paper.pdf`, opened in JupyterLab's PDF viewer; null when none was built. */
+  pdf: string | null;
+  pages: number | null;
+  /** `paper/paper.tex` (or `.md`); null when none was written. */
+  source: string | null;
+  /** Why there is no PDF to open, or why its pages are unknown (one line). */
+  note: string | null;
+}
+
+/** One reviewer's review (`paper/reviews/review-<n>.json`). */
+export interface IReviewRow {
+  reviewer: number;
+  round: number;
+  scores: Record<string, number>;
+  decision: string;
+  strengths: string[];
+  weaknesses: string[];
+  questions: string[];
+}
+
+/** The reviews and their aggregate (`app/reviews.py`; drawn by `reviews.ts`). */
+export interface IReviewsCard {
+  /** `paper/reviews/meta.json`, relative to the project. */
+  file: string;
+  /** The score columns, in the rubric's order. */
+  columns: string[];
+  reviews: IReviewRow[];
+  /** The aggregated round; null while no `meta.json` was written. */
+  round: number | null;
+  mean: number | null;
+  accept: number | null;
+  decision: string | null;
+  required_changes: string[];
+  earlier_round: number | null;
+  /** What the round before asked for (the revision this round reviewed). */
+  earlier_changes: string[];
+  /** Each review or aggregate that cannot be read, in one line naming its file. */
+  problems: string[];
+  /** `round 2: mean 6.33 against accept 6 — accept`. */
+  summary: string;
+}
+
 /** The project's `PROCESS.md`. */
 export interface IProcessFile {
   path: string;
@@ -337,6 +381,10 @@ export interface IProjectDetail extends IProjectSummary {
   gate_diff: IFileDiff[];
   /** The search stages' tree; null for a table without search. */
   search: ISearchCard | null;
+  /** The paper's PDF (a link to the PDF viewer) and source. */
+  paper: IPaperCard;
+  /** Each reviewer's scores and the aggregate; null before any review. */
+  reviews: IReviewsCard | null;
   /** Tokens, cost and model calls: the project's and each stage's (see `budget.ts`). */
   usage: IPanelUsage;
   /** Stage N of M and the time per stage (`jupyter/progress.py`); absent without a table. */

@@ -12,6 +12,7 @@ import { renderGate } from './gate';
 import { HandoffView } from './handoff';
 import { edgeKey, renderGraph } from './graph';
 import { appendEvents } from './lists';
+import { renderPaper, renderReviews } from './reviews';
 import { renderNode, renderTree } from './tree';
 
 const DONE = 'done';
@@ -100,6 +101,11 @@ export class DetailView {
     );
     this._node = el('div', { className: 'ls-node-detail' }, this._search);
     this._node.setAttribute('aria-live', 'polite');
+    this._paper = section(d, 'ls-paper-section', 'Paper');
+    this._paper.hidden = true;
+    this._paperLinks = el('div', { className: 'ls-paper' }, this._paper);
+    this._reviews = el('section', { className: 'ls-reviews' }, this._paper);
+    this._reviews.setAttribute('aria-label', 'Reviews');
     const outputs = section(d, 'ls-outputs-section', 'Outputs');
     this._outputs = el('ul', { className: 'ls-outputs' }, outputs);
     const events = section(d, 'ls-events-section', 'Events');
@@ -190,6 +196,9 @@ export class DetailView {
     this._once('graph', graphKey, () => this._renderGraph(detail));
     this._once('search', [detail.path, detail.search], () =>
       this._renderSearch(detail)
+    );
+    this._once('paper', [detail.paper, detail.reviews], () =>
+      this._renderPaper(detail)
     );
     this._once('outputs', detail.outputs, () => this._renderOutputs(detail));
     this._budget.render(detail, this._graph); // after the graph: its stage titles
@@ -297,6 +306,17 @@ export class DetailView {
     }
   }
 
+  private _renderPaper(detail: IProjectDetail): void {
+    const { paper, reviews } = detail;
+    const written = paper.pdf !== null || paper.source !== null;
+    this._paper.hidden = !written && reviews === null;
+    renderPaper(this._paperLinks, paper, this._actions.openFile);
+    this._reviews.hidden = reviews === null;
+    if (reviews !== null) {
+      renderReviews(this._reviews, reviews);
+    }
+  }
+
   private _renderOutputs(detail: IProjectDetail): void {
     const list = this._outputs;
     list.textContent = '';
@@ -343,6 +363,9 @@ export class DetailView {
   private _graph: HTMLElement;
   private _drawings: SVGSVGElement[] = [];
   private _outputs: HTMLUListElement;
+  private _paper: HTMLDetailsElement;
+  private _paperLinks: HTMLElement;
+  private _reviews: HTMLElement;
   private _search: HTMLDetailsElement;
   private _tree: HTMLElement;
   private _node: HTMLElement;

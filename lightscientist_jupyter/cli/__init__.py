@@ -28,6 +28,7 @@ from lightscientist_jupyter.cli import history as history_commands
 from lightscientist_jupyter.cli import jobs as jobs_commands
 from lightscientist_jupyter.cli import literature as literature_commands
 from lightscientist_jupyter.cli import reply as reply_command
+from lightscientist_jupyter.cli import show as show_command
 from lightscientist_jupyter.cli import tree as tree_commands
 from lightscientist_jupyter.cli import usage as usage_commands
 from lightscientist_jupyter.cli.foreground import (
@@ -228,6 +229,7 @@ HANDLERS: dict[str, Handler] = {
     **jobs_commands.HANDLERS,
     **tree_commands.HANDLERS,
     **literature_commands.HANDLERS,
+    **show_command.HANDLERS,
     **handoff.HANDLERS,
 }
 """How the command line shows each operation of `OPERATIONS`; one it has no handler for is

@@ -4,9 +4,9 @@
 table from file suffix to loader: Markdown as `Markdown` (with the images it links shown
 inline, since a relative link in a cell output would resolve against the notebook, not the
 workspace), PNG/JPEG/GIF as `Image`, SVG as `SVG`, CSV/TSV as a pandas `DataFrame`, JSON as
-`JSON`, anything else as text. `bundle` turns a loaded object into a MIME bundle by calling
-its `_repr_*_` methods directly, so the flusher thread can fill an `Output` widget without
-going through the shell's display machinery.
+`JSON`, LaTeX and BibTeX as a code block, anything else as text. `bundle` turns a loaded
+object into a MIME bundle by calling its `_repr_*_` methods directly, so the flusher thread
+can fill an `Output` widget without going through the shell's display machinery.
 
 The path comes from a person or a model, and a worker's command may have planted a link
 anywhere in the workspace, so every file is read through `beneath.Beneath` of the workspace:
@@ -137,6 +137,15 @@ def load_csv(files: Beneath, rel: str, *, sep: str = ",", nrows: int | None = No
         raise ShowError(f"cannot read {files.path(rel)} as a table: {exc}") from None
 
 
+def load_source(files: Beneath, rel: str, language: str) -> Markdown:
+    """A source file as a highlighted code block (its fence longer than any run of backticks
+    inside, so the source cannot close it)."""
+    text = _read_text(files, rel, TEXT_MAX)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return Markdown(f"{fence}{language}\n{text}\n{fence}")
+
+
 def load_json(files: Beneath, rel: str) -> Any:
     text = _read_text(files, rel, TEXT_MAX)
     try:
@@ -153,6 +162,8 @@ LOADERS: dict[str, Callable[[Beneath, str], Any]] = {
     ".csv": load_csv,
     ".tsv": lambda files, rel: load_csv(files, rel, sep="\t"),
     ".json": load_json,
+    ".tex": lambda files, rel: load_source(files, rel, "latex"),
+    ".bib": lambda files, rel: load_source(files, rel, "bibtex"),
 }
 
 

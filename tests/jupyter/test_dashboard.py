@@ -15,6 +15,7 @@ from pathlib import Path
 
 import ipywidgets
 import pytest
+from support.papers import DECISIONS, EARLIER_CHANGES, REVIEW_TABLE, SCORES, write_reviews
 from support.planting import SECRET, sandboxed
 from support.tables import search_table
 from support.waiting import wait_for
@@ -29,6 +30,7 @@ from lightscientist_jupyter.jupyter.dashboard.batching import Flusher
 from lightscientist_jupyter.jupyter.dashboard.view import Dashboard, Source
 from lightscientist_jupyter.jupyter.dashboard.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
 from lightscientist_jupyter.jupyter.server import data as server_data
+from lightscientist_jupyter.values.review import META_FILE
 from lightscientist_jupyter.vocab import ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -577,3 +579,54 @@ def test_a_table_without_search_has_no_search_card(project, make_board):
     controller, _, buffer = project
     board = make_board(ControllerSource(controller), buffer, start=False)
     assert board.tree.widget.layout.display == "none" and board.tree.drawing.value == ""
+
+
+@pytest.fixture
+def at_review(workspace, write_table, tmp_path, produce):
+    """A project of `REVIEW_TABLE` at its review gate, the reviews of round 2 written."""
+    table = load_table(write_table(tmp_path / "review-table", REVIEW_TABLE))
+    controller = ResearchController.create(workspace, "find x", mode="manual", table=table)
+    produce(controller)
+    assert controller.finish_stage("paper written", (), "review").accepted
+    write_reviews(workspace.root)
+    assert controller.finish_stage("Three reviews; the mean meets the bar.", ()).accepted
+    assert controller.status == "waiting_user"
+    return controller
+
+
+def test_the_gate_card_at_the_review_shows_each_reviewer_s_scores(at_review, make_board):
+    board = make_board(ControllerSource(at_review), EventBuffer(), start=False)
+    board.tick()
+    reviews = board.gate.actions.card["reviews"]
+    assert reviews["columns"] == ["soundness", "presentation", "contribution", "overall"]
+    assert [(r["reviewer"], r["scores"], r["decision"]) for r in reviews["reviews"]] == [
+        (n, SCORES[n], DECISIONS[n]) for n in (1, 2, 3)
+    ]
+    assert reviews["summary"] == "round 2: mean 6 against accept 6 — accept"
+    assert (reviews["round"], reviews["decision"], reviews["required_changes"]) == (
+        2,
+        "accept",
+        [],
+    )
+    assert (reviews["earlier_round"], reviews["earlier_changes"]) == (1, EARLIER_CHANGES)
+
+
+def test_the_gate_card_of_a_damaged_meta_says_so_in_one_line(at_review, make_board):
+    (at_review.workspace.root / META_FILE).write_text("{", encoding="utf-8")
+    board = make_board(ControllerSource(at_review), EventBuffer(), start=False)
+    board.tick()
+    reviews = board.gate.actions.card["reviews"]
+    assert reviews["problems"] == [
+        "paper/reviews/meta.json is damaged: not JSON (Expecting property name enclosed in "
+        "double quotes at line 1)"
+    ]
+    assert len(reviews["reviews"]) == 3 and reviews["round"] is None
+
+
+def test_a_gate_that_is_no_review_shows_no_reviews(project, make_board, produce):
+    controller, bus, buffer = project
+    write_reviews(controller.workspace.root)  # a review's files, at a gate that is not one
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    _to_gate(controller, produce)
+    board.tick()
+    assert board.gate.actions.card["reviews"] is None

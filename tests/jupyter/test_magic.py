@@ -21,13 +21,14 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import Image, Markdown
 from IPython.utils.capture import capture_output
+from support.papers import REVIEW_TABLE, write_paper, write_reviews
 from support.planting import SECRET, sandboxed
 from support.slow import whole_project
 from support.waiting import wait_for
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app.ops.run_options import SESSION_DEFAULTS
-from lightscientist_jupyter.controller import load_table
+from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.jupyter.dashboard.display import dashboard_of
 from lightscientist_jupyter.jupyter.dashboard.graph import TableDiagram
@@ -121,8 +122,12 @@ def test_show_renders_markdown_images_tables_and_stage_outputs(ip, done):
     ws = done[0]
     process = ls(ip, f'show PROCESS.md -w "{ws}"')
     assert isinstance(process, Markdown) and "idea.survey" in process.data
-    source = ls(ip, f'show paper -w "{ws}"')  # the paper's LaTeX source, as text
-    assert "\\begin{document}" in source.data and "{figures/figure1.png}" in source.data
+    with capture_output() as cap:
+        assert ls(ip, f'show paper -w "{ws}"') is None
+    mimes = [set(o.data) for o in cap.outputs]
+    assert sum("image/png" in m for m in mimes) >= 2  # the PDF's pages, drawn
+    header = cap.outputs[0].data["text/markdown"]
+    assert header.startswith("**") and "paper.pdf — " in header and " pages" in header
     frame = ls(ip, f'show experiment/summary.csv -w "{ws}"')
     expected = pd.read_csv(ws / "experiment" / "summary.csv")
     assert isinstance(frame, pd.DataFrame) and not expected.empty and frame.equals(expected)
@@ -132,6 +137,79 @@ def test_show_renders_markdown_images_tables_and_stage_outputs(ip, done):
     shown = "".join(o.data.get("text/markdown", "") for o in cap.outputs)
     assert "experiment/analysis.md" in shown and "experiment/summary.csv" in shown
     assert any("text/html" in o.data for o in cap.outputs)  # the CSV, as a DataFrame
+
+
+@pytest.fixture
+def reviewed(tmp_path, write_table) -> Path:
+    """A project of `REVIEW_TABLE` whose paper/paper.tex was reviewed in two rounds."""
+    table = load_table(write_table(tmp_path / "table", REVIEW_TABLE))
+    ws = Workspace.at(tmp_path / "ws")
+    ResearchController.create(ws, "find x", mode="manual", table=table)
+    (ws.root / "paper").mkdir()
+    (ws.root / "paper" / "paper.tex").write_text("\\documentclass{article}\n", encoding="utf-8")
+    write_reviews(ws.root)
+    return ws.root
+
+
+def test_show_paper_shows_the_pdf_s_pages_as_images(ip, reviewed, tmp_path):
+    write_paper(reviewed, tmp_path / "tex", pages=2)
+    with capture_output() as cap:
+        assert ls(ip, f'show paper -w "{reviewed}"') is None
+    head, *pages = [o.data for o in cap.outputs]
+    assert head["text/markdown"] == f"**{reviewed}/paper/paper.pdf — 2 pages**"
+    assert len(pages) == 2
+    for page in pages:
+        png = base64.b64decode(page["image/png"])
+        assert png.startswith(b"\x89PNG\r\n")
+        width = int.from_bytes(png[16:20], "big")  # the IHDR's width: a page at 100 dpi
+        assert 800 <= width <= 900
+    assert sorted(p.name for p in (reviewed / "paper").iterdir()) == [
+        "paper.pdf",
+        "paper.tex",
+        "reviews",
+    ]  # nothing drawn into the workspace
+
+
+def test_show_paper_without_a_pdf_shows_the_latex_source_and_says_so(ip, reviewed):
+    with capture_output() as cap:
+        assert ls(ip, f'show paper -w "{reviewed}"') is None
+    [line, source] = [o.data["text/markdown"] for o in cap.outputs]
+    assert line == (
+        "*No PDF was built (paper/paper.pdf does not exist); its source is paper/paper.tex.*"
+    )
+    assert source == "```latex\n\\documentclass{article}\n\n```"
+
+
+def test_show_of_latex_and_bibtex_is_a_code_block_no_backticks_can_close(ip, reviewed):
+    (reviewed / "paper" / "refs.bib").write_text("@article{a, title={```x```}}\n", "utf-8")
+    shown = ls(ip, f'show paper/refs.bib -w "{reviewed}"')
+    assert shown.data == "````bibtex\n@article{a, title={```x```}}\n\n````"
+
+
+def test_show_paper_pdf_prints_its_path_or_says_there_is_none(ip, reviewed, tmp_path, capsys):
+    assert _refused(ip, f'show paper --pdf -w "{reviewed}"') == (
+        f"%lightscientist show: no PDF was built ({reviewed}/paper/paper.pdf does not exist)"
+    )
+    write_paper(reviewed, tmp_path / "tex")
+    assert ls(ip, f'show paper --pdf -w "{reviewed}"') is None
+    assert capsys.readouterr().out == f"{reviewed}/paper/paper.pdf\n"
+    assert _refused(ip, f'show reviews --pdf -w "{reviewed}"') == (
+        "%lightscientist show: --pdf goes with `show paper`, not `show reviews`"
+    )
+
+
+def test_show_reviews_is_a_table_of_scores_and_the_decision(ip, reviewed):
+    with capture_output() as cap:
+        assert ls(ip, f'show reviews -w "{reviewed}"') is None
+    frame_html, decision = cap.outputs[0].data["text/html"], cap.outputs[1].data["text/markdown"]
+    assert "<th>overall</th>" in frame_html and "revise" in frame_html
+    assert decision.splitlines() == [
+        "**round 2: mean 6 against accept 6 — accept**",
+        "",
+        "round 1 asked for:",
+        "- add an ablation without warmup",
+        "- caption Figure 1 with its seeds",
+    ]
 
 
 @pytest.fixture

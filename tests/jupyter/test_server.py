@@ -23,6 +23,7 @@ from conftest import SMALL_TABLE
 from pytest_jupyter import jupyter_server as _pytest_jupyter
 from support import waiting_project
 from support.background import stop_background_runs
+from support.papers import EARLIER_CHANGES, write_paper, write_reviews
 from support.planting import SECRET, need_bwrap, sandboxed
 from support.waiting import wait_for
 from tornado.httpclient import HTTPClientError
@@ -37,6 +38,7 @@ from lightscientist_jupyter.jupyter.dashboard import graph
 from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.jupyter.server import data as server_data
 from lightscientist_jupyter.jupyter.server import paths as server_paths
+from lightscientist_jupyter.values.review import META_FILE
 from lightscientist_jupyter.workspace import Workspace
 
 globals().update(
@@ -529,3 +531,34 @@ def test_find_projects_is_bounded(tmp_path):
         base / "d" / "e" / "f" / "g" / "h",
     ]
     assert server_data.find_projects(base, folders=2) == [base / "a"]
+
+
+def test_project_links_the_pdf_and_sends_the_review_scores(root, fetch, tmp_path):
+    detail = get(fetch, "project", path="alpha")
+    assert detail["paper"] == {
+        "pdf": None,
+        "pages": None,
+        "source": None,
+        "note": "No PDF was built (paper/paper.pdf does not exist).",
+    }
+    assert detail["reviews"] is None
+    write_paper(root / "alpha", tmp_path / "tex", pages=2)
+    write_reviews(root / "alpha")
+    detail = get(fetch, "project", path="alpha")
+    assert detail["paper"] == {
+        "pdf": "alpha/paper/paper.pdf",
+        "pages": 2,
+        "source": "alpha/paper/paper.tex",
+        "note": None,
+    }
+    reviews = detail["reviews"]
+    assert [(r["reviewer"], r["scores"]["overall"], r["decision"]) for r in reviews["reviews"]] == [
+        (1, 7, "accept"),
+        (2, 6, "accept"),
+        (3, 5, "revise"),
+    ]
+    assert reviews["summary"] == "round 2: mean 6 against accept 6 — accept"
+    assert reviews["earlier_changes"] == EARLIER_CHANGES
+    (root / "alpha" / META_FILE).write_text("[]", encoding="utf-8")
+    damaged = get(fetch, "project", path="alpha")["reviews"]
+    assert damaged["problems"] == ["paper/reviews/meta.json is damaged: not a JSON object"]

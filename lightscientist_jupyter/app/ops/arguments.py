@@ -268,6 +268,20 @@ def stages(p: Parser) -> None:
     p.add_argument("--stages", metavar="FILE", help="stage table TOML (default: the shipped one)")
 
 
+def show(p: Parser) -> None:
+    p.add_argument(
+        "target",
+        help="paper (its PDF's pages, else its source), reviews (each reviewer's scores and the "
+        "decision), PROCESS.md, a stage id (its outputs), or a path in the workspace",
+    )
+    p.add_argument(
+        "--pdf",
+        action="store_true",
+        help="with `show paper`: print the absolute path of paper/paper.pdf (none built: exit 1)",
+    )
+    workspace(p)
+
+
 def check(p: Parser) -> None:
     workspace(p)
     p.add_argument(

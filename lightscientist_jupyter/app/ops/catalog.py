@@ -166,6 +166,12 @@ OPERATIONS: dict[str, Operation[Any]] = _declare(
     Operation(
         "tree", "a search stage's tree of experiment variants, the best marked", args_of.tree
     ),
+    Operation(
+        "show",
+        "show the paper (--pdf: its PDF's path), its reviews, PROCESS.md, a stage's outputs "
+        "or a file",
+        args_of.show,
+    ),
     Operation("check", "trace each citation and number of a paper", args_of.check),
     Operation("take", "do the current stage (or STAGE) yourself", args_of.take),
     Operation("deliver", "deliver the stage you took", args_of.deliver, runs=True),

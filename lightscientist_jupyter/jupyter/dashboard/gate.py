@@ -26,7 +26,7 @@ import ipywidgets as w
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
-from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, settled_text
+from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, review_card, settled_text
 from lightscientist_jupyter.jupyter.diff_card import DiffCard
 from lightscientist_jupyter.jupyter.show import preview
 
@@ -149,7 +149,11 @@ class GatePanel:
         self.result.value = ""
         self._set_buttons(True)
         self.actions.outcome = {}
-        self.actions.card = card_of(pending, list(self.reject_to.options) if gate else [])
+        self.actions.card = card_of(
+            pending,
+            list(self.reject_to.options) if gate else [],
+            review_card(self.table, self.root, pending.stage),
+        )
         self.widget.layout.display = ""
 
     def settle(self, state: Any) -> None:

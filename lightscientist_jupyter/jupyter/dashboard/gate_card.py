@@ -1,23 +1,32 @@
 """What the gate card shows, as plain data for its front end (`gate_actions`, `static/gate.js`).
 
 Action first: one heading that says what approving does, a summary of two lines (the full
-text behind it), the files under review, then the controls. The offline demo's note is
+text behind it), the files under review, at a review stage the reviewers' scores and the
+decision they add up to, then the controls. The offline demo's note is
 not repeated in every summary: it becomes one small badge.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.controller import DONE, PendingDecision
+from lightscientist_jupyter.app.reviews import ReviewsCard, is_review_stage, read_reviews
+from lightscientist_jupyter.beneath import Beneath
+from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
 from lightscientist_jupyter.jupyter.look import status_words
 
 OFFLINE_NOTE = "(Offline demo model"
 SUMMARY_LINES = 2
 
 
-def card_of(pending: PendingDecision, targets: list[tuple[str, str]]) -> dict[str, Any]:
-    """The synced `card` of `GateActions` for a pending decision."""
+def card_of(
+    pending: PendingDecision,
+    targets: list[tuple[str, str]],
+    reviews: ReviewsCard | None = None,
+) -> dict[str, Any]:
+    """The synced `card` of `GateActions` for a pending decision (`reviews`: at a review
+    stage, each reviewer's scores and the aggregate, `review_card`)."""
     gate = pending.kind == "gate"
     lines = [line for line in pending.summary.splitlines() if line.strip()]
     offline = any(line.strip().startswith(OFFLINE_NOTE) for line in lines)
@@ -41,8 +50,18 @@ def card_of(pending: PendingDecision, targets: list[tuple[str, str]]) -> dict[st
         "badge": "offline demo" if offline else "",
         "files": list(pending.outputs),
         "targets": [list(t) for t in targets if t[1]],
+        "reviews": reviews,
         "settled": False,
     }
+
+
+def review_card(table: StageTable, root: Path, stage: str) -> ReviewsCard | None:
+    """The reviews the card shows at `stage`: at a review stage whose reviews were written
+    (`app.reviews`), else None."""
+    if stage not in table or not is_review_stage(table[stage]):
+        return None
+    found = read_reviews(Beneath(root))
+    return found.card() if found.found else None
 
 
 def settled_text(pending: PendingDecision, answer: dict[str, Any], state: Any) -> str:

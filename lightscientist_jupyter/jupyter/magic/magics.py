@@ -7,7 +7,7 @@
 
 The line is split with `shlex` (quotes respected) and parsed by one argparse parser per
 subcommand; the subcommands are the operations of `app.ops.catalog.OPERATIONS` (with the
-command line's arguments), shown by the renderers of `RENDERERS`, plus `show` and `help`.
+command line's arguments), shown by the renderers of `RENDERERS`, plus `help`.
 Bad input raises `UsageError` — a one-line message, never a traceback — and so does any
 `LightScientistError` a handler meets.
 
@@ -25,17 +25,15 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
-from IPython.display import Markdown, display
+from IPython.display import display
 from traitlets import Bool, Enum, List, TraitType, Unicode
 from traitlets.config import Configurable
 
 from lightscientist_jupyter import api
-from lightscientist_jupyter.app.ops import arguments
 from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Operation
 from lightscientist_jupyter.app.ops.run_options import (
     SESSION_DEFAULTS,
@@ -45,7 +43,6 @@ from lightscientist_jupyter.app.ops.run_options import (
 )
 from lightscientist_jupyter.app.usage import parse_budget
 from lightscientist_jupyter.errors import LightScientistError
-from lightscientist_jupyter.jupyter import show as show_files
 from lightscientist_jupyter.jupyter.dashboard import display as boards
 from lightscientist_jupyter.jupyter.dashboard.graph import TableDiagram
 from lightscientist_jupyter.jupyter.magic import events as magic_events
@@ -53,6 +50,7 @@ from lightscientist_jupyter.jupyter.magic import handoff as magic_handoff
 from lightscientist_jupyter.jupyter.magic import history as magic_history
 from lightscientist_jupyter.jupyter.magic import jobs as magic_jobs
 from lightscientist_jupyter.jupyter.magic import literature as magic_literature
+from lightscientist_jupyter.jupyter.magic import show as magic_show
 from lightscientist_jupyter.jupyter.magic import tree as magic_tree
 from lightscientist_jupyter.jupyter.magic import usage as magic_usage
 from lightscientist_jupyter.jupyter.magic.session import MagicSession
@@ -78,13 +76,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ------------------------------------------------------------------------- argument setup
-
-
-def _setup_show(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "target", help="PROCESS.md, a stage id (its outputs), paper, or a path in the workspace"
-    )
-    arguments.workspace(p)
 
 
 def _setup_help(p: argparse.ArgumentParser) -> None:
@@ -141,43 +132,6 @@ def _status(m: MagicSession, args: argparse.Namespace) -> dict[str, Any] | None:
     if args.json:
         return view.status()
     display(boards.dashboard_of(view))
-    return None
-
-
-def _paper_path(view: api.ProjectView) -> str:
-    """The paper of the project's table: an output named paper.tex or paper.md, else the last
-    LaTeX or Markdown output of a `paper.*` stage, else `paper/paper.tex`."""
-    outputs = [o for s in view.table() for o in s.outputs]
-    named = [o for o in outputs if Path(o).name in ("paper.tex", "paper.md")]
-    if named:
-        return named[0]
-    papers = [
-        o
-        for s in view.table()
-        if s.phase == "paper"
-        for o in s.outputs
-        if o.endswith((".tex", ".md"))
-    ]
-    return papers[-1] if papers else "paper/paper.tex"
-
-
-def _show(m: MagicSession, args: argparse.Namespace) -> Any:
-    view = api.open_project(m.workspace_of(args))
-    target = args.target
-    table = view.table()
-    if target in table:
-        for rel in table[target].outputs:
-            display(Markdown(f"**`{rel}`**"))
-            try:
-                display(*show_files.load(view.files, rel))
-            except show_files.ShowError as exc:
-                display(Markdown(f"*{exc}*"))
-        return None
-    rel = _paper_path(view) if target == "paper" else target
-    objects = show_files.load(view.files, rel)
-    if len(objects) == 1:
-        return objects[0]
-    display(*objects)
     return None
 
 
@@ -260,6 +214,7 @@ RENDERERS: dict[str, tuple[Renderer, str]] = {
     "jobs": (magic_jobs.jobs_table, "a DataFrame"),
     "tree": (magic_tree.tree, "drawn (--json: a dict)"),
     "estimate": (magic_usage.estimate, "a DataFrame"),
+    "show": (magic_show.show, "the paper's pages, a table of reviews, a file inline"),
 }
 """How the magic shows each operation of `OPERATIONS`, and what it shows; one it has no
 renderer for is performed and its line printed (a `UsageError` when it is not `ok`)."""
@@ -280,15 +235,12 @@ def _performed(operation: Operation[Any]) -> Renderer:
 
 
 def commands() -> dict[str, Command]:
-    """The magic's subcommands: every operation, then `show` and `help`."""
+    """The magic's subcommands: every operation, then `help`."""
     table: dict[str, Command] = {}
     for name, operation in OPERATIONS.items():
         render, shows = RENDERERS.get(name) or (_performed(operation), "")
         text = f"{operation.help}; {shows}" if shows else operation.help
         table[name] = Command(operation.arguments, render, text)
-    table["show"] = Command(
-        _setup_show, _show, "show PROCESS.md, a stage's outputs, the paper or a file"
-    )
     table["help"] = Command(_setup_help, _help, "this overview, or one subcommand's options")
     return table
 

@@ -20,6 +20,8 @@ No `from __future__ import annotations` here: Python 3.11 decides which keys are
 from typing import Literal, NotRequired, TypeAlias, TypedDict
 
 from lightscientist_jupyter.app.history import ChangeStatus
+from lightscientist_jupyter.app.reviews import ReviewRow as ReviewRow
+from lightscientist_jupyter.app.reviews import ReviewsCard as ReviewsCard
 from lightscientist_jupyter.events import EventDict as EventDict
 from lightscientist_jupyter.jupyter.layout import BandLayout as BandLayout
 from lightscientist_jupyter.jupyter.layout import EdgeLayout as EdgeLayout
@@ -144,6 +146,19 @@ class OutputFile(TypedDict):
     path: str
     """Relative to the server root (what the `file` endpoint and the file browser take)."""
     exists: bool
+
+
+class PaperCard(TypedDict):
+    """`ProjectDetail.paper`: the paper's PDF and source (`app.paper`)."""
+
+    pdf: str | None
+    """`paper/paper.pdf` relative to the server root (opened in the PDF viewer); None when
+    none was built."""
+    pages: int | None
+    source: str | None
+    """The source (`paper/paper.tex` or `.md`) relative to the server root, None when none."""
+    note: str | None
+    """Why there is no PDF to open, or why its pages are unknown (one line)."""
 
 
 class ProcessFile(TypedDict):
@@ -371,6 +386,9 @@ class ProjectDetail(ProjectSummary):
     """At a gate: what changed in each file under review since the last approval."""
     search: SearchCard | None
     """The search stages' tree; None for a table without search (or that cannot be read)."""
+    paper: PaperCard
+    reviews: ReviewsCard | None
+    """Each reviewer's scores and the aggregate (`app.reviews`); None before any review."""
     progress: NotRequired[Progress]
     """Absent when the table cannot be read."""
     last_seq: int

@@ -50,6 +50,7 @@ from lightscientist_jupyter.jupyter.server.answers import (
     Runner,
     StageTableDict,
 )
+from lightscientist_jupyter.jupyter.server.paper import paper_card, reviews_card
 from lightscientist_jupyter.jupyter.server.paths import (
     EVENTS_FILE,
     STATE_FILE,
@@ -207,6 +208,8 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         "usage": cast(PanelUsage, panel_usage(state)),
         "gate_diff": panel_changes(ws),  # beside each file under review (diff_card.py)
         "search": None,
+        "paper": paper_card(files, rel, None),
+        "reviews": reviews_card(files),
         "last_seq": 0,  # read last, below
     }
     try:
@@ -223,6 +226,7 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         detail["handoff"] = cast(HandoffCard | None, handoff_card(ws, state, table))
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
         detail["search"] = search_card(ws, table)  # the tree, drawn as the notebook draws it
+        detail["paper"] = paper_card(files, rel, table)  # the source the table names
         detail["outputs"] = [
             {
                 "stage": s.id,

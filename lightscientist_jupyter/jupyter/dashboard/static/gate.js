@@ -23,6 +23,37 @@ async function settled(cfg, rel, id, approve) {
   return `${approve ? "approval" : "rejection"} of ${id} sent; the run picks it up`;
 }
 
+// at a review stage: each reviewer's scores, the decision they add up to, what was asked
+function drawReviews(box, r) {
+  box.textContent = "";
+  box.hidden = !r;
+  if (!r) return;
+  el("h4", "ls-reviews-title", r.round ? `Reviews · round ${r.round}` : "Reviews", box);
+  if ((r.reviews || []).length) {
+    const table = el("table", "", undefined, el("div", "ls-review-table", undefined, box));
+    const head = el("tr", "", undefined, el("thead", "", undefined, table));
+    for (const name of ["reviewer", ...r.columns, "decision"]) el("th", "", name, head);
+    const body = el("tbody", "", undefined, table);
+    for (const review of r.reviews) {
+      const row = el("tr", "", undefined, body);
+      el("td", "", String(review.reviewer), row);
+      for (const name of r.columns) el("td", "ls-score", String(review.scores[name] ?? ""), row);
+      el("td", "ls-review-decision", review.decision, row).dataset.decision = review.decision;
+    }
+  }
+  const summary = el("p", "ls-review-summary", r.summary, box);
+  if (r.decision) summary.dataset.decision = r.decision;
+  function list(title, items) {
+    if (!items.length) return;
+    el("div", "ls-muted", title, box);
+    const ul = el("ul", "", undefined, box);
+    for (const item of items) el("li", "", item, ul);
+  }
+  list("Required changes:", r.required_changes || []);
+  list(`Round ${r.earlier_round} asked for:`, r.earlier_changes || []);
+  for (const problem of r.problems || []) el("p", "ls-err", problem, box);
+}
+
 function render({ model, el: root }) {
   const card = el("div", "ls-card ls-gatecard", undefined, root);
   card.setAttribute("role", "region");
@@ -30,6 +61,8 @@ function render({ model, el: root }) {
   const badge = el("span", "ls-badge", undefined, card);
   const summary = el("div", "ls-gate-summary", undefined, card);
   const files = el("ul", "ls-files", undefined, card);
+  const reviews = el("section", "ls-reviews", undefined, card);
+  reviews.setAttribute("aria-label", "Reviews");
   const row = el("div", "ls-row ls-live", undefined, card);
   const approve = el("button", "jp-Button jp-mod-styled jp-mod-accept ls-approve", "Approve", row);
   const reject = el("button", "jp-Button jp-mod-styled jp-mod-reject ls-reject", "Reject", row);
@@ -77,6 +110,7 @@ function render({ model, el: root }) {
       }
     }
     files.hidden = !(c.files || []).length;
+    drawReviews(reviews, c.reviews || null);
     approve.textContent = c.kind === "gate" ? "Approve" : "Yes";
     reject.textContent = c.kind === "gate" ? "Reject" : "No";
     approve.setAttribute("aria-label", (c.kind === "gate" ? "Approve " : "Answer yes to ") + (c.stage || ""));

@@ -7,6 +7,7 @@ the worker records and the event log.
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 import os
@@ -45,6 +46,7 @@ HAPPY_PATH_TYPES = {
     "worker.waiting",
     "worker.background",
     "search.node",  # the experiment's search: its nodes created, started and finished
+    "review.meta",  # the paper's review rounds aggregated by layer 1
 }
 
 
@@ -94,11 +96,13 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
             assert (ws / output).is_file() and (ws / output).stat().st_size > 0, output
 
     st = state(ws)
-    finished = [h for h in st["history"] if h["by"] in ("finish", "auto")]
+    finished = [h for h in st["history"] if h["by"] in ("finish", "auto", "revise")]
     keys = process_keys(ws)
     assert len(keys) == len(finished) == len(set(keys))
-    # each stage once: the experiment loop is a search, its worker writes from the tree
-    assert st["visits"] == {stage.id: 1 for stage in table}
+    # each stage once (the experiment loop is a search, its worker writes from the tree), but
+    # the paper: the reviewers' first round sent it back to be revised, once
+    twice = {"paper.write", "paper.review"}
+    assert st["visits"] == {stage.id: 2 if stage.id in twice else 1 for stage in table}
 
     log = events(ws)
     # every kind of event of a clean run, and none of a troubled one (no rejection, stall,
@@ -154,8 +158,40 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     assert f"Best node: {best['id']}" in paper and f"final\\_loss {best['metric']:.4g}" in paper
 
     # the paper's numbers were checked against the results by the review script
-    assert "all checks passed" in (ws / "paper" / "review.md").read_text(encoding="utf-8")
+    review = (ws / "paper" / "review.md").read_text(encoding="utf-8")
+    assert "all checks passed" in review
     assert (ws / "paper" / "figures" / "figure1.png").read_bytes()[:4] == b"\x89PNG"
+
+    # the paper as a PDF a TeX engine made: pages, its figure, its references, its numbers
+    pdf = ws / "paper" / "paper.pdf"
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True)
+    assert "pdfTeX" in info.stdout and int(re.search(r"Pages:\s+(\d+)", info.stdout)[1]) >= 2
+    text = subprocess.run(
+        ["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "References" in text and "Ablation over the search" in text
+    images = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True)
+    assert len(images.stdout.splitlines()) >= 3, images.stdout  # a header, a rule, figure 1
+    summary_text = (ws / "experiment" / "summary.csv").read_text(encoding="utf-8")
+    summary = list(csv.DictReader(summary_text.splitlines()))
+    finite = [r for r in summary if r["metric"] == "final_loss" and r["mean"] != "inf"]
+    assert any(f"{float(r['mean']):.4g}" in text for r in finite)
+
+    # three reviewers, each its own session: the first round sent the paper back with the
+    # changes they asked for, the revision made them, the second round accepted
+    meta = json.loads((ws / "paper" / "reviews" / "meta.json").read_text(encoding="utf-8"))
+    assert (meta["round"], meta["decision"]) == (2, "accept") and meta["mean"] >= 6
+    assert [(r["round"], r["decision"]) for r in meta["rounds"]] == [(1, "revise")]
+    assert len(meta["rounds"][0]["required_changes"]) == 2
+    assert sorted(r["reviewer"] for r in meta["reviews"]) == [1, 2, 3]
+    assert all(isinstance(r["overall"], int) for r in meta["reviews"])
+    reviewers = [
+        w for w in workers(ws) if w.get("labels", {}).get("label", "").startswith("reviewer ")
+    ]
+    assert len(reviewers) == 6 and len({w["thread_id"] for w in reviewers}) == 6
+    response = (ws / "paper" / "response.md").read_text(encoding="utf-8")
+    assert response.count("**Done:** added") == 2
+    assert "Round 1: mean overall 5.0 against 6.0 to accept: revise" in review
 
 
 @pytest.mark.slow

@@ -29,7 +29,6 @@ from lightscientist_jupyter.offline.study.files import (
     PROBE,
     probe_path,
     script_files,
-    script_text,
     shared_files,
 )
 from lightscientist_jupyter.offline.study.scripts.study_design import CANDIDATES, PROBE_CANDIDATES
@@ -298,19 +297,20 @@ def plan_write(task: Task, h: History) -> list[Step]:
         "paper/build_paper.py.",
         # its pages, not its build time: the same history gives the same reply
         "Built paper/paper.pdf from it." if built else "No PDF: " + result.split("\n")[0],
-        *(["Revised for the reviewers: " + last_line(h.result("run"))] if revising else []),
+        # (not the script's line: it names the workspace's path, which a replay's differs in)
+        *(
+            ["Revised for the reviewers' required changes: paper/response.md says what was done."]
+            if revising
+            else []
+        ),
     ]
     outputs = [
         PAPER_SOURCE,
         *(["paper/paper.pdf"] if built else []),
         *([REVISION_RESPONSE] if revising else []),
     ]
-    scripts = {
-        **script_files("paper/build_paper.py"),
-        "paper/paper_revision.py": script_text("paper_revision.py"),
-    }
     return [
-        *write_all("script", scripts),
+        *write_all("script", script_files("paper/build_paper.py")),
         run("run", shell_words("python", "paper/build_paper.py", task.goal)),
         Act("pdf", tools.BUILD_PDF, {"source": PAPER_SOURCE}),
         complete(task, summary, outputs, task.default_next),

@@ -219,7 +219,7 @@ class TakeSnapshot:
     stage: str
     visit: int
     event: str
-    """start, finish, approved, rejected or revise."""
+    """start, finish, approved or rejected."""
 
 
 Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot

@@ -169,7 +169,7 @@ class _Run(Moves):
                 "by": "reviewers",
             },
         )
-        self.snapshot(a.stage, s.visit, "revise")
+        self.snapshot(a.stage, s.visit, "finish")  # the visit is over, as a finish ends one
         self.record(a.stage, a.summary, (), f"sent back to '{a.target}' by the reviewers", a.at)
         s.last_summary[a.stage] = a.summary
         s.feedback = a.feedback

@@ -16,6 +16,9 @@ from lightscientist_jupyter.beneath import Beneath
 SHARED = ("study_design.py", "study_common.py")
 """The modules every script imports, copied next to it."""
 
+COMPANIONS = {"build_paper.py": ("paper_revision.py",)}
+"""The modules a script imports besides the shared ones, copied next to it too."""
+
 PROBE = "probe.py"
 """The probe script, copied once per candidate as `idea/probes/<candidate>.py`."""
 
@@ -36,9 +39,13 @@ def shared_files(folder: str) -> dict[str, str]:
 
 def script_files(target: str, source: str | None = None) -> dict[str, str]:
     """Workspace path -> text: the script `source` (default: `target`'s file name) at `target`,
-    and the shared modules beside it."""
+    and the shared modules and its companions (`COMPANIONS`) beside it."""
     path = PurePosixPath(target)
-    return {target: script_text(source or path.name), **shared_files(str(path.parent))}
+    name = source or path.name
+    companions = {
+        str(path.parent / module): script_text(module) for module in COMPANIONS.get(name, ())
+    }
+    return {target: script_text(name), **companions, **shared_files(str(path.parent))}
 
 
 def probe_path(candidate: str) -> str:

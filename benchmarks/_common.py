@@ -357,23 +357,30 @@ def bare_tools(sleep: bool = True, root: Path | None = None) -> list[Any]:
 
 
 def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") -> Any:
-    """`create_deep_agent` with the worker's tools (lifecycle and literature), system prompt
-    and workspace backend."""
+    """`create_deep_agent` with the worker's tools (lifecycle, literature and the PDF build),
+    system prompt and workspace backend."""
     from deepagents import create_deep_agent
     from langchain.agents.middleware import TodoListMiddleware
 
+    from lightscientist_jupyter.runtime.latex_tools import latex_tools
     from lightscientist_jupyter.runtime.literature_tools import literature_tools
     from lightscientist_jupyter.runtime.models.resolver import offline_library
     from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
     from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
     from lightscientist_jupyter.runtime.session.worker_prompt import WORKER_SYSTEM_PROMPT
 
+    groups = ProcessGroups()
     backend = WorkspaceBackend(
-        Path(root), worker_id=name, cancel=threading.Event(), groups=ProcessGroups(), timeout=120.0
+        Path(root), worker_id=name, cancel=threading.Event(), groups=groups, timeout=120.0
     )
+    tools = [
+        *bare_tools(root=Path(root)),
+        *literature_tools(Path(root), name, offline_library(model)),
+        *latex_tools(Path(root), groups, backend.shell_of),  # the paper's PDF
+    ]
     return create_deep_agent(
         model,
-        [*bare_tools(root=Path(root)), *literature_tools(Path(root), name, offline_library(model))],
+        tools,
         system_prompt=WORKER_SYSTEM_PROMPT,
         middleware=[TodoListMiddleware()],
         backend=backend,

@@ -215,7 +215,8 @@ def test_show_reviews_is_a_table_of_scores_and_the_decision(ip, reviewed):
 @pytest.fixture
 def planted(done, tmp_path):
     """The done project with links a sandboxed command planted to a key outside it (the
-    paper, a stage output, a folder, a figure); taken away again after the test."""
+    paper's source and PDF, a stage output, a folder, a figure); taken away again after the
+    test."""
     ws = done[0]
     key = tmp_path / "id_rsa"
     key.write_text(SECRET)
@@ -224,16 +225,19 @@ def planted(done, tmp_path):
     sandboxed(
         ws,
         f"mv paper/paper.tex paper/paper.real.tex && ln -s {key} paper/paper.tex"
+        f" && mv paper/paper.pdf paper/paper.real.pdf && ln -s {key} paper/paper.pdf"
         f" && mv experiment/summary.csv experiment/summary.real.csv"
         f" && ln -s {key} experiment/summary.csv"
         f" && ln -s {tmp_path} keys && ln -s {figure} paper/figures/stolen.png"
         " && printf '# Figures\\n\\n![the loss](figures/stolen.png)\\n' > paper/figures.md",
     )
     yield Workspace.at(ws).root, key
-    for name in ("paper/paper.tex", "experiment/summary.csv", "keys", "paper/figures/stolen.png"):
+    planted = ("paper/paper.tex", "paper/paper.pdf", "experiment/summary.csv", "keys")
+    for name in (*planted, "paper/figures/stolen.png"):
         (ws / name).unlink()
     (ws / "paper" / "figures.md").unlink()
     (ws / "paper" / "paper.real.tex").rename(ws / "paper" / "paper.tex")
+    (ws / "paper" / "paper.real.pdf").rename(ws / "paper" / "paper.pdf")
     (ws / "experiment" / "summary.real.csv").rename(ws / "experiment" / "summary.csv")
 
 
@@ -250,6 +254,8 @@ def test_show_never_follows_a_link_planted_in_the_workspace(ip, planted):
         f"%lightscientist show: {root}/paper/paper.tex: is a symbolic link (to {key}); "
         f"LightScientist {never}"
     )
+    pdf = _refused(ip, f'show paper --pdf -w "{root}"')  # the PDF's path: not a link's
+    assert f"{root}/paper/paper.pdf: is a symbolic link (to {key})" in pdf, pdf
     assert _refused(ip, f'show keys/id_rsa -w "{root}"') == (
         f"%lightscientist show: {root}/keys: is a symbolic link (to {key.parent}); "
         f"LightScientist {never}"

@@ -67,8 +67,9 @@ def test_auto_mode_runs_to_done_and_shows_the_paper(tmp_path):
     assert "running" in "".join(o.get("text", "") for o in meanwhile.outputs)
     assert duration(wait) > duration(meanwhile)
 
-    shown = mimes(paper)  # the paper's LaTeX source, as text
-    assert "\\begin{document}" in shown[0]["text/plain"], shown
+    shown = mimes(paper)  # the paper's PDF: a line naming it, then its pages as images
+    assert "paper.pdf — " in shown[0]["text/markdown"], shown[0]
+    assert sum("image/png" in m for m in shown[1:]) >= 2
     table_html = mimes(summary)[0]["text/html"]  # summary.head(): the first condition's rows
     assert "lr=0.05,warmup=0" in table_html and "final_loss" in table_html
     shown_events = mimes(events)[0]["text/plain"]  # the last 5 events of layer 1 alone

@@ -13,22 +13,21 @@ from __future__ import annotations
 from lightscientist_jupyter.offline.history import History, Step
 from lightscientist_jupyter.offline.steps import Task, complete, last_line, run, shell_words, write
 from lightscientist_jupyter.offline.study.files import script_text
+from lightscientist_jupyter.values.review import REVIEWER_LABEL, review_file
 
-REVIEWER_PREFIX = "reviewer "
-"""Label prefix of the workers layer 2 starts for a review stage (`reviewer 2`)."""
 SCRIPT = "paper/reviews/review_paper.py"
 
 
 def is_reviewer(task: Task) -> bool:
     """Whether the task is one reviewer of a review stage."""
-    return bool(task.fields.get("reviewer")) or task.label.startswith(REVIEWER_PREFIX)
+    return bool(task.fields.get("reviewer")) or task.label.startswith(REVIEWER_LABEL)
 
 
 def plan_reviewer(task: Task, h: History) -> list[Step]:
     """Write the review script, run it on the paper, complete with the review file."""
-    number = int(task.fields.get("reviewer") or task.label.removeprefix(REVIEWER_PREFIX) or 1)
+    number = int(task.fields.get("reviewer") or task.label.removeprefix(REVIEWER_LABEL) or 1)
     round_number = int(task.fields.get("round") or task.visit)
-    output = str(task.fields.get("review_file") or f"paper/reviews/review-{number}.json")
+    output = str(task.fields.get("review_file") or review_file(number))
     command = shell_words("python", SCRIPT, str(number), str(round_number), output)
     return [
         write("script", SCRIPT, script_text("review_paper.py")),

@@ -24,6 +24,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from lightscientist_jupyter.values.bounded import bounded_ints
+
 REVIEW_KEYS = ("reviewers", "rubric", "accept", "rounds")
 REVIEWS_DIR = "paper/reviews"
 META_FILE = f"{REVIEWS_DIR}/meta.json"
@@ -96,13 +98,7 @@ def parse_spec(raw: Mapping[str, Any]) -> ReviewSpec:
     if rubric not in RUBRICS:
         problems.append(f"'rubric' must be one of {', '.join(RUBRICS)}, not {rubric!r}")
     counts = {"reviewers": (3, 1, MAX_REVIEWERS), "rounds": (2, 1, MAX_ROUNDS)}
-    values: dict[str, int] = {}
-    for key, (default, low, high) in counts.items():
-        value = raw.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            problems.append(f"'{key}' must be an integer from {low} to {high}, not {value!r}")
-        else:
-            values[key] = value
+    values = bounded_ints(raw, counts, problems)
     accept = raw.get("accept", 6)
     low, high = RUBRICS[rubric].scales["overall"] if rubric in RUBRICS else (1, 10)
     if (

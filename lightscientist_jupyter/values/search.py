@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from lightscientist_jupyter.values.bounded import bounded_ints
 from lightscientist_jupyter.vocab import NodeKind, NodeStatus
 
 SEARCH_KEYS = ("metric", "goal", "nodes", "parallel", "debug_depth", "target")
@@ -70,13 +71,7 @@ def parse_spec(raw: Mapping[str, Any]) -> SearchSpec:
     if goal not in GOALS:
         problems.append(f'\'goal\' must be "min" or "max", not {goal!r}')
     counts = {"nodes": (8, 1, MAX_NODES), "parallel": (1, 1, 64), "debug_depth": (2, 0, 20)}
-    values: dict[str, int] = {}
-    for key, (default, low, high) in counts.items():
-        value = raw.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            problems.append(f"'{key}' must be an integer from {low} to {high}, not {value!r}")
-        else:
-            values[key] = value
+    values = bounded_ints(raw, counts, problems)
     target = raw.get("target")
     if target is not None and (
         isinstance(target, bool)

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
+from lightscientist_jupyter.values import notebook
 
 NO_LINKS = Beneath("/")
 """Every absolute path the kernel builds under a workspace's (resolved) root, opened through
@@ -146,7 +147,21 @@ def _file_problem(files: Beneath, path: Path, dirs_ok: bool) -> str | None:
         return None if files.scandir(path) else "empty"
     if not stat.S_ISREG(st.st_mode):
         return "not a file"
-    return "empty" if st.st_size == 0 else None
+    if st.st_size == 0:
+        return "empty"
+    return _notebook_problem(files, path) if notebook.is_notebook(path.name) else None
+
+
+def _notebook_problem(files: Beneath, path: Path) -> str | None:
+    """Why a required notebook is not ready: not a valid notebook, or not run to the end
+    without an error output (a notebook is a result only once it ran)."""
+    try:
+        nb = notebook.loads(files.read_text(path, errors="replace"), path.name)
+    except notebook.NotebookProblem as exc:
+        return str(exc).removeprefix(f"{path.name} ")
+    except (OSError, PathRefused) as exc:
+        return f"cannot be read ({exc})"
+    return notebook.run_problem(nb)
 
 
 def _link_problem(path: Path, root: Path) -> str | None:

@@ -26,9 +26,11 @@ from lightscientist_jupyter.literature.bibtex import paper_of_fields, parse_bibt
 from lightscientist_jupyter.literature.cache import Cache
 from lightscientist_jupyter.literature.config import LiteratureConfig, folder
 from lightscientist_jupyter.literature.library import Library
+from lightscientist_jupyter.values import notebook
 
 NOT_MEASURED = "not measured"
-RESULT_SUFFIXES = (".csv", ".tsv", ".json")
+RESULT_SUFFIXES = (".csv", ".tsv", ".json", notebook.SUFFIX)
+"""Result files: tables, JSON, and executed notebooks (the texts their cells printed)."""
 
 _PANDOC = re.compile(r"\[([^\[\]]*@[^\[\]]*)\]")
 _PANDOC_KEY = re.compile(r"(?<![\w@])-?@([A-Za-z0-9_][\w:.#$%&+?<>~/-]*[A-Za-z0-9_])")
@@ -58,6 +60,10 @@ class Item:
     trace: str
     """Where it traces to, or what is wrong."""
     ok: bool
+    notebook: str | None = None
+    """The notebook (workspace path) whose cell printed the number, if one did."""
+    cell: str | None = None
+    """That cell's id."""
 
     def line(self) -> str:
         return f"{'ok ' if self.ok else 'NO '} {self.what} -> {self.trace}"
@@ -150,27 +156,41 @@ def citations(doc: Path, root: Path) -> list[Item]:
 # ---------------------------------------------------------------------- numbers
 
 
+@dataclasses.dataclass(frozen=True)
+class Place:
+    """Where a value is: the text a check names, and the notebook cell when a cell printed it."""
+
+    text: str
+    notebook: str | None = None
+    cell: str | None = None
+
+
 @dataclasses.dataclass
 class _Values:
     values: list[float] = dataclasses.field(default_factory=list)
-    places: list[str] = dataclasses.field(default_factory=list)
+    places: list[Place] = dataclasses.field(default_factory=list)
 
-    def add(self, value: float, place: str) -> None:
+    def add(self, value: float, place: str | Place) -> None:
         if value == value and abs(value) != float("inf"):
             self.values.append(abs(value))
-            self.places.append(place)
+            self.places.append(place if isinstance(place, Place) else Place(place))
 
     def sort(self) -> None:
         order = sorted(range(len(self.values)), key=self.values.__getitem__)
         self.values = [self.values[i] for i in order]
         self.places = [self.places[i] for i in order]
 
-    def near(self, x: float, tol: float) -> str | None:
+    def near(self, x: float, tol: float) -> Place | None:
+        """The place of a value within `tol` of `x`: a notebook cell's output first (the
+        analysis that computed it), then the closest value of a file."""
         lo = bisect.bisect_left(self.values, x - tol)
         hi = bisect.bisect_right(self.values, x + tol)
         if lo >= hi:
             return None
-        best = min(range(lo, hi), key=lambda i: abs(self.values[i] - x))
+        best = min(
+            range(lo, hi),
+            key=lambda i: (self.places[i].notebook is None, abs(self.values[i] - x)),
+        )
         return self.places[best]
 
 
@@ -203,6 +223,9 @@ def result_values(root: Path, folders: list[str]) -> _Values:
                 text = tree.read_text(path)
             except (OSError, UnicodeDecodeError):
                 continue
+            if notebook.is_notebook(rel):
+                _notebook_values(text, rel, values)
+                continue
             if path.suffix.lower() == ".json":
                 try:
                     _walk_json(json.loads(text), rel, "$", values)
@@ -220,6 +243,23 @@ def result_values(root: Path, folders: list[str]) -> _Values:
                         values.add(v, f"{rel} row {r}, column {column} ({cell})")
     values.sort()
     return values
+
+
+_NUMBERS = re.compile(r"\d+\.\d+(?:[eE][-+]?\d+)?|\d+")
+
+
+def _notebook_values(text: str, rel: str, values: _Values) -> None:
+    """The numbers an executed notebook's cells printed, each placed at its cell and output."""
+    try:
+        nb = notebook.loads(text, rel)
+    except notebook.NotebookProblem:
+        return
+    for shown in notebook.printed(nb):
+        for line in shown.text.splitlines():
+            for match in _NUMBERS.finditer(line):
+                quoted = line.strip() if len(line.strip()) <= 60 else line.strip()[:57] + "..."
+                where = f"{rel} cell {shown.cell_id} (output {shown.output}: {quoted})"
+                values.add(float(match.group(0)), Place(where, rel, shown.cell_id))
 
 
 def _walk_json(node: Any, rel: str, path: str, values: _Values) -> None:
@@ -295,5 +335,5 @@ def numbers(doc: Path, root: Path, folders: list[str]) -> list[Item]:
             mark = f"'% {NOT_MEASURED}' on its line" if latex else f"'({NOT_MEASURED})'"
             items.append(Item(what, f"{why} (mark it {mark} if not measured)", False))
         else:
-            items.append(Item(what, place, True))
+            items.append(Item(what, place.text, True, place.notebook, place.cell))
     return items

@@ -19,9 +19,6 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import nbformat
-from nbformat.validator import ValidationError
-
 SUFFIX = ".ipynb"
 OWNER_KEY = "lightscientist"
 """The notebook metadata key marking a notebook one of the workers made."""
@@ -30,6 +27,14 @@ CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 CELL_TYPES = ("code", "markdown", "raw")
 TEXT_LIMIT = 2000
 """Characters of one output a reader sees before `…[N more characters]`."""
+
+
+def _nbformat() -> Any:
+    """nbformat, imported on first use: its schema validator takes two seconds to import
+    here (jsonschema's format checks), which no command that reads no notebook should pay."""
+    import nbformat
+
+    return nbformat
 
 
 class NotebookProblem(ValueError):
@@ -43,8 +48,8 @@ def is_notebook(path: str) -> bool:
 def loads(text: str, where: str) -> Any:
     """The notebook in `text` (named `where` in errors), upgraded to 4.5 and validated."""
     try:
-        nb = nbformat.reads(text, as_version=4)
-    except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
+        nb = _nbformat().reads(text, as_version=4)
+    except (ValueError, TypeError, KeyError, AttributeError, _nbformat().ValidationError) as exc:
         first = str(getattr(exc, "message", exc)).splitlines()[0]
         raise NotebookProblem(f"{where} is not a notebook (not nbformat JSON: {first})") from None
     if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
@@ -52,8 +57,8 @@ def loads(text: str, where: str) -> Any:
         for index, cell in enumerate(nb.cells):
             cell.setdefault("id", f"cell-{index + 1}")
     try:
-        nbformat.validate(nb)
-    except ValidationError as exc:
+        _nbformat().validate(nb)
+    except _nbformat().ValidationError as exc:
         message = str(exc.message).splitlines()[0]
         raise NotebookProblem(f"{where} is not a valid notebook: {message}") from None
     return nb
@@ -61,12 +66,12 @@ def loads(text: str, where: str) -> Any:
 
 def dumps(nb: Any) -> str:
     """The notebook as it is saved: nbformat's JSON, one space of indent, a final newline."""
-    return str(nbformat.writes(nb)) + "\n"
+    return str(_nbformat().writes(nb)) + "\n"
 
 
 def new_notebook(cells: Iterable[tuple[str, str, str]], written_by: str) -> Any:
     """A 4.5 notebook of `(id, cell_type, source)` cells, marked as made by `written_by`."""
-    nb = nbformat.v4.new_notebook()
+    nb = _nbformat().v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -105,11 +110,11 @@ def new_cell(nb: Any, kind: str, source: str, cell_id: str | None = None) -> Any
             n += 1
         cell_id = f"cell-{n}"
     if kind == "code":
-        cell = nbformat.v4.new_code_cell(source)
+        cell = _nbformat().v4.new_code_cell(source)
     elif kind == "markdown":
-        cell = nbformat.v4.new_markdown_cell(source)
+        cell = _nbformat().v4.new_markdown_cell(source)
     else:
-        cell = nbformat.v4.new_raw_cell(source)
+        cell = _nbformat().v4.new_raw_cell(source)
     cell["id"] = cell_id
     return cell
 
@@ -194,20 +199,26 @@ def unexecuted(nb: Any) -> list[str]:
     ]
 
 
+def run_problem(nb: Any) -> str | None:
+    """Why a valid notebook did not run to the end without an error, or None."""
+    failed = errors(nb)
+    if failed:
+        cell, what = failed[0]
+        return f"cell {cell!r} has an error output ({what}): fix it and run the notebook again"
+    never = unexecuted(nb)
+    if never:
+        return f"cell {never[0]!r} was never run: run the notebook to the end"
+    return None
+
+
 def executed_problem(text: str, where: str) -> str | None:
     """Why `text` is not a valid notebook that ran to the end without an error, or None."""
     try:
         nb = loads(text, where)
     except NotebookProblem as exc:
         return str(exc)
-    failed = errors(nb)
-    if failed:
-        cell, what = failed[0]
-        return f"{where}: cell {cell!r} has an error output ({what}): fix it and run again"
-    never = unexecuted(nb)
-    if never:
-        return f"{where}: cell {never[0]!r} was never run: run the notebook to the end"
-    return None
+    problem = run_problem(nb)
+    return f"{where}: {problem}" if problem else None
 
 
 # ---------------------------------------------------------------------- reading
@@ -344,4 +355,4 @@ def summary_of(changes: list[CellChange]) -> str:
 
 def as_json(nb: Any) -> dict[str, Any]:
     """The notebook as plain JSON values (for a view's payload)."""
-    return dict(json.loads(nbformat.writes(nb)))
+    return dict(json.loads(_nbformat().writes(nb)))

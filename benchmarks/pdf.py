@@ -36,7 +36,12 @@ import _common as C  # noqa: E402
 
 from lightscientist_jupyter import offline  # noqa: E402
 from lightscientist_jupyter.literature import Literature  # noqa: E402
-from lightscientist_jupyter.offline.study.files import script_files, write_into  # noqa: E402
+from lightscientist_jupyter.offline.study.files import (  # noqa: E402
+    ANALYSIS,
+    analysis_files,
+    script_files,
+    write_into,
+)
 from lightscientist_jupyter.runtime.latex_tools import build_pdf, missing_toolchain  # noqa: E402
 from lightscientist_jupyter.runtime.sandbox import bwrap  # noqa: E402
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkerShell  # noqa: E402
@@ -44,7 +49,7 @@ from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy  # noqa: E4
 
 SCRIPTS = (
     "experiment/run_experiment.py",
-    "experiment/analyze.py",
+    ANALYSIS,
     "paper/figures/make_figures.py",
     "paper/build_paper.py",
 )
@@ -54,15 +59,20 @@ CITED = ("warmup large minibatch", "variance adaptive learning rate", "transform
 def make_paper(root: Path) -> None:
     """The offline study's workspace up to paper/paper.tex, made by its real scripts."""
     for target in SCRIPTS:
-        write_into(root, script_files(target))
+        write_into(root, analysis_files() if target == ANALYSIS else script_files(target))
     hub = Literature(root, Path(offline.__file__).parent / "library" / "warmup.bib")
     for query in CITED:
         hub.cite(hub.search(query, sources=["library"])["results"][0]["id"])
     env = dict(os.environ, MPLBACKEND="Agg")
     for target in SCRIPTS:
         goal = [C.GOAL] if target == "paper/build_paper.py" else []
+        run = ["-m", "jupyter", "execute", "--inplace"] if target == ANALYSIS else []
         subprocess.run(
-            [sys.executable, target, *goal], cwd=root, env=env, check=True, capture_output=True
+            [sys.executable, *run, target, *goal],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
         )
 
 

@@ -26,7 +26,10 @@ from lightscientist_jupyter.offline.steps import (
 )
 from lightscientist_jupyter.offline.study import briefs, idea, plans, probes
 from lightscientist_jupyter.offline.study.files import (
+    ANALYSIS,
     PROBE,
+    analysis_files,
+    notebook_cells,
     probe_path,
     script_files,
     shared_files,
@@ -265,13 +268,33 @@ def script_plan(target: str, summary: str, *outputs: str, goal_arg: bool = False
     )
 
 
-plan_analyze = script_plan(
-    "experiment/analyze.py",
-    "Summarised every condition over seeds (mean, std, 95% CI) in experiment/summary.csv and "
-    "experiment/analysis.md.",
-    "experiment/analysis.md",
-    "experiment/summary.csv",
-)
+def plan_analyze(task: Task, h: History) -> list[Step]:
+    """Write the analysis notebook (its helper modules beside it) with the notebook tools, run
+    it in a fresh kernel, complete the stage: the notebook computes experiment/summary.csv and
+    writes experiment/analysis.md, and its cells show the table and the criterion."""
+    modules = {path: text for path, text in analysis_files().items() if path != ANALYSIS}
+    result = h.result("notebook")
+    ran = result.startswith("ran ")
+    summary = [
+        f"Wrote {ANALYSIS} and ran it in a fresh kernel: it summarises every "
+        "condition over seeds (mean, std, 95% CI) in experiment/summary.csv and "
+        "experiment/analysis.md."
+        if ran
+        else f"{ANALYSIS} did not run: " + result.split("\n")[0]
+    ]
+    outputs = [ANALYSIS, "experiment/analysis.md", "experiment/summary.csv"]
+    return [
+        *write_all("module", modules),
+        Act(
+            "create",
+            tools.NOTEBOOK_CREATE,
+            {"path": ANALYSIS, "cells": notebook_cells("analysis.py")},
+        ),
+        Act("notebook", tools.NOTEBOOK_RUN, {"path": ANALYSIS}),
+        complete(task, summary, outputs, task.default_next),
+    ]
+
+
 plan_figure = script_plan(
     "paper/figures/make_figures.py",
     "Drew figure 1 from the results with matplotlib; captions in paper/figures/captions.md.",

@@ -22,7 +22,14 @@ import pytest
 from lightscientist_jupyter import offline
 from lightscientist_jupyter.literature import Literature
 from lightscientist_jupyter.offline.study import briefs, idea, plans, probes
-from lightscientist_jupyter.offline.study.files import PROBE, probe_path, script_files, write_into
+from lightscientist_jupyter.offline.study.files import (
+    ANALYSIS,
+    PROBE,
+    analysis_files,
+    probe_path,
+    script_files,
+    write_into,
+)
 from lightscientist_jupyter.offline.study.scripts.study_design import (
     CANDIDATES,
     DISCLAIMER,
@@ -52,16 +59,20 @@ def run(ws: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[st
 
 SCRIPTS = (
     "experiment/run_experiment.py",
-    "experiment/analyze.py",
     "paper/figures/make_figures.py",
     "paper/build_paper.py",
     "paper/check_paper.py",
 )
 
 
+ANALYZE = ("-m", "jupyter", "execute", "--inplace", ANALYSIS)
+"""Runs the analysis notebook as a researcher would (`jupyter execute`, in its folder)."""
+
+
 def write_scripts(ws: Path) -> None:
     for target in SCRIPTS:
         write_into(ws, script_files(target))
+    write_into(ws, analysis_files())
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -127,7 +138,7 @@ def test_the_study_runs_end_to_end_as_a_project_runs_it(tmp_path: Path):
     assert (exp / "results.csv").read_text(encoding="utf-8") == before
 
     # analysis
-    run(ws, "experiment/analyze.py")
+    run(ws, *ANALYZE)
     summary_text = (exp / "summary.csv").read_text(encoding="utf-8")
     summary = rows(exp / "summary.csv")
     assert list(summary[0]) == ["condition", "metric", "n", "mean", "std", "ci95_low", "ci95_high"]
@@ -186,8 +197,9 @@ def test_the_paper_builds_to_a_pdf_with_its_figure_references_and_numbers(
     hub = Literature(ws, OFFLINE_LIBRARY)  # the survey's citations, as the cite tool writes them
     for query in ("warmup large minibatch", "variance adaptive learning rate", "transformer"):
         hub.cite(hub.search(query, sources=["library"])["results"][0]["id"])
-    for script in SCRIPTS[:3]:
-        run(ws, script)
+    run(ws, SCRIPTS[0])
+    run(ws, *ANALYZE)
+    run(ws, "paper/figures/make_figures.py")
     run(ws, "paper/build_paper.py", GOAL)
     policy = ShellPolicy(sandbox=bwrap.problem() is None)
     shell = WorkerShell.of(ws, "writer", threading.Event(), policy)

@@ -127,8 +127,8 @@ Nothing should be approved on this brief.
 
 ## If rejected
 
-Return to **experiment.analyze** to regenerate the summary with
-`python experiment/analyze.py`, or to **experiment.loop** if results.csv is incomplete.
+Return to **experiment.analyze** to regenerate the summary with experiment/analysis.ipynb
+(run it again), or to **experiment.loop** if results.csv is incomplete.
 """
     index = summary_index(rows)
     comparisons = compare_warmup(rows)
@@ -219,7 +219,7 @@ Writing the paper on these results as they stand, with no further runs. Reproduc
 
 ```
 python experiment/run_experiment.py
-python experiment/analyze.py
+jupyter execute --inplace experiment/analysis.ipynb
 ```
 
 ## If rejected

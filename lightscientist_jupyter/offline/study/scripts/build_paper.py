@@ -209,7 +209,7 @@ def search_results(lines: list[str]) -> str:
 def main(argv: list[str]) -> int:
     goal = " ".join(argv[1:])
     if not SUMMARY.exists():
-        print(f"no {SUMMARY}: run python experiment/analyze.py first", file=sys.stderr)
+        print(f"no {SUMMARY}: run experiment/analysis.ipynb first", file=sys.stderr)
         return 1
     rows = read_summary(SUMMARY.read_text(encoding="utf-8"))
     if not rows:
@@ -345,7 +345,7 @@ From the workspace root, with numpy, pandas and matplotlib installed:
 {{\small
 \begin{{verbatim}}
 python experiment/run_experiment.py     # experiment/results.csv, curves.csv, log.md
-python experiment/analyze.py            # experiment/summary.csv, analysis.md
+jupyter execute --inplace experiment/analysis.ipynb  # summary.csv, analysis.md
 python paper/figures/make_figures.py    # paper/figures/figure1.png, captions.md
 python paper/build_paper.py "<goal>"    # paper/paper.tex (this paper's source)
 python paper/check_paper.py             # paper/review.md

@@ -188,7 +188,7 @@ def panel_curves(ax: Axes, curves: list[dict[str, str]], conditions: dict[str, s
 def main() -> int:
     rows = read_summary(SUMMARY.read_text(encoding="utf-8")) if SUMMARY.exists() else []
     if not rows:
-        print(f"no usable {SUMMARY}: run python experiment/analyze.py first", file=sys.stderr)
+        print(f"no usable {SUMMARY}: run experiment/analysis.ipynb first", file=sys.stderr)
         return 1
     FIGURES.mkdir(parents=True, exist_ok=True)
     curves = read_rows(CURVES)

@@ -1,8 +1,8 @@
-#!/usr/bin/env python3
-"""Summarise the warmup study: experiment/results.csv -> summary.csv and analysis.md.
+"""The warmup study's summary and its report, as the analysis notebook uses them.
 
-Written by LightScientist's offline demo model. Run from the workspace root:
-    python experiment/analyze.py
+Written by LightScientist's offline demo model beside experiment/analysis.ipynb, whose cells
+load experiment/results.csv, compute experiment/summary.csv, show the summary table and the
+success criterion, and write experiment/analysis.md with `analysis_text`.
 For every condition and metric it takes the rows with status `ok`, and writes n, mean, sample
 std and a 95% t-interval over seeds (mean +- t(0.975, n-1) * std / sqrt(n), t from a small
 table; no resampling, so nothing random). A diverged run's final_loss is inf, which makes its
@@ -24,6 +24,7 @@ import pandas as pd
 sys.dont_write_bytecode = True
 from study_common import (  # noqa: E402
     SUMMARY_COLUMNS,
+    SummaryRow,
     best_condition,
     compare_warmup,
     comparison_line,
@@ -32,18 +33,11 @@ from study_common import (  # noqa: E402
     fmt,
     interval,
     parse_condition,
-    read_summary,
     search_lines,
     summary_index,
     summary_table_rows,
-    write_atomic,
 )
 from study_design import DISCLAIMER, METRICS, N_RUNS, SUCCESS_CRITERION  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "experiment" / "results.csv"
-SUMMARY = ROOT / "experiment" / "summary.csv"
-ANALYSIS = ROOT / "experiment" / "analysis.md"
 
 
 def condition_order(name: str) -> tuple[int, float, int, str]:
@@ -62,60 +56,67 @@ def search_section(lines: list[str]) -> str:
     )
 
 
-def main() -> int:
-    if not RESULTS.exists():
-        print(f"no {RESULTS}: run python experiment/run_experiment.py first", file=sys.stderr)
-        return 1
+def load_results(path: Path) -> pd.DataFrame:
+    """results.csv with `value` as numbers (a failed run's empty value is nan)."""
     df = pd.read_csv(
-        RESULTS,
+        path,
         dtype={"run_id": str, "condition": str, "metric": str, "status": str, "value": str},
         keep_default_na=False,
     )
     df["value"] = pd.to_numeric(df["value"], errors="coerce")
-    conditions = sorted(df["condition"].unique().tolist(), key=condition_order)
-    out_rows, data_lines = [], []
-    for cond in conditions:
+    return df
+
+
+def summary_csv(df: pd.DataFrame) -> str:
+    """summary.csv's text: n, mean, std and the 95% interval of every condition and metric
+    over the runs with status `ok` (full precision: `repr` of each float)."""
+    out_rows = []
+    for cond in sorted(df["condition"].unique().tolist(), key=condition_order):
         part = df[df["condition"] == cond]
-        runs = sorted(part["run_id"].unique().tolist())
-        bad = sorted(part.loc[part["status"] != "ok", "run_id"].unique().tolist())
-        data_lines.append(
-            f"| {cond} | {len(runs)} | {len(runs) - len(bad)} | "
-            f"{', '.join(bad) if bad else 'none'} |"
-        )
         for metric in METRICS:
             sel = part[(part["metric"] == metric) & (part["status"] == "ok")]
             n, mean, std, lo, hi = describe(sel["value"].astype(float).tolist())
-            out_rows.append(
-                [
-                    cond,
-                    metric,
-                    str(n),
-                    repr(float(mean)),
-                    repr(float(std)),
-                    repr(float(lo)),
-                    repr(float(hi)),
-                ]
-            )
+            out_rows.append([cond, metric, str(n), *(repr(float(x)) for x in (mean, std, lo, hi))])
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(SUMMARY_COLUMNS)
     writer.writerows(out_rows)
-    write_atomic(SUMMARY, buf.getvalue())
+    return buf.getvalue()
 
-    rows = read_summary(buf.getvalue())
+
+def data_lines(df: pd.DataFrame) -> list[str]:
+    """One table row per condition: its runs, how many ran, which failed."""
+    lines = []
+    for cond in sorted(df["condition"].unique().tolist(), key=condition_order):
+        part = df[df["condition"] == cond]
+        runs = sorted(part["run_id"].unique().tolist())
+        bad = sorted(part.loc[part["status"] != "ok", "run_id"].unique().tolist())
+        lines.append(
+            f"| {cond} | {len(runs)} | {len(runs) - len(bad)} | "
+            f"{', '.join(bad) if bad else 'none'} |"
+        )
+    return lines
+
+
+def best_sentence(rows: list[SummaryRow]) -> str:
+    best = best_condition(rows)
+    if best is None:
+        return "No condition has a finite mean final loss."
+    return (
+        f"`{best['condition']}` has the lowest mean final loss, {interval(best)} "
+        f"(mean [95% CI], n={best['n']})."
+    )
+
+
+def analysis_text(df: pd.DataFrame, rows: list[SummaryRow], root: Path) -> str:
+    """experiment/analysis.md: the data used, the main result, the criterion, the table."""
     index = summary_index(rows)
     comps = compare_warmup(rows)
     verdict, why = criterion(comps)
-    best = best_condition(rows)
     n_runs = int(df["run_id"].nunique())
     n_failed = int(df.loc[df["status"] != "ok", "run_id"].nunique())
     table = summary_table_rows(rows)
-    best_text = (
-        f"`{best['condition']}` has the lowest mean final loss, {interval(best)} "
-        f"(mean [95% CI], n={best['n']})."
-        if best
-        else "No condition has a finite mean final loss."
-    )
+    best_text = best_sentence(rows)
     bl_lines = []
     for c in comps:
         b = index.get((c["base"], "best_loss"))
@@ -140,8 +141,8 @@ def main() -> int:
 
 > **Offline demo.** {DISCLAIMER}
 
-Numbers below are formatted with `f"{{x:.4g}}"` from experiment/summary.csv, which this script
-(`python experiment/analyze.py`) computes from experiment/results.csv.
+Numbers below are formatted with `f"{{x:.4g}}"` from experiment/summary.csv, which the notebook
+experiment/analysis.ipynb computes from experiment/results.csv (its cells show each step).
 
 ## Data used
 
@@ -151,7 +152,7 @@ diverged = 1.
 
 | condition | runs | ok | failed runs |
 |---|---:|---:|---|
-{chr(10).join(data_lines)}
+{chr(10).join(data_lines(df))}
 
 ## Main result
 
@@ -177,7 +178,7 @@ For each condition and metric: mean and sample standard deviation over the seeds
 or "hurts" at a learning rate requires non-overlapping intervals, or at least two fewer (more)
 diverged runs. No other test was run, so no p-values are claimed.
 
-{search_section(search_lines(ROOT / "experiment" / "search.json"))}## Secondary results
+{search_section(search_lines(root / "experiment" / "search.json"))}## Secondary results
 
 {chr(10).join(bl_lines) or "- (no best_loss rows)"}
 
@@ -203,17 +204,4 @@ On this tiny task, the success criterion for "warmup helps plain gradient descen
 **{verdict}** ({why}). {best_text} The study is small (three seeds, one network, one dataset),
 so it describes this setting only.
 """
-    write_atomic(ANALYSIS, text)
-    print(
-        f"wrote {SUMMARY} ({len(rows)} rows) and {ANALYSIS}; criterion {verdict}; "
-        + (
-            f"best {best['condition']} (mean final loss {fmt(best['mean'])})"
-            if best
-            else "no finite best"
-        )
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return text

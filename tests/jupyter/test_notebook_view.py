@@ -4,7 +4,9 @@ change cell by cell — the source diff, what the outputs print, images side by 
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,62 @@ def test_the_side_panel_gets_the_notebook_s_lines_cell_by_cell(at_gate: Path):
     assert lines[0] == f"notebook {PATH}: 1 cell changed, 2 added, 1 with new outputs"
     assert "## cell load (code): source changed" in lines and "+mean = 0.93" in lines
     assert "image: 1 PNG image changed" in lines
+
+
+def test_a_traced_number_links_to_its_cell_and_an_untraced_one_does_not(tmp_path: Path):
+    from lightscientist_jupyter.controller.provenance import Item
+    from lightscientist_jupyter.jupyter.provenance_links import report_html
+
+    traced = Item("0.93 (line 4)", f"{PATH} cell load (output 1: 'mean accuracy 0.93')", True)
+    traced = dataclasses.replace(traced, notebook=PATH, cell="load")
+    table = report_html(
+        tmp_path,
+        [
+            ("citations:paper/paper.md", [Item("[@x] (line 1)", "x.bib", True)]),
+            ("numbers:paper/paper.md", [traced, Item("0.5 (line 9)", "not found", False)]),
+        ],
+    )
+    assert "citations" not in table  # a citation traces to no cell
+    assert table.count("<button") == 1
+    args = html.escape(json.dumps({"path": str(tmp_path / PATH), "cell": "load"}), quote=True)
+    assert (
+        'data-commandlinker-command="lightscientist:open-notebook-cell" '
+        f'data-commandlinker-args="{args}"'
+    ) in table
+    assert (
+        '<tr data-ok="no"><td>no</td><td>0.5 (line 9)</td><td>not found</td><td></td></tr>' in table
+    )
+
+
+CHECKED_TABLE = """\
+start = "a"
+
+[stages.a]
+skill = "skills/a.md"
+outputs = ["paper/paper.md"]
+next = "done"
+allowed = ["done"]
+approval = true
+checks = ["numbers:paper/paper.md"]
+"""
+
+
+def test_the_gate_card_of_a_checked_stage_links_each_number_to_its_cell(tmp_path, write_table):
+    from lightscientist_jupyter.controller import load_table
+    from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
+
+    table = load_table(write_table(tmp_path / "table", CHECKED_TABLE))
+    ws = Workspace.at(tmp_path / "ws")
+    controller = ResearchController.create(ws, "find x", mode="manual", table=table)
+    write(ws.root, 2)
+    (ws.root / "paper").mkdir()
+    (ws.root / "paper" / "paper.md").write_text("# Result\n\nThe mean accuracy was 0.93.\n")
+    assert controller.finish_stage("written", ["paper/paper.md"]).accepted
+    panel = GatePanel(lambda *a: "ok", table, ws.root)
+    panel.show(controller.state.pending)
+    assert panel.checks.widget in panel.cards.children
+    card = panel.checks.widget.value
+    assert "numbers:paper/paper.md: 1 item(s), 0 unresolved" in card
+    assert "0.93 (line 3)" in card and f"{PATH} cell load" in card
+    args = html.escape(json.dumps({"path": str(ws.root / PATH), "cell": "load"}), quote=True)
+    assert f'data-commandlinker-args="{args}"' in card

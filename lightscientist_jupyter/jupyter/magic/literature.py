@@ -1,4 +1,5 @@
-"""`%lightscientist check [PATH…]`: the provenance report of a paper in a notebook."""
+"""`%lightscientist check [PATH…]`: the provenance report of a paper in a notebook, then its
+numbers with a button to the notebook cell that printed each (`provenance_links`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,15 @@ from lightscientist_jupyter.jupyter.magic.session import MagicSession
 def check(m: MagicSession, args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    report = literature.check(Path(m.workspace_of(args)), args.paths, args.results)
+    from IPython.display import HTML, display
+
+    from lightscientist_jupyter.jupyter.provenance_links import report_html
+
+    root = Path(m.workspace_of(args))
+    report = literature.check(root, args.paths, args.results)
     print("\n".join(report.lines()))
+    traced = report_html(root, report.sections)
+    if traced:  # the numbers again, each with a button to the cell that printed it
+        display(HTML(traced))
     if not report.ok:
         raise UsageError(f"check: {len(report.problems)} unresolved: {report.problems[0]}")

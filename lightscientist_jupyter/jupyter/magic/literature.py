@@ -9,16 +9,15 @@ from IPython.core.error import UsageError
 
 from lightscientist_jupyter.app import literature
 from lightscientist_jupyter.jupyter.magic.session import MagicSession
+from lightscientist_jupyter.workspace import Workspace
 
 
 def check(m: MagicSession, args: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from IPython.display import HTML, display
 
     from lightscientist_jupyter.jupyter.provenance_links import report_html
 
-    root = Path(m.workspace_of(args))
+    root = Workspace.at(m.workspace_of(args)).root  # absolute: `-w ws` is the kernel's ws
     report = literature.check(root, args.paths, args.results)
     print("\n".join(report.lines()))
     traced = report_html(root, report.sections)

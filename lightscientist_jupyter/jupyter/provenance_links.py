@@ -66,6 +66,11 @@ def items_html(root: Path, name: str, items: Sequence[Any]) -> str:
     )
 
 
+def to_cells(sections: Iterable[tuple[str, Sequence[Any]]]) -> bool:
+    """Whether any item traces to a notebook cell."""
+    return any(getattr(item, "cell", None) for _, items in sections for item in items)
+
+
 def report_html(root: Path, sections: Iterable[tuple[str, Sequence[Any]]]) -> str:
     """Every `numbers:` section of a check report (citations trace to no cell)."""
     return "".join(

@@ -12,12 +12,19 @@ one the environment installed.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import nbformat
 import pytest
-from support.browser import EXTENSION, OUTPUT, REPO, lab_page, require_browser, start_lab
+from support.browser import (
+    EXTENSION,
+    OUTPUT,
+    REPO,
+    lab_page,
+    require_browser,
+    run_all_cells,
+    start_lab,
+)
 
 from lightscientist_jupyter.values.notebook import dumps, new_notebook
 
@@ -88,18 +95,7 @@ def test_a_traced_number_opens_the_notebook_at_its_cell(lab):
 
     logs = {"lab": lab.output}
     with lab_page(lab.url, lab.token, "notebook-cell-failure.png", logs) as page:
-        page.goto(lab.page_url("lab/tree/check.ipynb"))
-        # the kernel is up (before it is, Run All asks which kernel to start)
-        expect(
-            page.get_by_role("contentinfo").get_by_role(
-                "button", name="Python 3 (ipykernel) | Idle"
-            )
-        ).to_be_visible(timeout=90_000)
-        expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
-            1, timeout=90_000
-        )
-        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        run_all_cells(page, lab, "check.ipynb")
         button = page.locator(".jp-OutputArea-output table.ls-checks button.ls-cell-link")
         expect(button).to_have_text("table", timeout=60_000)
         expect(button).to_have_attribute(

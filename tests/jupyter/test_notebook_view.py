@@ -2,6 +2,8 @@
 its cells with their ids and outputs, and the gate card and the side panel show a notebook's
 change cell by cell — the source diff, what the outputs print, images side by side."""
 
+# ruff: noqa: F811  (the `ip` fixture comes from test_magic_literature)
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,22 +13,13 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from support.analysis_notebooks import BLUE, PATH, RED, b64, png, write
 
-from lightscientist_jupyter import api
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.jupyter.diff_card import card_html, panel_changes
 from lightscientist_jupyter.workspace import Workspace
-
-
-@pytest.fixture(scope="module")
-def ip():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "lightscientist_jupyter")
-    yield shell
-    api.stop_all()
+from tests.jupyter.test_magic_literature import ip  # noqa: F401  (a shell with the magic)
 
 
 @pytest.fixture

@@ -19,6 +19,8 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import { addOpenCellCommand } from './cells';
+
 // the panel is added to the shell when the plugin activates, so it is needed at once; so is
 // the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
 /* eslint-disable jupyter/prefer-lazy-imports */
@@ -200,6 +202,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
         palette.addItem({ command, category: CATEGORY });
       }
     }
+
+    addOpenCellCommand(app, docManager, CATEGORY, palette);
 
     const status = new StageStatus(() => app.shell.activateById(panel.id));
     panel.changed.connect(() => {

@@ -32,6 +32,8 @@ from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.history.files import KEPT
 from lightscientist_jupyter.history.snapshots import BRANCH, History, Snapshot
+from lightscientist_jupyter.values.notebook import is_notebook
+from lightscientist_jupyter.values.notebook_diff import notebook_diff
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -136,16 +138,40 @@ def diff(
     with none, what the pending gate would approve against the last approved state), or
     with `against` this workspace's files now → the other project's latest snapshot."""
     history = open_history(ws)
-    flags = ["--stat"] if stat else ["--no-color"]
     if against is not None:
-        theirs = _fetch_other(history, against)
-        return history.git("diff", *flags, history.tree_now(), theirs, *_exclusions(paths))
-    if ref is None:
+        old, new = history.tree_now(), _fetch_other(history, against)
+    elif ref is None:
         old, new = gate_bounds(ws, history)
     else:
         old = resolve(history, ref).id
         new = resolve(history, ref2).id if ref2 else history.tree_now()
-    return history.git("diff", *flags, old, new, *_exclusions(paths))
+    if stat:
+        return history.git("diff", "--stat", old, new, *_exclusions(paths))
+    return _by_file(history, old, new, paths)
+
+
+def _by_file(history: History, old: str, new: str, paths: Sequence[str]) -> str:
+    """git's diff from `old` to `new`, but each notebook's change cell by cell
+    (`values.notebook_diff`) in place of git's diff of its JSON, in the files' order."""
+    listed = history.git("diff", "--name-only", "--no-renames", "-z", old, new, *_exclusions(paths))
+    notebooks = {}
+    for rel in filter(is_notebook, filter(None, listed.split("\0"))):
+        lines = notebook_diff(rel, history.read(old, rel), history.read(new, rel))
+        if lines is not None:  # not a notebook on one side: git's diff of its text
+            notebooks[rel] = "".join(f"{line}\n" for line in lines)
+    left_out = [f":(exclude,literal){rel}" for rel in notebooks]
+    text = history.git("diff", "--no-color", old, new, *_exclusions(paths), *left_out)
+    if not notebooks:
+        return text
+    parts = [(_diffed_path(part), part) for part in re.split(r"(?m)^(?=diff --git )", text) if part]
+    parts += notebooks.items()
+    return "".join(part for _, part in sorted(parts, key=lambda kept: kept[0]))
+
+
+def _diffed_path(part: str) -> str:
+    """The path a `diff --git a/PATH b/PATH` section is about (for ordering only)."""
+    header = part.split("\n", 1)[0].removeprefix("diff --git ").lstrip('"')
+    return header.removeprefix("a/").split(" b/", 1)[0]
 
 
 def gate_bounds(ws: Workspace, history: History) -> tuple[str, str]:

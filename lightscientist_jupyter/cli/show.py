@@ -1,12 +1,14 @@
 """The command line's `show`: the paper (`--pdf`: its PDF's path), its reviews, a stage's
-outputs, or a file's text. What cannot be shown — no PDF, no reviews, a missing file, a link
-planted in the workspace — is one line on stderr and exit 1."""
+outputs, a notebook's cells (ids, sources, shortened outputs), or a file's text. What cannot
+be shown — no PDF, no reviews, a missing file, a link planted in the workspace, a file that is
+no notebook — is one line on stderr and exit 1."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from lightscientist_jupyter.app import notebooks
 from lightscientist_jupyter.app import paper as papers
 from lightscientist_jupyter.app import reviews as reviewing
 from lightscientist_jupyter.app.commands import require_project
@@ -15,6 +17,7 @@ from lightscientist_jupyter.cli.foreground import EXIT_FAILED, EXIT_OK
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.events import printable
+from lightscientist_jupyter.values.notebook import is_notebook, reading
 from lightscientist_jupyter.workspace import Workspace
 
 TEXT_MAX = 400_000
@@ -45,7 +48,19 @@ def cmd_show(args: argparse.Namespace) -> int:
         for out in table[args.target].outputs:
             print(out if files.is_file(out) else f"{out}  (not written)")
         return EXIT_OK
+    if is_notebook(args.target):
+        return _notebook(Beneath(ws.root), args.target)
     return _text(Beneath(ws.root), args.target)
+
+
+def _notebook(files: Beneath, rel: str) -> int:
+    try:
+        nb = notebooks.read_notebook(files, rel)
+    except notebooks.NotebookUnavailable as exc:
+        return _failed(str(exc))
+    for line in reading(nb, rel, notebooks.OUTPUT_LIMIT).splitlines():
+        print(printable(line))
+    return EXIT_OK
 
 
 def _paper(ws: Workspace, *, pdf_only: bool) -> int:

@@ -1,6 +1,7 @@
 """The diff beside each file under review on the gate card: what changed since the last
 approved state (`app.history.gate_changes`) — a new file, changed lines as a unified diff,
-images side by side, a small CSV as a table of changed rows, a removed file."""
+a notebook cell by cell (`notebook_view`), images side by side, a small CSV as a table of
+changed rows, a removed file."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ import ipywidgets as w
 from lightscientist_jupyter.app.history import FileChange, gate_changes
 from lightscientist_jupyter.controller import PendingDecision
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.notebook_view import MAX_LINES, change_html, diff_pre
 from lightscientist_jupyter.jupyter.server.answers import FileDiff
+from lightscientist_jupyter.values.notebook import is_notebook, summary_of
+from lightscientist_jupyter.values.notebook_diff import changes_between, notebook_diff
 from lightscientist_jupyter.workspace import Workspace
 
-MAX_LINES = 400
-"""Diff lines shown per file (the rest is counted)."""
 CSV_ROWS = 200
 """A CSV of at most this many rows is shown as a table of changed rows."""
 IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml"}
@@ -28,24 +30,8 @@ def _text(data: bytes | None) -> list[str]:
     return (data or b"").decode("utf-8", errors="replace").splitlines()
 
 
-def line_kind(line: str) -> str:
-    """A unified diff line's class: `head` (file names, hunk ranges), `add`, `del`, `ctx`."""
-    if line.startswith(("+++ ", "--- ", "@@")):
-        return "head"
-    return "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
-
-
 def _unified(change: FileChange) -> str:
-    lines = change.unified()
-    shown = lines[:MAX_LINES]
-    rows = []
-    for line in shown:
-        rows.append(f'<div class="ls-diff-{line_kind(line)}">{html.escape(line)}</div>')
-    if len(lines) > MAX_LINES:
-        rows.append(f"<div>… {len(lines) - MAX_LINES} more lines</div>")
-    label = html.escape(f"diff of {change.path}", quote=True)
-    # it scrolls: focusable, so that the keyboard scrolls it too
-    return f'<pre class="ls-diff-text" tabindex="0" aria-label="{label}">{"".join(rows)}</pre>'
+    return diff_pre(change.unified(), f"diff of {change.path}")
 
 
 def _image(change: FileChange, mime: str) -> str:
@@ -87,6 +73,23 @@ def _csv(change: FileChange) -> str | None:
     )
 
 
+def _notebook(change: FileChange) -> str | None:
+    """A notebook's change cell by cell, or None when a version is not a notebook."""
+    changes = changes_between(change.path, change.old, change.new)
+    if changes is None:
+        return None
+    summary = f'<div class="ls-diff-summary">{html.escape(summary_of(changes))}</div>'
+    return summary + change_html(change.path, changes)
+
+
+def _lines(change: FileChange) -> list[str]:
+    """The side panel's text of a change: a notebook's cell by cell, else the unified diff."""
+    by_cell = (
+        notebook_diff(change.path, change.old, change.new) if is_notebook(change.path) else None
+    )
+    return (by_cell if by_cell is not None else change.unified())[:MAX_LINES]
+
+
 def render(change: FileChange) -> str:
     """One file's change as HTML."""
     title = f"<b><code>{html.escape(change.path)}</code></b> — {change.status}"
@@ -94,6 +97,8 @@ def render(change: FileChange) -> str:
         body = ""
     elif change.status == "removed":
         body = "<div>the file was removed</div>"
+    elif is_notebook(change.path) and (cells := _notebook(change)) is not None:
+        body = cells
     elif (mime := IMAGES.get(Path(change.path).suffix.lower())) is not None:
         body = _image(change, mime)
     elif change.path.endswith(".csv") and (table := _csv(change)) is not None:
@@ -110,7 +115,7 @@ def panel_changes(ws: Workspace) -> list[FileDiff]:
     shown: list[FileDiff] = []
     for change in gate_changes(ws):
         text = change.status in ("new", "changed") and Path(change.path).suffix not in IMAGES
-        lines = change.unified()[:MAX_LINES] if text else []
+        lines = _lines(change) if text else []
         shown.append({"path": change.path, "status": change.status, "lines": lines})
     return shown
 

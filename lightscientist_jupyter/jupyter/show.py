@@ -4,9 +4,10 @@
 table from file suffix to loader: Markdown as `Markdown` (with the images it links shown
 inline, since a relative link in a cell output would resolve against the notebook, not the
 workspace), PNG/JPEG/GIF as `Image`, SVG as `SVG`, CSV/TSV as a pandas `DataFrame`, JSON as
-`JSON`, LaTeX and BibTeX as a code block, anything else as text. `bundle` turns a loaded
-object into a MIME bundle by calling its `_repr_*_` methods directly, so the flusher thread
-can fill an `Output` widget without going through the shell's display machinery.
+`JSON`, a notebook as its cells and outputs (`notebook_view`), LaTeX and BibTeX as a code
+block, anything else as text. `bundle` turns a loaded object into a MIME bundle by calling its
+`_repr_*_` methods directly, so the flusher thread can fill an `Output` widget without going
+through the shell's display machinery.
 
 The path comes from a person or a model, and a worker's command may have planted a link
 anywhere in the workspace, so every file is read through `beneath.Beneath` of the workspace:
@@ -28,8 +29,12 @@ from typing import Any
 
 from IPython.display import JSON, SVG, Image, Markdown, Pretty
 
+from lightscientist_jupyter.app import notebooks
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter import notebook_view
+from lightscientist_jupyter.jupyter.notebook_view import fenced
+from lightscientist_jupyter.values.notebook import SUFFIX, reading
 
 TEXT_MAX = 400_000
 """The most characters of a text file shown (the rest is cut, and the output says so)."""
@@ -140,10 +145,16 @@ def load_csv(files: Beneath, rel: str, *, sep: str = ",", nrows: int | None = No
 def load_source(files: Beneath, rel: str, language: str) -> Markdown:
     """A source file as a highlighted code block (its fence longer than any run of backticks
     inside, so the source cannot close it)."""
-    text = _read_text(files, rel, TEXT_MAX)
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return Markdown(f"{fence}{language}\n{text}\n{fence}")
+    return Markdown(fenced(_read_text(files, rel, TEXT_MAX), language))
+
+
+def load_notebook(files: Beneath, rel: str) -> list[Any]:
+    """A notebook's cells, each labelled with its id, and their saved outputs."""
+    try:
+        nb = notebooks.read_notebook(files, rel)
+    except notebooks.NotebookUnavailable as exc:
+        raise ShowError(str(exc)) from None
+    return notebook_view.cells(nb, rel)
 
 
 def load_json(files: Beneath, rel: str) -> Any:
@@ -162,6 +173,7 @@ LOADERS: dict[str, Callable[[Beneath, str], Any]] = {
     ".csv": load_csv,
     ".tsv": lambda files, rel: load_csv(files, rel, sep="\t"),
     ".json": load_json,
+    SUFFIX: load_notebook,
     ".tex": lambda files, rel: load_source(files, rel, "latex"),
     ".bib": lambda files, rel: load_source(files, rel, "bibtex"),
 }
@@ -262,6 +274,13 @@ def preview(root: Path, rel: str) -> list[dict[str, Any]]:
                     "text/plain": frame.to_string(max_rows=PREVIEW_ROWS),
                 },
             ]
+        if suffix == SUFFIX:  # its cells' ids, sources and outputs, not its JSON
+            try:
+                nb = notebooks.read_notebook(files, rel)
+            except notebooks.NotebookUnavailable as exc:
+                return [head, {"text/plain": str(exc)}]
+            text = "\n".join(reading(nb, rel, 300).splitlines()[:PREVIEW_LINES])
+            return [head, {"text/plain": text}]
         if suffix in IMAGE_SUFFIXES or suffix == ".svg":
             return [head] + [bundle(obj) for obj in load(files, rel)]
         text = "\n".join(_read_text(files, rel, 20_000).splitlines()[:PREVIEW_LINES])

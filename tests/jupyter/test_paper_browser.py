@@ -7,11 +7,17 @@ stage draws the same table. Screenshots go to `test-output/`.
 
 from __future__ import annotations
 
-import re
-
 import nbformat
 import pytest
-from support.browser import OUTPUT, axe_problems, lab_page, open_panel, require_browser, start_lab
+from support.browser import (
+    OUTPUT,
+    axe_problems,
+    lab_page,
+    open_panel,
+    require_browser,
+    run_all_cells,
+    start_lab,
+)
 from support.papers import REVIEW_TABLE, write_paper, write_reviews
 
 from lightscientist_jupyter.controller import ResearchController, load_table
@@ -93,18 +99,7 @@ def test_the_gate_card_at_the_review_shows_the_scores_and_the_decision(lab):
     from playwright.sync_api import expect
 
     with lab_page(lab.url, lab.token, "gate-reviews-failure.png", {"lab": lab.output}) as page:
-        page.goto(lab.page_url("lab/tree/review.ipynb"))
-        # the kernel is up (before it is, Run All asks which kernel to start)
-        expect(
-            page.get_by_role("contentinfo").get_by_role(
-                "button", name="Python 3 (ipykernel) | Idle"
-            )
-        ).to_be_visible(timeout=90_000)
-        expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
-            1, timeout=90_000
-        )
-        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        run_all_cells(page, lab, "review.ipynb")
         card = page.locator(".jp-OutputArea-output .lightscientist-dashboard .ls-gatecard")
         expect(card.locator(".ls-card-title")).to_have_text(
             "◆ Approve review and move on to done?", timeout=60_000

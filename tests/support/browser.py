@@ -9,6 +9,7 @@
 - `launch_chromium(pw)` launches Debian's Chromium headless (never a downloaded browser).
 - `lab_page(url, token, failure, logs)` opens JupyterLab in a Chromium page; on a failure it
   keeps a screenshot and prints the console and the given logs.
+- `run_all_cells(page, lab, notebook)` opens a notebook, waits for its kernel, runs it all.
 - `axe_problems(page, selector)` runs axe-core (axe-playwright-python, offline) on a part of
   the page and lists its serious and critical violations.
 
@@ -262,6 +263,24 @@ def lab_page(url: str, token: str, failure: str, logs: Mapping[str, Lines]) -> I
                 raise
         finally:
             browser.close()
+
+
+def run_all_cells(page: Any, lab: Lab, notebook: str) -> None:
+    """Open `notebook` (relative to the server root), wait until its kernel is idle, and run
+    all its cells from the Run menu."""
+    import re
+
+    from playwright.sync_api import expect
+
+    page.goto(lab.page_url(f"lab/tree/{notebook}"))
+    # the kernel is up (before it is, Run All asks which kernel to start)
+    idle = page.get_by_role("contentinfo").get_by_role("button", name="Python 3 (ipykernel) | Idle")
+    expect(idle).to_be_visible(timeout=90_000)
+    expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
+        1, timeout=90_000
+    )
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
 
 
 def open_panel(page: Any) -> Any:

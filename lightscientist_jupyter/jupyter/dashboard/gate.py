@@ -28,6 +28,7 @@ from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
 from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, review_card, settled_text
 from lightscientist_jupyter.jupyter.diff_card import DiffCard
+from lightscientist_jupyter.jupyter.provenance_links import ChecksCard
 from lightscientist_jupyter.jupyter.show import preview
 
 Reply = Callable[[bool, str, "str | None", str], str]
@@ -84,7 +85,8 @@ class GatePanel:
         """Where other cards (a diff, a budget) go, between the controls and the preview."""
         self.cards.add_class("ls-cards")
         self.diff = DiffCard(root)  # what changed beside each file under review
-        self.cards.children = (*self.cards.children, self.diff.widget)
+        self.checks = ChecksCard(root, table)  # the paper's numbers and their cells
+        self.cards.children = (*self.cards.children, self.diff.widget, self.checks.widget)
         self.fold = w.Accordion(children=[self.preview], titles=("Preview of the files",))
         self.fold.selected_index = None  # folded: the action comes first
         self.widget = w.VBox([self.actions, self.cards, self.fold], layout=w.Layout(display="none"))
@@ -132,6 +134,7 @@ class GatePanel:
                 outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
         self.preview.outputs = tuple(outputs)
         self.diff.show(pending)
+        self.checks.show(pending)
         self.fold.layout.display = "" if outputs else "none"
         self.fold.selected_index = None
         if gate:

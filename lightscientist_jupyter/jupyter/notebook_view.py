@@ -1,0 +1,172 @@
+"""A workspace notebook drawn in a notebook: the cells of `show experiment/analysis.ipynb`,
+and a notebook's change cell by cell on the gate card.
+
+`cells` gives the display objects of a notebook: each cell labelled with its id, Markdown
+cells as Markdown, code cells as a Python code block (highlighted as `show` highlights any
+source) and their outputs as the MIME bundles they saved — images as images, an error named
+with its traceback. A widget's view is left out (its model died with the kernel that made it)
+and so is JavaScript (a worker's notebook runs no code in the researcher's page).
+
+`change_html` draws `values.notebook.cell_changes` for the gate card: per changed cell its id,
+how it changed, a unified diff of its source, a unified diff of what its outputs print, and
+its images before and after side by side. Every text is escaped: the card is an `HTML`
+widget, which sets its value as the page's HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+from typing import Any
+
+from IPython.display import Markdown
+
+from lightscientist_jupyter.values.notebook import CellChange, output_text
+from lightscientist_jupyter.values.notebook_diff import (
+    HOW,
+    image_line,
+    outputs_diff,
+    source_diff,
+)
+
+LEFT_OUT = ("application/vnd.jupyter.widget-view+json", "application/javascript")
+"""MIME types of saved outputs not shown again (see the module's docstring)."""
+MAX_LINES = 400
+"""Diff lines shown per cell (the rest is counted)."""
+
+
+def fenced(text: str, language: str) -> str:
+    """`text` as a Markdown code block whose fence is longer than any run of backticks
+    inside, so the text cannot close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _joined(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+class SavedOutput:
+    """One output a notebook saved, displayed again as the MIME bundle it was."""
+
+    def __init__(self, data: dict[str, Any], metadata: dict[str, Any] | None = None):
+        self.data = data
+        self.metadata = metadata or {}
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self.data, self.metadata
+
+    def __repr__(self) -> str:
+        return str(self.data.get("text/plain", ""))
+
+
+def _output(cell_id: str, output: Any) -> list[Any]:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return [SavedOutput({"text/plain": _joined(output.get("text"))})]
+    if kind == "error":
+        named = Markdown(f"**error** in cell `{cell_id}`: `{output_text(output)}`")
+        trace = "\n".join(output.get("traceback") or [])
+        return [named, SavedOutput({"text/plain": trace})] if trace else [named]
+    data = {
+        mime: _joined(value) if isinstance(value, list) else value
+        for mime, value in (output.get("data") or {}).items()
+        if mime not in LEFT_OUT
+    }
+    if not data:
+        return []
+    data.setdefault("text/plain", f"[{kind}]")
+    return [SavedOutput(data, dict(output.get("metadata") or {}))]
+
+
+def cells(nb: Any, where: str) -> list[Any]:
+    """The display objects showing notebook `nb` (`where` names it in the heading)."""
+    shown: list[Any] = [Markdown(f"**`{where}`** — {len(nb.cells)} cells")]
+    for cell in nb.cells:
+        cell_id, kind = str(cell.get("id")), cell.get("cell_type")
+        count = cell.get("execution_count")
+        ran = f" · [{count}]" if kind == "code" and count is not None else ""
+        shown.append(Markdown(f"<small>cell `{cell_id}` · {kind}{ran}</small>"))
+        source = _joined(cell.get("source"))
+        if kind == "markdown":
+            shown.append(Markdown(source))
+        elif source.strip():
+            shown.append(Markdown(fenced(source, "python" if kind == "code" else "")))
+        for output in cell.get("outputs") or []:
+            shown += _output(cell_id, output)
+    return shown
+
+
+# ------------------------------------------------------------------------- a change
+
+
+def line_kind(line: str) -> str:
+    """A unified diff line's class: `head` (file names, hunk ranges), `add`, `del`, `ctx`."""
+    if line.startswith(("+++ ", "--- ", "@@")):
+        return "head"
+    return "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
+
+
+def diff_pre(lines: list[str], label: str) -> str:
+    """Unified diff lines as a scrolling `<pre>`, each line classed by `line_kind`."""
+    rows = [
+        f'<div class="ls-diff-{line_kind(line)}">{html.escape(line)}</div>'
+        for line in lines[:MAX_LINES]
+    ]
+    if len(lines) > MAX_LINES:
+        rows.append(f"<div>… {len(lines) - MAX_LINES} more lines</div>")
+    aria = html.escape(label, quote=True)
+    # it scrolls: focusable, so that the keyboard scrolls it too
+    return f'<pre class="ls-diff-text" tabindex="0" aria-label="{aria}">{"".join(rows)}</pre>'
+
+
+def _png(data: str) -> str | None:
+    """A `data:` URL of a base64 PNG, or None for anything that is not one."""
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return f"data:image/png;base64,{data}" if raw.startswith(b"\x89PNG") else None
+
+
+def images_side_by_side(before: list[str], after: list[str]) -> str:
+    def figure(images: list[str], label: str) -> str:
+        pictures = "".join(
+            f'<img src="{src}" alt="{label}" style="max-width:100%">'
+            for src in filter(None, map(_png, images))
+        )
+        caption = f"<figcaption>{label}{'' if images else ': none'}</figcaption>"
+        return f"<figure>{pictures}{caption}</figure>"
+
+    return f'<div class="ls-diff-images">{figure(before, "before")}{figure(after, "after")}</div>'
+
+
+def cell_html(path: str, change: CellChange) -> str:
+    """One cell's change: a heading with its id and how it changed, then its diffs."""
+    title = (
+        f"<b>cell <code>{html.escape(change.cell_id)}</code></b> "
+        f"({html.escape(change.cell_type)}) — {HOW[change.kind]}"
+    )
+    parts = [title]
+    source = source_diff(path, change)
+    if source:
+        parts.append(diff_pre(source, f"source of cell {change.cell_id}"))
+    printed = outputs_diff(path, change)
+    if printed:
+        parts.append(diff_pre(printed, f"outputs of cell {change.cell_id}"))
+    if image_line(change) is not None:
+        parts.append(images_side_by_side(change.images_before, change.images_after))
+    cell_id, kind = html.escape(change.cell_id, quote=True), html.escape(change.kind, quote=True)
+    return (
+        f'<div class="ls-diff-cell" data-cell="{cell_id}" data-kind="{kind}">{"".join(parts)}</div>'
+    )
+
+
+def change_html(path: str, changes: list[CellChange]) -> str:
+    """A notebook's changed cells (the unchanged ones left out)."""
+    return "".join(cell_html(path, c) for c in changes if c.kind != "same")

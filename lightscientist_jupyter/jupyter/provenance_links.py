@@ -1,0 +1,100 @@
+"""A paper's numbers traced to the notebook cells that printed them, as links in a notebook:
+the report of `%lightscientist check` and the gate card's check section, for a stage whose
+table entry has `numbers:` checks.
+
+A traced item (`controller.provenance.Item` with `notebook` and `cell`) gets a button that
+runs the JupyterLab command `lightscientist:open-notebook-cell` through JupyterLab's command
+linker (`data-commandlinker-command` / `-args`, run on a click anywhere in the page): the
+notebook opens with that cell active and in view. The path passed is the notebook's absolute
+path; the command makes it relative to the server root (the kernel does not know that root).
+Outside JupyterLab the button does nothing and the text beside it still names the cell.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from lightscientist_jupyter.beneath import Beneath
+from lightscientist_jupyter.controller import PendingDecision, StageTable
+from lightscientist_jupyter.controller import checks as stage_checks
+from lightscientist_jupyter.errors import LightScientistError
+
+OPEN_CELL = "lightscientist:open-notebook-cell"
+"""The extension's command (`labextension/src/cells.ts`)."""
+
+
+def cell_button(root: Path, notebook: str, cell: str) -> str:
+    """A button opening `notebook` (workspace path) at its cell `cell` in JupyterLab."""
+    path = str(Beneath(root).path(notebook))
+    args = html.escape(json.dumps({"path": path, "cell": cell}), quote=True)
+    label = html.escape(f"open {notebook} at cell {cell}", quote=True)
+    return (
+        f'<button type="button" class="ls-cell-link" data-commandlinker-command="{OPEN_CELL}" '
+        f'data-commandlinker-args="{args}" title="{label}" aria-label="{label}">'
+        f"{html.escape(cell)}</button>"
+    )
+
+
+def items_html(root: Path, name: str, items: Sequence[Any]) -> str:
+    """One check's items as a table: the number, where it traces to, and a button to the
+    cell that printed it (items made before cells were traced have no such fields)."""
+    rows = []
+    for item in items:
+        notebook, cell = getattr(item, "notebook", None), getattr(item, "cell", None)
+        try:
+            link = cell_button(root, notebook, cell) if notebook and cell else ""
+        except OSError:  # a notebook path out of the workspace: named, not linked
+            link = ""
+        state = "ok" if item.ok else "no"
+        rows.append(
+            f'<tr data-ok="{state}"><td>{state}</td><td>{html.escape(item.what)}</td>'
+            f"<td>{html.escape(item.trace)}</td><td>{link}</td></tr>"
+        )
+    unresolved = sum(not item.ok for item in items)
+    caption = f"{name}: {len(items)} item(s), {unresolved} unresolved"
+    return (
+        f'<table class="ls-checks" aria-label="{html.escape(name, quote=True)}">'
+        f"<caption>{html.escape(caption)}</caption>"
+        "<tr><th></th><th>in the paper</th><th>traced to</th><th>cell</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
+
+
+def to_cells(sections: Iterable[tuple[str, Sequence[Any]]]) -> bool:
+    """Whether any item traces to a notebook cell."""
+    return any(getattr(item, "cell", None) for _, items in sections for item in items)
+
+
+def report_html(root: Path, sections: Iterable[tuple[str, Sequence[Any]]]) -> str:
+    """Every `numbers:` section of a check report (citations trace to no cell)."""
+    return "".join(
+        items_html(root, name, items) for name, items in sections if name.startswith("numbers:")
+    )
+
+
+class ChecksCard:
+    """The gate card's check section: the stage's `numbers:` checks run now, each number
+    with the cell that printed it."""
+
+    def __init__(self, root: Path, table: StageTable):
+        self.root = root
+        self.table = table
+        self.widget = w.HTML()
+        self.widget.add_class("ls-checks-card")
+
+    def show(self, pending: PendingDecision | None) -> None:
+        specs: tuple[str, ...] = ()
+        if pending is not None and pending.kind == "gate" and pending.stage in self.table:
+            specs = tuple(s for s in self.table[pending.stage].checks if s.startswith("numbers:"))
+        try:
+            sections = [(spec, stage_checks.report(spec, self.root)) for spec in specs]
+            text = report_html(self.root, sections)
+        except (LightScientistError, OSError) as exc:  # never hides the buttons
+            text = f"<div>(no check: {html.escape(str(exc))})</div>"
+        self.widget.value = f"<div>Numbers and their cells</div>{text}" if text else ""

@@ -4,8 +4,10 @@ and a notebook's change cell by cell on the gate card.
 `cells` gives the display objects of a notebook: each cell labelled with its id, Markdown
 cells as Markdown, code cells as a Python code block (highlighted as `show` highlights any
 source) and their outputs as the MIME bundles they saved — images as images, an error named
-with its traceback. A widget's view is left out (its model died with the kernel that made it)
-and so is JavaScript (a worker's notebook runs no code in the researcher's page).
+with its traceback. Only inert types are shown again (`SHOWN`): the output of a command
+the researcher ran shows in their page as trusted, so a worker's HTML, SVG or JavaScript
+(which could run code there) and widget views (their models died with the kernel that made
+them) are left out; a table pandas saved as HTML shows as its plain text.
 
 `change_html` draws `values.notebook.cell_changes` for the gate card: per changed cell its id,
 how it changed, a unified diff of its source, a unified diff of what its outputs print, and
@@ -31,8 +33,8 @@ from lightscientist_jupyter.values.notebook_diff import (
     source_diff,
 )
 
-LEFT_OUT = ("application/vnd.jupyter.widget-view+json", "application/javascript")
-"""MIME types of saved outputs not shown again (see the module's docstring)."""
+SHOWN = ("text/plain", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif")
+"""MIME types of saved outputs shown again (see the module's docstring)."""
 MAX_LINES = 400
 """Diff lines shown per cell (the rest is counted)."""
 
@@ -76,7 +78,7 @@ def _output(cell_id: str, output: Any) -> list[Any]:
     data = {
         mime: _joined(value) if isinstance(value, list) else value
         for mime, value in (output.get("data") or {}).items()
-        if mime not in LEFT_OUT
+        if mime in SHOWN
     }
     if not data:
         return []

@@ -222,4 +222,12 @@ class TakeSnapshot:
     """start, finish, approved or rejected."""
 
 
-Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot
+@dataclasses.dataclass(frozen=True)
+class HandOverNotebook:
+    """Write the notebook the researcher does the handed `stage` in
+    (`controller.handoff_notebook.write`), unless a file is already at its place."""
+
+    stage: str
+
+
+Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot | HandOverNotebook

@@ -408,6 +408,8 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
                         listener(dict(effect.answer))
                 case actions.Respond():
                     respond = effect
+                case actions.HandOverNotebook():
+                    self._hand_over_notebook(effect.stage)
         if due:  # after the saves and PROCESS.md entries they are to hold
             self.history.record([(snap.stage, snap.visit, snap.event) for snap in due])
         return respond

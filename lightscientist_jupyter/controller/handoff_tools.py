@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath
-from lightscientist_jupyter.controller import actions
+from lightscientist_jupyter.controller import actions, handoff_notebook
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
@@ -66,6 +66,18 @@ class HandoffTools:
         self, summary: str, outputs: Sequence[str], next_stage: str | None, look: bool
     ) -> actions.Finish:
         raise NotImplementedError
+
+    def _refused(self, line: str) -> None:
+        raise NotImplementedError
+
+    def _hand_over_notebook(self, stage: str) -> None:
+        """Write the notebook of the stage just handed over (`handoff_notebook.write`); one
+        that cannot be written is said as a refused path, and the hand-over stands."""
+        try:
+            handoff_notebook.write(self.workspace, self._state, self.table, stage)
+        except OSError as exc:
+            where = handoff_notebook.notebook_path(self.table[stage])
+            self._refused(f"the notebook {where} for '{stage}' was not written: {exc}")
 
     def _handed(self, respond: actions.Respond) -> Handed:
         return Handed(respond.ok, respond.message, self._state.status, self._state.stage)

@@ -120,15 +120,29 @@ def code_cells(
 
 def write(ws: Workspace, state: ProjectState, table: StageTable, stage_id: str) -> bool:
     """Write the notebook of `stage_id` unless a file is at its place; True when written."""
-    stage = table[stage_id]
     tree = Beneath(ws.root)
-    where = notebook_path(stage)
+    where = notebook_path(table[stage_id])
     if tree.lstat(where) is not None:
         return False
-    earlier = earlier_results(ws, state, table, stage_id)
-    nb = build(stage, prompt_goal(state.goal), read_brief(stage), earlier, state.feedback or "")
-    tree.write_text_atomic(where, notebook.dumps(nb))
+    tree.write_text_atomic(where, _text(ws, state, table, stage_id))
     return True
+
+
+def untouched(ws: Workspace, state: ProjectState, table: StageTable, stage_id: str) -> bool:
+    """Whether the notebook of `stage_id` is on disk just as `write` made it: the researcher
+    has neither changed nor run it (a give-back then does not name it as theirs)."""
+    try:
+        text = Beneath(ws.root).read_text(notebook_path(table[stage_id]))
+    except (OSError, UnicodeDecodeError):
+        return False
+    return text == _text(ws, state, table, stage_id)
+
+
+def _text(ws: Workspace, state: ProjectState, table: StageTable, stage_id: str) -> str:
+    stage = table[stage_id]
+    earlier = earlier_results(ws, state, table, stage_id)
+    goal = prompt_goal(state.goal)
+    return notebook.dumps(build(stage, goal, read_brief(stage), earlier, state.feedback or ""))
 
 
 def _names(paths: Sequence[str]) -> dict[str, str]:

@@ -154,6 +154,15 @@ def test_a_notebook_already_there_is_never_written_over(at_analyze):
     assert path.read_text(encoding="utf-8") == mine
 
 
+def test_a_give_back_names_the_notebook_only_when_the_researcher_touched_it(at_analyze):
+    c = at_analyze
+    assert c.take().accepted
+    assert "they see what you wrote: no files yet" in c.give_back().message
+    assert c.take().accepted
+    run(c.workspace.root / NOTEBOOK)
+    assert f"they see what you wrote: {NOTEBOOK}" in c.give_back().message
+
+
 def test_a_stage_entered_as_marked_gets_its_notebook_too(at_analyze, advance):
     c = at_analyze
     assert c.take("write").accepted  # later: when the project reaches it

@@ -4,19 +4,24 @@ The same task a worker would get — the goal, the stage's skill, the PROCESS.md
 required outputs (each with whether it is ready on disk), the allowed next stages — as one
 plain dict, drawn by the dashboard's hand-over card and by the side panel (from disk, so it
 works without a kernel); and a ready-to-edit Python cell that names the output paths and
-loads the previous stages' results with pandas.
+loads the previous stages' results with pandas (beside the stage's own notebook, which
+`controller.handoff_notebook` writes and the cell names).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import missing_files, read_text
-from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller.goal import prompt_goal
+from lightscientist_jupyter.controller.handoff_notebook import (
+    code_cells,
+    earlier_results,
+    notebook_path,
+    read_brief,
+)
 from lightscientist_jupyter.controller.state import ProjectState
-from lightscientist_jupyter.controller.table import DONE, StageTable
+from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.supervisor.prompts import process_digest
 from lightscientist_jupyter.vocab import DecisionKind
 from lightscientist_jupyter.workspace import Workspace
@@ -56,56 +61,18 @@ def card(ws: Workspace, state: ProjectState, table: StageTable) -> dict[str, Any
     }
 
 
-def earlier_results(
-    ws: Workspace, state: ProjectState, table: StageTable, stage_id: str
-) -> list[str]:
-    """Outputs of the stages visited before `stage_id` that are on disk, oldest first."""
-    seen: list[str] = []
-    for step in state.history:
-        sid = step.get("to")
-        if sid and sid != DONE and sid != stage_id and sid in table and sid not in seen:
-            seen.append(sid)
-    tree = Beneath(ws.root)
-    return [o for sid in seen for o in table[sid].outputs if tree.is_file(o)]
-
-
 def skeleton(ws: Workspace, state: ProjectState, table: StageTable, stage_id: str) -> str:
-    """A cell to start from: the previous results loaded, the outputs to write, the deliver."""
+    """A cell to start from: the code cells of the stage's notebook as one, with the
+    workspace's absolute path, and how to deliver."""
     stage = table[stage_id]
+    earlier = earlier_results(ws, state, table, stage_id)
+    cells = code_cells(stage, read_brief(stage), earlier, str(ws.root))
     lines = [
         f"# LightScientist: '{stage_id}' is yours. Write its outputs, then deliver.",
-        "from pathlib import Path",
-        "",
-        "import pandas as pd",
-        "",
-        f"root = Path({str(ws.root)!r})",
-        "",
-        "# what the earlier stages left",
-    ]
-    for rel in earlier_results(ws, state, table, stage_id):
-        name = _name(rel)
-        if rel.endswith(".csv"):
-            lines.append(f"{name} = pd.read_csv(root / {rel!r})")
-        else:
-            lines.append(f"{name} = (root / {rel!r}).read_text()")
-    lines += ["", "# the outputs to write (each must exist and be non-empty)"]
-    for rel in stage.outputs:
-        lines.append(f"{_name(rel)}_path = root / {rel!r}")
-    lines.append("")
-    for rel in stage.outputs:
-        if rel.endswith(".csv"):
-            lines.append(f"# pd.DataFrame(...).to_csv({_name(rel)}_path, index=False)")
-        else:
-            lines.append(f'# {_name(rel)}_path.write_text("...")')
-    lines += [
+        f"# (the same task as a notebook, open it in JupyterLab: {notebook_path(stage)})",
+        "\n\n".join(source for _id, source in cells),
         "",
         f'# then: %lightscientist deliver --summary "what you did" --next {stage.next}',
         f"# (allowed next stages: {', '.join(stage.allowed)})",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _name(rel: str) -> str:
-    stem = Path(rel).stem
-    name = "".join(c if c.isalnum() else "_" for c in stem).strip("_") or "data"
-    return name if not name[0].isdigit() else f"f_{name}"

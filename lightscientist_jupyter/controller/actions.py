@@ -44,6 +44,9 @@ class Finish:
     via: str = ""
     """For a `deliver`: the front door it came from (a `ReplySource`), so that a refusal
     tells the researcher how to deliver again there."""
+    notebooks: tuple[str, ...] = ()
+    """Notebooks among the outputs that are invalid, unrun or show an error
+    (`rules.notebook_problems`), each naming the file and the cell."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,4 +225,12 @@ class TakeSnapshot:
     """start, finish, approved or rejected."""
 
 
-Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot
+@dataclasses.dataclass(frozen=True)
+class HandOverNotebook:
+    """Write the notebook the researcher does the handed `stage` in
+    (`controller.handoff_notebook.write`), unless a file is already at its place."""
+
+    stage: str
+
+
+Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot | HandOverNotebook

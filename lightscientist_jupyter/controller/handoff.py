@@ -3,8 +3,9 @@
 They are part of the pure `machine.step` (the machine calls `apply` for the three actions and
 `hand_over_if_marked` after every step), so they read nothing but the state, the table and
 the action. A hand-over is a pending decision of kind `handoff`: the project waits as
-`waiting_user`, the supervisor starts no worker for the stage, and `deliver` is checked
-exactly as a worker's finish is (`machine`'s own finish runs it, with `by = researcher`).
+`waiting_user`, the supervisor starts no worker for the stage, the researcher gets a notebook
+to do it in (`handoff_notebook`), and `deliver` is checked exactly as a worker's finish is
+(`machine`'s own finish runs it, with `by = researcher`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lightscientist_jupyter.controller import actions
+from lightscientist_jupyter.controller.handoff_notebook import notebook_path
 from lightscientist_jupyter.controller.moves import Moves
 from lightscientist_jupyter.controller.state import PendingDecision
 from lightscientist_jupyter.controller.table import DONE
@@ -56,6 +58,7 @@ def hand_over(run: Moves, at: float) -> None:
             requested_at=at,
         )
     )
+    run.effects.append(actions.HandOverNotebook(stage.id))
 
 
 def hand_over_if_marked(run: Moves, at: float) -> None:
@@ -89,7 +92,11 @@ def take(run: Moves, a: actions.Take) -> None:
         )
     if stage_id == s.stage and pending is None:
         hand_over(run, a.at)
-        run.respond(True, f"'{stage_id}' is yours now: its workers stop, the project waits")
+        run.respond(
+            True,
+            f"'{stage_id}' is yours now: its workers stop, the project waits; its task is a "
+            f"notebook, open it in JupyterLab: {notebook_path(run.table[stage_id])}",
+        )
         return
     if pending is not None and pending.kind == DecisionKind.HANDOFF and stage_id == s.stage:
         run.respond(False, f"'{stage_id}' is already yours; deliver it or give it back")

@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath
-from lightscientist_jupyter.controller import actions
+from lightscientist_jupyter.controller import actions, handoff_notebook
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
@@ -67,6 +67,18 @@ class HandoffTools:
     ) -> actions.Finish:
         raise NotImplementedError
 
+    def _refused(self, line: str) -> None:
+        raise NotImplementedError
+
+    def _hand_over_notebook(self, stage: str) -> None:
+        """Write the notebook of the stage just handed over (`handoff_notebook.write`); one
+        that cannot be written is said as a refused path, and the hand-over stands."""
+        try:
+            handoff_notebook.write(self.workspace, self._state, self.table, stage)
+        except OSError as exc:
+            where = handoff_notebook.notebook_path(self.table[stage])
+            self._refused(f"the notebook {where} for '{stage}' was not written: {exc}")
+
     def _handed(self, respond: actions.Respond) -> Handed:
         return Handed(respond.ok, respond.message, self._state.status, self._state.stage)
 
@@ -96,12 +108,17 @@ class HandoffTools:
     def give_back(self, *, source: ReplySource = ReplySource.API) -> Handed:
         """Return the stage the researcher took to the workers; what they wrote meanwhile is
         named in the workers' task, apart from what the workers the hand-over stopped wrote
-        before they stopped."""
+        before they stopped (and the take's notebook, when nobody touched it)."""
         with self._lock:
             pending = self._state.pending
             since = pending.requested_at if pending is not None else time.time()
             stopped = workers_stopped_at(self.workspace, pending) if pending else since
             changed = changed_since(self.workspace, since - MTIME_SLACK_S)
+            if pending is not None and handoff_notebook.untouched(
+                self.workspace, self._state, self.table, pending.stage
+            ):  # the take wrote it; nobody did anything in it
+                blank = handoff_notebook.notebook_path(self.table[pending.stage])
+                changed = [(mtime, rel) for mtime, rel in changed if rel != blank]
             theirs = tuple(rel for mtime, rel in changed if mtime <= stopped)[:MAX_WRITTEN]
             mine = tuple(rel for mtime, rel in changed if mtime > stopped)[:MAX_WRITTEN]
             return self._handed(self._run(actions.GiveBack(mine, source, time.time(), theirs)))

@@ -89,7 +89,14 @@ class _Run(Moves):
         stage = self.table[s.stage]
         target = a.next_stage or stage.next
         reason = rules.finish_refusal(
-            stage, target, list(a.missing), a.missing_listed, a.failed_checks, by=a.by, via=a.via
+            stage,
+            target,
+            list(a.missing),
+            a.missing_listed,
+            a.failed_checks,
+            a.notebooks,
+            by=a.by,
+            via=a.via,
         )
         if reason:
             self.emit(

@@ -69,8 +69,9 @@ def dumps(nb: Any) -> str:
     return str(_nbformat().writes(nb)) + "\n"
 
 
-def new_notebook(cells: Iterable[tuple[str, str, str]], written_by: str) -> Any:
-    """A 4.5 notebook of `(id, cell_type, source)` cells, marked as made by `written_by`."""
+def new_notebook(cells: Iterable[tuple[str, str, str]], written_by: str | None) -> Any:
+    """A 4.5 notebook of `(id, cell_type, source)` cells, marked as made by the worker
+    `written_by` (None: unmarked, a notebook made for the researcher)."""
     nb = _nbformat().v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "python3",
@@ -78,7 +79,8 @@ def new_notebook(cells: Iterable[tuple[str, str, str]], written_by: str) -> Any:
         "language": "python",
     }
     nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata[OWNER_KEY] = {"written_by": written_by}
+    if written_by is not None:
+        nb.metadata[OWNER_KEY] = {"written_by": written_by}
     for cell_id, kind, source in cells:
         nb.cells.append(new_cell(nb, kind, source, cell_id))
     return nb

@@ -55,7 +55,7 @@ def test_deliver_is_checked_like_a_finish_and_names_every_problem(
     workspace, default_table, recorder
 ):
     c = handed_loop(workspace, default_table, recorder)
-    (workspace.root / "experiment").mkdir()
+    (workspace.root / "experiment").mkdir(exist_ok=True)
     (workspace.root / "experiment" / "log.md").write_text("", encoding="utf-8")
     out = c.deliver("I ran it on my cluster.", next_stage="paper.write", source=ReplySource.CLI)
     assert not out.accepted
@@ -88,7 +88,7 @@ def test_a_refused_deliver_tells_the_researcher_what_is_wrong_with_each_output(
     c = handed_loop(workspace, default_table, recorder)
     secret = tmp_path / "secret.txt"
     secret.write_text("not the project's\n", encoding="utf-8")
-    (workspace.root / "experiment").mkdir()
+    (workspace.root / "experiment").mkdir(exist_ok=True)
     (workspace.root / "experiment" / "results.csv").symlink_to(secret)  # a link out
     (workspace.root / "notes.md").write_text("kept notes\n", encoding="utf-8")
     (workspace.root / "experiment" / "log.md").symlink_to(workspace.root / "notes.md")
@@ -126,7 +126,7 @@ def test_take_of_the_current_stage_and_give_back(workspace, default_table, recor
     assert c.pending_kind == DecisionKind.HANDOFF
     again = c.take()
     assert not again.accepted and "already yours" in again.message
-    (workspace.root / "experiment").mkdir()
+    (workspace.root / "experiment").mkdir(exist_ok=True)
     (workspace.root / "experiment" / "draft.py").write_text("x = 1\n", encoding="utf-8")
     back = c.give_back(source=ReplySource.CLI)
     assert back.accepted and "experiment/draft.py" in back.message

@@ -68,7 +68,7 @@ def test_do_it_myself_shows_the_card_with_its_checklist(lab):
                 expect(card.locator(".ls-handoff-check li[data-ready='false']")).to_have_count(2)
                 expect(panel.locator(".ls-gate")).to_be_hidden()
                 expect(take).to_be_hidden()
-                (root / "study" / "experiment").mkdir()
+                (root / "study" / "experiment").mkdir(exist_ok=True)  # the take's notebook
                 (root / "study" / "experiment" / "results.csv").write_text("a\n1\n")
                 expect(card.locator(".ls-handoff-check li[data-ready='true']")).to_have_text(
                     "☑ experiment/results.csv", timeout=15_000

@@ -25,7 +25,7 @@ def test_do_it_myself_shows_the_card_and_the_checklist_ticks(tmp_path):
     assert "<b>experiment.loop</b> is yours" in card.title.value
     assert card.checklist.value.count("data-ready='false'") == 2
     assert card.next_stage.options == ("experiment.loop", "experiment.analyze", "experiment.setup")
-    (ws.root / "experiment").mkdir()
+    (ws.root / "experiment").mkdir(exist_ok=True)  # the notebook of the take is there
     (ws.root / "experiment" / "results.csv").write_text("a\n1\n", encoding="utf-8")
     card._checked_at = 0.0  # the next look at the disk is due
     board.refresh()

@@ -29,6 +29,8 @@ def test_take_puts_the_skeleton_in_the_next_cell_and_deliver_names_the_problems(
     with capture_output() as cap:
         ip.run_line_magic("lightscientist", f"take -w {ws.root}")
     assert "'experiment.loop' is yours now" in cap.stdout
+    assert "open it in JupyterLab: experiment/experiment.loop.ipynb" in cap.stdout
+    assert (ws.root / "experiment" / "experiment.loop.ipynb").is_file()
     # the kernel's shell turns this into a set_next_input payload: a new cell below
     assert "results_path = root / 'experiment/results.csv'" in ip.rl_next_input
     assert load_state(ws.state_file).pending.kind == "handoff"

@@ -73,7 +73,8 @@ def test_the_card_comes_from_disk_and_its_checklist_ticks(root, fetch):
     ]
     assert [o["ready"] for o in card["outputs"]] == [False, False]
     assert "results_path = root / 'experiment/results.csv'" in card["skeleton"]
-    (root / "mine" / "experiment").mkdir()
+    assert "open it in JupyterLab: experiment/experiment.loop.ipynb" in card["skeleton"]
+    (root / "mine" / "experiment").mkdir(exist_ok=True)  # the take wrote its notebook there
     (root / "mine" / "experiment" / "results.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     assert [o["ready"] for o in detail(fetch)["handoff"]["outputs"]] == [True, False]
 
@@ -94,7 +95,7 @@ def test_deliver_from_the_panel_refused_then_accepted(root, fetch):
     assert "'paper.plan' is not an allowed next stage" in answer["message"]
     assert "experiment/results.csv (missing)" in answer["message"]
     out = root / "mine" / "experiment"
-    out.mkdir()
+    out.mkdir(exist_ok=True)  # the take wrote its notebook there
     (out / "results.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     (out / "log.md").write_text("by hand\n", encoding="utf-8")
     code, answer = post(

@@ -15,6 +15,7 @@ import pytest
 
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
 from lightscientist_jupyter.events import Event, EventBus
+from lightscientist_jupyter.values import notebook
 from lightscientist_jupyter.workspace import Workspace
 
 pytest_plugins = [
@@ -129,12 +130,16 @@ def recorder() -> Recorder:
 
 
 def _produce(controller: ResearchController, content: str = "some real content\n") -> list[str]:
-    """Write every required output of the controller's current stage; returns their paths."""
+    """Write every required output of the controller's current stage; returns their paths.
+    A notebook among them holds `content` as its one Markdown cell (valid, nothing to run)."""
     stage = controller.table[controller.stage]
     for rel in stage.outputs:
         path = controller.workspace.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        text = content
+        if notebook.is_notebook(rel):
+            text = notebook.dumps(notebook.new_notebook([("text", "markdown", content)], "test"))
+        path.write_text(text, encoding="utf-8")
     return list(stage.outputs)
 
 

@@ -19,7 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
+from nbclient import NotebookClient
 from support.waiting import sigkill_in_experiment_loop
 
 from lightscientist_jupyter.controller import default_table_path, load_table
@@ -176,6 +178,25 @@ def test_auto_run_reaches_done_with_every_layer_exercised(tmp_path):
     summary = list(csv.DictReader(summary_text.splitlines()))
     finite = [r for r in summary if r["metric"] == "final_loss" and r["mean"] != "inf"]
     assert any(f"{float(r['mean']):.4g}" in text for r in finite)
+
+    # the analysis is a notebook the worker wrote and ran: valid, every code cell run, no
+    # error output; run again by a reader from a clean copy, it writes the same summary.csv;
+    # the paper's numbers trace to its cells
+    analysis = nbformat.read(ws / "experiment" / "analysis.ipynb", as_version=4)
+    nbformat.validate(analysis)
+    code = [c for c in analysis.cells if c.cell_type == "code"]
+    assert code and all(c.execution_count for c in code)
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    copy = tmp_path / "copy"
+    shutil.copytree(ws / "experiment", copy / "experiment")
+    (copy / "experiment" / "summary.csv").unlink()
+    rerun = nbformat.read(copy / "experiment" / "analysis.ipynb", as_version=4)
+    NotebookClient(
+        rerun, timeout=120, resources={"metadata": {"path": str(copy / "experiment")}}
+    ).execute()
+    assert (copy / "experiment" / "summary.csv").read_text(encoding="utf-8") == summary_text
+    traced = cli(ws, "check", "paper/paper.tex")
+    assert "experiment/analysis.ipynb cell table (output 1: " in traced.stdout, traced.stdout
 
     # three reviewers, each its own session: the first round sent the paper back with the
     # changes they asked for, the revision made them, the second round accepted

@@ -44,9 +44,6 @@ class Finish:
     via: str = ""
     """For a `deliver`: the front door it came from (a `ReplySource`), so that a refusal
     tells the researcher how to deliver again there."""
-    notebooks: tuple[str, ...] = ()
-    """Notebooks among the outputs that are invalid, unrun or show an error
-    (`rules.notebook_problems`), each naming the file and the cell."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -260,13 +260,12 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
         self, summary: str, outputs: Sequence[str], next_stage: str | None, look: bool
     ) -> actions.Finish:
         """A finish of the current stage with what the disk says (when `look`): required
-        outputs missing, listed ones missing, the stage's checks failing, notebooks among the
-        required and the listed outputs not run cleanly (also `deliver`'s)."""
+        outputs missing or not ready (a notebook not run to the end cleanly), listed ones
+        alike, the stage's checks failing (also `deliver`'s)."""
         s = self._state
         missing: tuple[str, ...] = ()
         listed: tuple[str, ...] = ()
         failed: tuple[str, ...] = ()
-        notebooks: tuple[str, ...] = ()
         if look:
             stage = self.table[s.stage]
             root = self.workspace.root
@@ -274,11 +273,8 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
             others = [o for o in outputs if o not in stage.outputs]
             listed = tuple(missing_files(others, root, dirs_ok=True))
             failed = tuple(checks.problems(stage.checks, root))
-            notebooks = tuple(rules.notebook_problems([*stage.outputs, *others], root))
         finish = actions.Finish(summary, tuple(outputs), next_stage, missing, 0.0, listed)
-        return dataclasses.replace(
-            finish, at=time.time(), failed_checks=failed, notebooks=notebooks
-        )
+        return dataclasses.replace(finish, at=time.time(), failed_checks=failed)
 
     def request_user_decision(self, question: str, options: Sequence[str] = ()) -> str:
         """Ask the human a project-level question; returns the decision id."""

@@ -94,7 +94,6 @@ class _Run(Moves):
             list(a.missing),
             a.missing_listed,
             a.failed_checks,
-            a.notebooks,
             by=a.by,
             via=a.via,
         )

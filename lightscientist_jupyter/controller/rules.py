@@ -1,9 +1,9 @@
 """The transition rules of layer 1 as plain functions over explicit inputs.
 
 A model can only suggest; these functions decide. They read nothing but their arguments
-(`missing_outputs` and `notebook_problems` alone look at the disk) and return either a value
-or the reason for a refusal, written for whoever acts on it: the supervisor's model, or the
-researcher who delivered a stage by hand.
+(`missing_outputs` alone looks at the disk) and return either a value or the reason for a
+refusal, written for whoever acts on it: the supervisor's model, or the researcher who
+delivered a stage by hand.
 """
 
 from __future__ import annotations
@@ -14,36 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import missing_files
-from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
-from lightscientist_jupyter.values import notebook
 from lightscientist_jupyter.vocab import ReplySource
 
 
 def missing_outputs(stage: Stage, root: Path) -> list[str]:
     """Required outputs that are not ready, as `path (what is wrong)` (see `missing_files`)."""
     return missing_files(stage.outputs, root)
-
-
-def notebook_problems(paths: Iterable[str], root: Path) -> list[str]:
-    """Of `paths` (workspace-relative), the notebooks on disk that are not valid or did not
-    run every code cell without an error output, each as `values.notebook.executed_problem`
-    words it (naming the file and the cell). A notebook that is not there is left to
-    `missing_files`."""
-    tree = Beneath(root)
-    problems = []
-    for rel in dict.fromkeys(p for p in paths if notebook.is_notebook(p)):
-        try:
-            text = tree.read_text(rel)
-        except UnicodeDecodeError:
-            problems.append(f"{rel} is not a notebook (not UTF-8 text)")
-            continue
-        except OSError:
-            continue
-        problem = notebook.executed_problem(text, rel)
-        if problem:
-            problems.append(problem)
-    return problems
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +50,6 @@ def finish_refusal(
     missing: list[str],
     unlisted: Iterable[str] = (),
     failed_checks: Iterable[str] = (),
-    notebooks: Iterable[str] = (),
     *,
     by: str = "supervisor",
     via: str = "",
@@ -82,10 +58,8 @@ def finish_refusal(
 
     `missing`: required outputs not ready; `unlisted`: other outputs the finish lists that
     are not ready (a worker that reports a file its tools failed to write); `failed_checks`:
-    what the stage's `checks` found wrong; `notebooks`: notebooks among the outputs that
-    did not run to the end cleanly (`notebook_problems`). A finish `by` the researcher (a
-    `deliver`, from the front door `via`) is told what to do there; the supervisor, which
-    tool to call."""
+    what the stage's `checks` found wrong. A finish `by` the researcher (a `deliver`, from
+    the front door `via`) is told what to do there; the supervisor, which tool to call."""
     words = _RESEARCHER if by == "researcher" else _SUPERVISOR
     again = deliver_again(via) if by == "researcher" else "call finish_stage again"
     reasons = []
@@ -110,9 +84,6 @@ def finish_refusal(
             f"the stage's checks failed: {'; '.join(failed_checks)}; fix each "
             f"({words.checks}), then {again}"
         )
-    notebooks = list(notebooks)
-    if notebooks:
-        reasons.append(f"{'; '.join(notebooks)}; then {again}")
     return "; ".join(reasons) or None
 
 

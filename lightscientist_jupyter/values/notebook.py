@@ -19,9 +19,6 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import nbformat
-from nbformat.validator import ValidationError
-
 SUFFIX = ".ipynb"
 OWNER_KEY = "lightscientist"
 """The notebook metadata key marking a notebook one of the workers made."""
@@ -30,6 +27,16 @@ CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 CELL_TYPES = ("code", "markdown", "raw")
 TEXT_LIMIT = 2000
 """Characters of one output a reader sees before `…[N more characters]`."""
+
+
+def _nbformat() -> Any:
+    """nbformat, imported at its first use: it imports jsonschema, whose optional IRI checker
+    (`rfc3987_syntax`, installed with Jupyter) builds a grammar at import, 1.7 s here; a
+    process that loads the package (a Jupyter kernel, every command line) does not pay that
+    until it reads a notebook."""
+    import nbformat
+
+    return nbformat
 
 
 class NotebookProblem(ValueError):
@@ -42,6 +49,9 @@ def is_notebook(path: str) -> bool:
 
 def loads(text: str, where: str) -> Any:
     """The notebook in `text` (named `where` in errors), upgraded to 4.5 and validated."""
+    nbformat = _nbformat()
+    from nbformat.validator import ValidationError
+
     try:
         nb = nbformat.reads(text, as_version=4)
     except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
@@ -61,12 +71,12 @@ def loads(text: str, where: str) -> Any:
 
 def dumps(nb: Any) -> str:
     """The notebook as it is saved: nbformat's JSON, one space of indent, a final newline."""
-    return str(nbformat.writes(nb)) + "\n"
+    return str(_nbformat().writes(nb)) + "\n"
 
 
 def new_notebook(cells: Iterable[tuple[str, str, str]], written_by: str) -> Any:
     """A 4.5 notebook of `(id, cell_type, source)` cells, marked as made by `written_by`."""
-    nb = nbformat.v4.new_notebook()
+    nb = _nbformat().v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -104,12 +114,13 @@ def new_cell(nb: Any, kind: str, source: str, cell_id: str | None = None) -> Any
         while f"cell-{n}" in taken:
             n += 1
         cell_id = f"cell-{n}"
+    v4 = _nbformat().v4
     if kind == "code":
-        cell = nbformat.v4.new_code_cell(source)
+        cell = v4.new_code_cell(source)
     elif kind == "markdown":
-        cell = nbformat.v4.new_markdown_cell(source)
+        cell = v4.new_markdown_cell(source)
     else:
-        cell = nbformat.v4.new_raw_cell(source)
+        cell = v4.new_raw_cell(source)
     cell["id"] = cell_id
     return cell
 
@@ -344,4 +355,4 @@ def summary_of(changes: list[CellChange]) -> str:
 
 def as_json(nb: Any) -> dict[str, Any]:
     """The notebook as plain JSON values (for a view's payload)."""
-    return dict(json.loads(nbformat.writes(nb)))
+    return dict(json.loads(_nbformat().writes(nb)))

@@ -357,14 +357,15 @@ def bare_tools(sleep: bool = True, root: Path | None = None) -> list[Any]:
 
 
 def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") -> Any:
-    """`create_deep_agent` with the worker's tools (lifecycle, literature and the PDF build),
-    system prompt and workspace backend."""
+    """`create_deep_agent` with the worker's tools (lifecycle, literature, the PDF build and
+    the notebooks), system prompt and workspace backend."""
     from deepagents import create_deep_agent
     from langchain.agents.middleware import TodoListMiddleware
 
     from lightscientist_jupyter.runtime.latex_tools import latex_tools
     from lightscientist_jupyter.runtime.literature_tools import literature_tools
     from lightscientist_jupyter.runtime.models.resolver import offline_library
+    from lightscientist_jupyter.runtime.notebook_tools import notebook_tools
     from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
     from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
     from lightscientist_jupyter.runtime.session.worker_prompt import WORKER_SYSTEM_PROMPT
@@ -377,6 +378,7 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
         *bare_tools(root=Path(root)),
         *literature_tools(Path(root), name, offline_library(model)),
         *latex_tools(Path(root), groups, backend.shell_of),  # the paper's PDF
+        *notebook_tools(Path(root), groups, backend.shell_of),
     ]
     return create_deep_agent(
         model,

@@ -51,6 +51,14 @@ CITE = need("id", word="cite")
 """Cites a record a search returned (`cite`)."""
 BUILD_PDF = need("source", word="pdf")
 """Compiles a LaTeX source to the PDF beside it (`build_pdf`)."""
+NOTEBOOK_CREATE = need("path", "cells")
+"""Writes a new notebook from its cells (`notebook_create`)."""
+NOTEBOOK_EDIT = need("path", "cell_id", "source", word="edit")
+"""Replaces one notebook cell's source (`notebook_edit_cell`)."""
+NOTEBOOK_RUN = need("path", word="notebook_run")
+"""Runs a notebook in a fresh kernel in the sandbox and saves its outputs (`notebook_run`)."""
+NOTEBOOK_READ = need("path", word="notebook_read")
+"""Reads a notebook cell by cell with its outputs (`notebook_read`)."""
 STOP = need("notes")
 """The last call of a worker being cancelled."""
 

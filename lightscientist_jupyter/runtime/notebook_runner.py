@@ -3,7 +3,8 @@ worker's sandbox (see `notebook_tools`).
 
 This file is copied into the worker's home and run there by the sandbox's Python, where the
 package itself is not importable (the sandbox mounts the Python environment, not the
-package's source): it imports nothing but the standard library, nbformat and nbclient.
+package's source): it imports nothing but the standard library, nbformat, nbclient and
+traitlets (nbclient's own dependency).
 
     python notebook_runner.py JOB_FOLDER [--cells ID,ID] [--timeout SECONDS]
 
@@ -33,13 +34,13 @@ from typing import Any
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 import nbformat  # noqa: E402
-from jupyter_client.manager import AsyncKernelManager  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 from nbclient.exceptions import (  # noqa: E402
     CellExecutionError,
     CellTimeoutError,
     DeadKernelError,
 )
+from traitlets.config import Config  # noqa: E402
 
 KERNEL = "python3"
 
@@ -51,15 +52,14 @@ def run(job: Path, cells: list[str] | None, timeout: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     result: dict[str, Any] = {"ran": []}
     folder = tempfile.mkdtemp(prefix="nb-kernel-")
-    manager = AsyncKernelManager(
-        kernel_name=KERNEL,
-        transport="ipc",
-        connection_file=os.path.join(folder, "kernel.json"),
-        ip=os.path.join(folder, "k"),
-    )
+    config = Config()  # read by the kernel manager nbclient makes (and shuts down at the end)
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.connection_file = os.path.join(folder, "kernel.json")
+    config.KernelManager.ip = os.path.join(folder, "k")
     client = NotebookClient(
         nb,
-        km=manager,
+        kernel_name=KERNEL,
+        config=config,
         timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
         record_timing=False,
         shutdown_kernel="immediate",

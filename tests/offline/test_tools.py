@@ -32,8 +32,6 @@ def test_each_worker_need_resolves_to_the_tool_meant(chat_server, chat_model, ma
     runtime = make_runtime(chat_model, retries=0)
     finish(runtime, runtime.start(plain_spec()))
     toolbox = Toolbox.of(chat_server.requests[0]["tools"])
-    assert {"ls", "glob", "grep", "notebook_add_cell", "notebook_delete_cell"} <= set(
-        toolbox.names
-    )
+    assert {"ls", "glob", "grep", "notebook_add_cell", "notebook_delete_cell"} <= set(toolbox.names)
     resolved = {name: toolbox.name_for(getattr(tools, name)) for name in MEANT}
     assert resolved == MEANT

@@ -3,8 +3,8 @@ worker's sandbox (see `notebook_tools`).
 
 This file is copied into the worker's home and run there by the sandbox's Python, where the
 package itself is not importable (the sandbox mounts the Python environment, not the
-package's source): it imports nothing but the standard library, nbformat, nbclient and
-traitlets (nbclient's own dependency).
+package's source): it imports nothing but the standard library, nbformat, nbclient and their
+own dependencies (jupyter_client, jupyter_core).
 
     python notebook_runner.py JOB_FOLDER [--cells ID,ID] [--timeout SECONDS]
 
@@ -13,7 +13,9 @@ new kernel whose working folder is the current one, stops at the first cell that
 writes `JOB_FOLDER/executed.ipynb` (outputs up to and including that cell) and
 `JOB_FOLDER/result.json`: which cells ran, which one failed or ran out of time, or why the
 kernel could not start. The kernel's connection file and sockets are in a private temporary
-folder (`ipc` transport: no port is opened, on any network the sandbox has).
+folder (`ipc` transport: no port is opened, on any network the sandbox has). The kernel is
+started first, and nbformat and nbclient imported while it starts: the kernel's start is most
+of a short run's time.
 """
 
 from __future__ import annotations
@@ -33,40 +35,50 @@ from typing import Any
 # the format when the import fails)
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
-import nbformat  # noqa: E402
-from nbclient import NotebookClient  # noqa: E402
-from nbclient.exceptions import (  # noqa: E402
-    CellExecutionError,
-    CellTimeoutError,
-    DeadKernelError,
-)
-from traitlets.config import Config  # noqa: E402
+from jupyter_client.manager import AsyncKernelManager  # noqa: E402
+from jupyter_core.utils import run_sync  # noqa: E402
 
 KERNEL = "python3"
 
 
+def start_kernel(folder: str) -> AsyncKernelManager:
+    """A new kernel in the current folder, its connection file and sockets in `folder`."""
+    manager = AsyncKernelManager(
+        kernel_name=KERNEL,
+        transport="ipc",
+        connection_file=os.path.join(folder, "kernel.json"),
+        ip=os.path.join(folder, "k"),
+    )
+    run_sync(manager.start_kernel)(cwd=os.getcwd())
+    return manager
+
+
 def run(job: Path, cells: list[str] | None, timeout: float) -> dict[str, Any]:
     """Run the notebook of `job`, write the executed one there; the result to report."""
+    result: dict[str, Any] = {"ran": []}
+    folder = tempfile.mkdtemp(prefix="nb-kernel-")
+    try:
+        manager = start_kernel(folder)
+    except Exception as exc:  # no kernel to be had (its program missing or failing)
+        shutil.rmtree(folder, ignore_errors=True)
+        return {**result, "no_kernel": f"{type(exc).__name__}: {exc}"}
+    # imported while the kernel starts (0.1-0.2 s of a run that is mostly that start)
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
     nb = nbformat.read(job / "input.ipynb", as_version=4)
     wanted = set(cells) if cells is not None else None
     deadline = time.monotonic() + timeout
-    result: dict[str, Any] = {"ran": []}
-    folder = tempfile.mkdtemp(prefix="nb-kernel-")
-    config = Config()  # read by the kernel manager nbclient makes (and shuts down at the end)
-    config.KernelManager.transport = "ipc"
-    config.KernelManager.connection_file = os.path.join(folder, "kernel.json")
-    config.KernelManager.ip = os.path.join(folder, "k")
     client = NotebookClient(
         nb,
-        kernel_name=KERNEL,
-        config=config,
+        km=manager,
         timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
         record_timing=False,
         shutdown_kernel="immediate",
-        resources={"metadata": {"path": os.getcwd()}},
     )
     try:
-        with client.setup_kernel():
+        with client.setup_kernel(cleanup_kc=True):  # the kernel is shut down at the end
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or (wanted is not None and cell.id not in wanted):
                     continue
@@ -82,10 +94,12 @@ def run(job: Path, cells: list[str] | None, timeout: float) -> dict[str, Any]:
                 except DeadKernelError:
                     result["died"] = cell.id
                     break
-    except Exception as exc:  # the kernel did not start, or failed to stop
+    except Exception as exc:  # the kernel never answered, or failed to stop
         if not result["ran"]:
             result["no_kernel"] = f"{type(exc).__name__}: {exc}"
     finally:
+        if run_sync(manager.is_alive)():
+            run_sync(manager.shutdown_kernel)(now=True)
         shutil.rmtree(folder, ignore_errors=True)
     nbformat.write(nb, job / "executed.ipynb")
     return result

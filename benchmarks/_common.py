@@ -9,6 +9,7 @@ supervisor, no worker records, no events.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -80,6 +81,24 @@ def versions() -> dict[str, str]:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def runs_arguments(doc: str, argv: list[str] | None, each: str) -> argparse.Namespace:
+    """The arguments of a script timing a few kinds of runs: `--runs N` of `each` (5;
+    `--quick`: 2) and `--json OUT`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help=f"{each} of each kind")
+    parser.add_argument("--quick", action="store_true", help=f"tiny: two {each} of each kind")
+    parser.add_argument("--json", help="write the results here (for run_all.py)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = 2
+    return args
+
+
+def spread(name: str, seconds: Sequence[float]) -> list[str]:
+    """A table row: `name`, then the least, median and largest of `seconds`."""
+    return [name, *(f"{x:.2f} s" for x in (min(seconds), median(seconds), max(seconds)))]
 
 
 def fmt_int(n: float) -> str:

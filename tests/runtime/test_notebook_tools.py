@@ -60,6 +60,7 @@ def outputs_of(nb, cell_id: str) -> list[str]:
     return [nbv.output_text(o) or "" for o in cell.outputs]
 
 
+@pytest.mark.slow
 def test_a_created_notebook_runs_in_its_folder_and_is_saved_with_its_outputs(ws, books):
     message = books.create(NB, CELLS)
     assert message == (
@@ -161,6 +162,7 @@ def test_an_error_deep_in_a_call_shows_the_cells_line_and_the_last_frame(ws, boo
     assert not any("\x1b[" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_only_the_cells_named_run_in_notebook_order(ws, books):
     books.create(NB, CELLS)
     books.run(NB)
@@ -248,6 +250,13 @@ def test_paths_outside_links_and_other_files_are_refused_in_one_line(ws, books, 
     assert "symbolic link" in books.run("planted.ipynb")
     assert outside.read_text() == before
     assert (ws.root / "planted.ipynb").is_symlink()
+    home = books.shell_of().home
+    (home / "notebooks").symlink_to(tmp_path)
+    books.create("ok.ipynb", CELLS[1:2])
+    message = books.run("ok.ipynb")
+    assert message.startswith(f"notebook_run ok.ipynb did not run: {home}/notebooks"), message
+    assert "symbolic link" in message and "\n" not in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside.ipynb", "ws"]
     assert books.read("experiment/none.ipynb") == (
         "experiment/none.ipynb does not exist: make it with notebook_create"
     )
@@ -327,6 +336,7 @@ def fix_the_notebook(body: dict) -> dict:
     return answer("done")
 
 
+@pytest.mark.slow
 def test_a_worker_fixes_the_cell_the_run_names(chat_server, chat_model, make_runtime, ws):
     chat_server.answer_with(fix_the_notebook)
     runtime = make_runtime(chat_model, retries=0, shell_policy=ShellPolicy(sandbox=True))

@@ -352,3 +352,27 @@ def test_a_worker_fixes_the_cell_the_run_names(chat_server, chat_model, make_run
     assert nbv.executed_problem(text, NB) is None
     nb = json.loads(text)
     assert nb["metadata"]["lightscientist"]["written_by"] == worker
+
+
+@pytest.mark.slow
+def test_a_cell_past_the_runs_timeout_is_stopped_and_named(ws, books):
+    books.create(NB, [CELLS[1], {"id": "train", "source": "import time\ntime.sleep(60)"}])
+    message = books.run(NB, timeout=3)
+    assert message.splitlines() == [
+        "cell 'train' did not finish within the run's 3 s and was stopped",
+        "outputs saved up to cell 'train'",
+        "make cell 'train' faster (a smaller run) with notebook_edit_cell, give notebook_run a "
+        "longer timeout, or run long work as a script with submit_job",
+    ]
+    assert outputs_of(saved(ws), "load") == [f"{ws.root}/experiment\n"]
+
+
+def test_a_kernel_that_dies_is_named_with_the_cell_it_ran(ws, books):
+    books.create(NB, [CELLS[1], {"id": "crash", "source": "import os\nos._exit(3)"}, CELLS[2]])
+    message = books.run(NB)
+    assert message.splitlines() == [
+        "the kernel died while cell 'crash' ran (out of memory, or a crash)",
+        "outputs saved up to cell 'crash'; the 1 cell after it did not run",
+        "fix cell 'crash' with notebook_edit_cell and run again",
+    ]
+    assert nbv.unexecuted(saved(ws)) == ["crash", "summary"]

@@ -191,7 +191,7 @@ def _summary(
         what = (
             f"{len(ran)} of {code} code cells ({', '.join(ran)})"
             if partial
-            else f"{code} code cells"
+            else f"{code} code cell{'s' if code != 1 else ''}"
         )
         return f"ran {rel}: {what}, no error (saved with outputs), {took:.1f} s"
     cell = nb.cells[nbv.cell_index(nb, str(failed), str(rel))]

@@ -376,3 +376,8 @@ def test_a_kernel_that_dies_is_named_with_the_cell_it_ran(ws, books):
         "fix cell 'crash' with notebook_edit_cell and run again",
     ]
     assert nbv.unexecuted(saved(ws)) == ["crash", "summary"]
+
+
+def test_one_cell_is_one_code_cell(ws, books):
+    books.create("one.ipynb", [{"id": "only", "source": "print('hi')"}])
+    assert books.run("one.ipynb").startswith("ran one.ipynb: 1 code cell, no error")

@@ -117,7 +117,11 @@ def _start(
         words.append(f"--cells={','.join(cells)}")
     env = command_env.worker_env(root, shell.home)
     env.pop("MPLBACKEND", None)  # a notebook's figures are shown inline, as in JupyterLab
+    # Jupyter's and IPython's own files in the worker's home (the kernel's connection file and
+    # sockets go to a folder of the runner's in /tmp: a Unix socket's path is at most 107
+    # bytes, and a home deep in a workspace can be longer)
     env["IPYTHONDIR"] = str(shell.home / ".ipython")
+    env["JUPYTER_RUNTIME_DIR"] = str(shell.home / ".jupyter" / "runtime")
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     folder = rel.parent.as_posix()
     return run_command(

@@ -9,6 +9,7 @@ supervisor, no worker records, no events.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -80,6 +81,24 @@ def versions() -> dict[str, str]:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def runs_arguments(doc: str, argv: list[str] | None, each: str) -> argparse.Namespace:
+    """The arguments of a script timing a few kinds of runs: `--runs N` of `each` (5;
+    `--quick`: 2) and `--json OUT`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help=f"{each} of each kind")
+    parser.add_argument("--quick", action="store_true", help=f"tiny: two {each} of each kind")
+    parser.add_argument("--json", help="write the results here (for run_all.py)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = 2
+    return args
+
+
+def spread(name: str, seconds: Sequence[float]) -> list[str]:
+    """A table row: `name`, then the least, median and largest of `seconds`."""
+    return [name, *(f"{x:.2f} s" for x in (min(seconds), median(seconds), max(seconds)))]
 
 
 def fmt_int(n: float) -> str:
@@ -357,14 +376,15 @@ def bare_tools(sleep: bool = True, root: Path | None = None) -> list[Any]:
 
 
 def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") -> Any:
-    """`create_deep_agent` with the worker's tools (lifecycle, literature and the PDF build),
-    system prompt and workspace backend."""
+    """`create_deep_agent` with the worker's tools (lifecycle, literature, the PDF build and
+    the notebooks), system prompt and workspace backend."""
     from deepagents import create_deep_agent
     from langchain.agents.middleware import TodoListMiddleware
 
     from lightscientist_jupyter.runtime.latex_tools import latex_tools
     from lightscientist_jupyter.runtime.literature_tools import literature_tools
     from lightscientist_jupyter.runtime.models.resolver import offline_library
+    from lightscientist_jupyter.runtime.notebook_tools import notebook_tools
     from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
     from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
     from lightscientist_jupyter.runtime.session.worker_prompt import WORKER_SYSTEM_PROMPT
@@ -377,6 +397,7 @@ def bare_agent(root: Path, model: Any, checkpointer: Any, name: str = "bare") ->
         *bare_tools(root=Path(root)),
         *literature_tools(Path(root), name, offline_library(model)),
         *latex_tools(Path(root), groups, backend.shell_of),  # the paper's PDF
+        *notebook_tools(Path(root), groups, backend.shell_of),
     ]
     return create_deep_agent(
         model,

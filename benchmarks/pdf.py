@@ -19,7 +19,6 @@ Target: the first build takes at most 10 s (median).
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -92,13 +91,7 @@ def timed(root: Path, shell: WorkerShell, runs: int, fresh: bool) -> tuple[list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="builds of each kind")
-    parser.add_argument("--quick", action="store_true", help="tiny: two builds of each kind")
-    parser.add_argument("--json", help="write the results here (for run_all.py)")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.runs = 2
+    args = C.runs_arguments(__doc__, argv, "builds")
     report = C.Report("The paper's PDF")
     missing = missing_toolchain()
     if missing:
@@ -137,10 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     report.table(
         ["build", "min", "median", "max"],
-        [
-            [name, f"{min(s):.2f} s", f"{C.median(s):.2f} s", f"{max(s):.2f} s"]
-            for name, s in (("first build", first), ("unchanged source", again))
-        ],
+        [C.spread(name, s) for name, s in (("first build", first), ("unchanged source", again))],
     )
     report.check(
         C.target(

@@ -10,7 +10,8 @@ workspace history's snapshots), jobs.py (a job's submit to resume, local and on 
 starts, or on `--ray ADDRESS`), guarded_path.py (µs per file operation through the guarded
 path of `beneath` against a plain open), search.py (a search stage: the layers' time per
 node, two nodes at a time against one, the supervisor's input as the tree grows), pdf.py
-(the offline paper's LaTeX built to a PDF by the workers' build_pdf tool) — and
+(the offline paper's LaTeX built to a PDF by the workers' build_pdf tool), notebook.py (the
+workers' notebook_run against the same code run as a script with execute) — and
 cell_latency.py (the notebook-latency
 benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it
 unless `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
@@ -48,7 +49,10 @@ SCRIPTS = [
     ("guarded_path", "11. Guarded path"),
     ("search", "12. Search"),
     ("pdf", "13. The paper's PDF"),
+    ("notebook", "14. The notebook run"),
 ]
+LATENCY = len(SCRIPTS) + 1
+"""cell_latency.py's section number: after the scripts'."""
 
 
 def run_script(name: str, extra: list[str], out: Path) -> tuple[int, float]:
@@ -181,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         if not met:
             misses.append(
                 (
-                    "13. Notebook latency",
+                    f"{LATENCY}. Notebook latency",
                     {
                         "name": "cell p95",
                         "measured": f"{lat['p95']:.1f} ms",
@@ -274,7 +278,7 @@ def render(
         ]
     if lat is not None:
         lines += [
-            "## 13. Notebook latency (cell_latency.py)",
+            f"## {LATENCY}. Notebook latency (cell_latency.py)",
             "",
             f"`python benchmarks/cell_latency.py` ({lat['seconds']:.0f} s): a trivial cell "
             "executed over and over in a real kernel while the `%lightscientist research` "

@@ -29,6 +29,7 @@ SCRIPTS = (
     "guarded_path",
     "search",
     "pdf",
+    "notebook",
 )
 
 
@@ -203,3 +204,10 @@ def test_pdf_times_the_first_build_and_an_unchanged_one(reports, needs_tex):
     assert len(data["first_s"]) == len(data["unchanged_s"]) == 2  # --quick: two of each
     assert data["message"].startswith("built paper/paper.pdf: ")
     assert "| first build |" in reports["pdf"]["markdown"]
+
+
+def test_notebook_times_notebook_run_against_the_same_code_as_a_script(reports):
+    data = reports["notebook"]["data"]
+    assert len(data["notebook_s"]) == len(data["script_s"]) == 2  # --quick: two of each
+    assert data["message"].startswith("ran experiment/analysis.ipynb: 5 code cells, no error")
+    assert "| notebook_run |" in reports["notebook"]["markdown"]

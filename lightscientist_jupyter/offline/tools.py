@@ -52,13 +52,13 @@ CITE = need("id", word="cite")
 BUILD_PDF = need("source", word="pdf")
 """Compiles a LaTeX source to the PDF beside it (`build_pdf`)."""
 NOTEBOOK_CREATE = need("path", "cells")
-"""Writes a notebook of the given cells (`notebook_create`)."""
+"""Writes a new notebook from its cells (`notebook_create`)."""
 NOTEBOOK_EDIT = need("path", "cell_id", "source", word="edit")
-"""Replaces one cell's source (`notebook_edit_cell`)."""
+"""Replaces one notebook cell's source (`notebook_edit_cell`)."""
 NOTEBOOK_RUN = need("path", word="notebook_run")
-"""Runs a notebook in a fresh kernel inside the sandbox (`notebook_run`)."""
+"""Runs a notebook in a fresh kernel in the sandbox and saves its outputs (`notebook_run`)."""
 NOTEBOOK_READ = need("path", word="notebook_read")
-"""A notebook's cells and shortened outputs (`notebook_read`)."""
+"""Reads a notebook cell by cell with its outputs (`notebook_read`)."""
 STOP = need("notes")
 """The last call of a worker being cancelled."""
 

@@ -30,8 +30,10 @@ TEXT_LIMIT = 2000
 
 
 def _nbformat() -> Any:
-    """nbformat, imported on first use: its schema validator takes two seconds to import
-    here (jsonschema's format checks), which no command that reads no notebook should pay."""
+    """nbformat, imported at its first use: it imports jsonschema, whose optional IRI checker
+    (`rfc3987_syntax`, installed with Jupyter) builds a grammar at import, 1.7 s here; a
+    process that loads the package (a Jupyter kernel, every command line) does not pay that
+    until it reads a notebook."""
     import nbformat
 
     return nbformat
@@ -47,9 +49,12 @@ def is_notebook(path: str) -> bool:
 
 def loads(text: str, where: str) -> Any:
     """The notebook in `text` (named `where` in errors), upgraded to 4.5 and validated."""
+    nbformat = _nbformat()
+    from nbformat.validator import ValidationError
+
     try:
-        nb = _nbformat().reads(text, as_version=4)
-    except (ValueError, TypeError, KeyError, AttributeError, _nbformat().ValidationError) as exc:
+        nb = nbformat.reads(text, as_version=4)
+    except (ValueError, TypeError, KeyError, AttributeError, ValidationError) as exc:
         first = str(getattr(exc, "message", exc)).splitlines()[0]
         raise NotebookProblem(f"{where} is not a notebook (not nbformat JSON: {first})") from None
     if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
@@ -57,8 +62,8 @@ def loads(text: str, where: str) -> Any:
         for index, cell in enumerate(nb.cells):
             cell.setdefault("id", f"cell-{index + 1}")
     try:
-        _nbformat().validate(nb)
-    except _nbformat().ValidationError as exc:
+        nbformat.validate(nb)
+    except ValidationError as exc:
         message = str(exc.message).splitlines()[0]
         raise NotebookProblem(f"{where} is not a valid notebook: {message}") from None
     return nb
@@ -111,12 +116,13 @@ def new_cell(nb: Any, kind: str, source: str, cell_id: str | None = None) -> Any
         while f"cell-{n}" in taken:
             n += 1
         cell_id = f"cell-{n}"
+    v4 = _nbformat().v4
     if kind == "code":
-        cell = _nbformat().v4.new_code_cell(source)
+        cell = v4.new_code_cell(source)
     elif kind == "markdown":
-        cell = _nbformat().v4.new_markdown_cell(source)
+        cell = v4.new_markdown_cell(source)
     else:
-        cell = _nbformat().v4.new_raw_cell(source)
+        cell = v4.new_raw_cell(source)
     cell["id"] = cell_id
     return cell
 

@@ -14,9 +14,9 @@ message naming the worker, its stage, the call and that message, both sides shor
 responses themselves were checked against their seal when the recording was read (`recorded`),
 before anything ran. `replay:PATH,lenient` answers anyway and reports each new difference as a
 `replay.divergence` event, an answer whose seal is broken too (kind `edited response`). A
-command's output (an `execute` or `build_pdf` result) that differs — times, random numbers —
-never fails a replay: it is reported the same way. A call beyond the recorded ones fails the
-session.
+command's output (an `execute`, `build_pdf` or `notebook_run` result) that differs — times,
+random numbers — never fails a replay: it is reported the same way. A call beyond the recorded
+ones fails the session.
 
 Layer 2 takes in its workers' updates, between the supervisor's calls, in the order the
 recording did (`update_order`): this model tells the order each supervisor call it answered.
@@ -177,9 +177,9 @@ def _role(view: MessageView | None) -> str | None:
     return view["role"] if view else None
 
 
-COMMAND_TOOLS = ("execute", "build_pdf")
-"""The tools whose result is what a command printed: the shell's, and the PDF build's (its
-time and size)."""
+COMMAND_TOOLS = ("execute", "build_pdf", "notebook_run")
+"""The tools whose result is what a command printed: the shell's, the PDF build's (its time
+and size) and the notebook run's (its time, a traceback's object addresses)."""
 
 
 def _is_output(view: MessageView | None) -> bool:

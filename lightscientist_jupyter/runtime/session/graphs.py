@@ -31,6 +31,7 @@ from lightscientist_jupyter.runtime.literature_tools import bound_literature_too
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.metering.usage_callback import BudgetMiddleware
 from lightscientist_jupyter.runtime.models.resolver import retry_middleware
+from lightscientist_jupyter.runtime.notebook_tools import notebook_tools
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkerShell, WorkspaceBackend
 from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
@@ -139,6 +140,7 @@ def _worker_agent(runtime: GraphHost, prompt: str, extra: builtins.list[Any]) ->
             *bound_literature_tools(lambda: bound().literature),
             *job_tools(runtime.jobs, lambda: bound().jobs),
             *latex_tools(runtime.workspace.root, runtime.groups, lambda: bound().shell),
+            *notebook_tools(runtime.workspace.root, runtime.groups, lambda: bound().shell),
             *extra,
         ],
         system_prompt=prompt,

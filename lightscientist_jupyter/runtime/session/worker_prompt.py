@@ -8,5 +8,6 @@ PROCESS.md named in your task before you start; write exactly the outputs the ta
 run real commands to produce real results. When the stage's work is done, call
 `complete_stage` with a 5-10 line summary, the files you wrote and the next stage you suggest.
 Use `request_input` only for a question that blocks you. Run anything that takes more than a
-minute or two with `submit_job` (never `nohup … &`): you are resumed when the job ends. Never
-invent results."""
+minute or two with `submit_job` (never `nohup … &`): you are resumed when the job ends. Make
+and change Jupyter notebooks with the `notebook_*` tools (cells by id; `notebook_run` runs one
+in a fresh kernel and saves its outputs), never by writing their JSON. Never invent results."""

@@ -15,8 +15,10 @@ outside the workspace, a link, a notebook of the researcher's): one line, never 
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, ParamSpec
 
@@ -75,6 +77,8 @@ class Notebooks:
         self.tree = Beneath(self.root)
         self.groups = groups
         self.shell_of = shell_of
+        self._locks: dict[PurePosixPath, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
 
     # ------------------------------------------------------------------ paths and files
 
@@ -119,6 +123,16 @@ class Notebooks:
             raise Refused(_not_ours(tool, rel))
         return nb
 
+    @contextlib.contextmanager
+    def _changing(self, rel: PurePosixPath) -> Iterator[None]:
+        """One change of the notebook `rel` at a time: a model's parallel tool calls (two
+        edits in one message) run in threads, and each reads, changes and saves the whole
+        file."""
+        with self._locks_lock:
+            lock = self._locks.setdefault(rel, threading.Lock())
+        with lock:
+            yield
+
     def _save(self, rel: PurePosixPath, nb: Any) -> None:
         try:
             self.tree.write_atomic(rel, nbv.dumps(nb))
@@ -130,25 +144,26 @@ class Notebooks:
     @_answers
     def create(self, path: str, cells: Sequence[NewCell | dict[str, Any]]) -> str:
         rel = self._rel("notebook_create", path)
-        if self.tree.lstat(rel) is not None:
+        with self._changing(rel):
+            if self.tree.lstat(rel) is not None:
+                try:
+                    self._own("notebook_create", rel)
+                except Refused:
+                    raise Refused(_not_ours("notebook_create", rel)) from None
+            given = [NewCell.model_validate(c) if isinstance(c, dict) else c for c in cells]
             try:
-                self._own("notebook_create", rel)
-            except Refused:
-                raise Refused(_not_ours("notebook_create", rel)) from None
-        given = [NewCell.model_validate(c) if isinstance(c, dict) else c for c in cells]
-        try:
-            nb = nbv.new_notebook([], self.shell_of().worker_id)
-            for cell in given:
-                nb.cells.append(nbv.new_cell(nb, cell.cell_type, cell.source, cell.id))
-        except nbv.NotebookProblem as exc:
-            raise Refused(f"{rel} was not written: {exc}") from None
-        self._save(rel, nb)
-        ids = [str(c.id) for c in nb.cells]
-        shown = ", ".join(ids[:SHOWN_IDS]) + (", …" if len(ids) > SHOWN_IDS else "")
-        return (
-            f"created {rel}: {len(ids)} cell{'s' if len(ids) != 1 else ''} ({shown}); "
-            "run it with notebook_run"
-        )
+                nb = nbv.new_notebook([], self.shell_of().worker_id)
+                for cell in given:
+                    nb.cells.append(nbv.new_cell(nb, cell.cell_type, cell.source, cell.id))
+            except nbv.NotebookProblem as exc:
+                raise Refused(f"{rel} was not written: {exc}") from None
+            self._save(rel, nb)
+            ids = [str(c.id) for c in nb.cells]
+            shown = ", ".join(ids[:SHOWN_IDS]) + (", …" if len(ids) > SHOWN_IDS else "")
+            return (
+                f"created {rel}: {len(ids)} cell{'s' if len(ids) != 1 else ''} ({shown}); "
+                "run it with notebook_run"
+            )
 
     @_answers
     def add_cell(
@@ -160,41 +175,44 @@ class Notebooks:
         cell_id: str | None = None,
     ) -> str:
         rel = self._rel("notebook_add_cell", path)
-        nb = self._own("notebook_add_cell", rel)
-        try:
-            position = nbv.cell_index(nb, after, str(rel)) + 1 if after else len(nb.cells)
-            cell = nbv.new_cell(nb, cell_type, source, cell_id)
-        except nbv.NotebookProblem as exc:
-            raise Refused(str(exc)) from None
-        nb.cells.insert(position, cell)
-        self._save(rel, nb)
-        where = f"after '{after}'" if after else "at the end"
-        return f"added cell '{cell.id}' ({cell_type}) to {rel} {where}: {len(nb.cells)} cells"
+        with self._changing(rel):
+            nb = self._own("notebook_add_cell", rel)
+            try:
+                position = nbv.cell_index(nb, after, str(rel)) + 1 if after else len(nb.cells)
+                cell = nbv.new_cell(nb, cell_type, source, cell_id)
+            except nbv.NotebookProblem as exc:
+                raise Refused(str(exc)) from None
+            nb.cells.insert(position, cell)
+            self._save(rel, nb)
+            where = f"after '{after}'" if after else "at the end"
+            return f"added cell '{cell.id}' ({cell_type}) to {rel} {where}: {len(nb.cells)} cells"
 
     @_answers
     def edit_cell(self, path: str, cell_id: str, source: str) -> str:
         rel = self._rel("notebook_edit_cell", path)
-        nb = self._own("notebook_edit_cell", rel)
-        try:
-            cell = nb.cells[nbv.cell_index(nb, cell_id, str(rel))]
-        except nbv.NotebookProblem as exc:
-            raise Refused(str(exc)) from None
-        cell["source"] = source
-        nbv.clear_outputs(cell)
-        self._save(rel, nb)
-        cleared = " (its outputs cleared); run it with notebook_run" if is_code(cell) else ""
-        return f"edited cell '{cell_id}' of {rel}{cleared}"
+        with self._changing(rel):
+            nb = self._own("notebook_edit_cell", rel)
+            try:
+                cell = nb.cells[nbv.cell_index(nb, cell_id, str(rel))]
+            except nbv.NotebookProblem as exc:
+                raise Refused(str(exc)) from None
+            cell["source"] = source
+            nbv.clear_outputs(cell)
+            self._save(rel, nb)
+            cleared = " (its outputs cleared); run it with notebook_run" if is_code(cell) else ""
+            return f"edited cell '{cell_id}' of {rel}{cleared}"
 
     @_answers
     def delete_cell(self, path: str, cell_id: str) -> str:
         rel = self._rel("notebook_delete_cell", path)
-        nb = self._own("notebook_delete_cell", rel)
-        try:
-            del nb.cells[nbv.cell_index(nb, cell_id, str(rel))]
-        except nbv.NotebookProblem as exc:
-            raise Refused(str(exc)) from None
-        self._save(rel, nb)
-        return f"deleted cell '{cell_id}' from {rel}: {len(nb.cells)} cells left"
+        with self._changing(rel):
+            nb = self._own("notebook_delete_cell", rel)
+            try:
+                del nb.cells[nbv.cell_index(nb, cell_id, str(rel))]
+            except nbv.NotebookProblem as exc:
+                raise Refused(str(exc)) from None
+            self._save(rel, nb)
+            return f"deleted cell '{cell_id}' from {rel}: {len(nb.cells)} cells left"
 
     @_answers
     def read(self, path: str) -> str:
@@ -204,18 +222,19 @@ class Notebooks:
     @_answers
     def run(self, path: str, cells: Sequence[str] | None = None, timeout: int = TIMEOUT_S) -> str:
         rel = self._rel("notebook_run", path)
-        nb = self._own("notebook_run", rel)
-        try:
-            ran, message = run_notebook(
-                self.root, rel, nb, self.shell_of(), self.groups, cells, timeout
-            )
-        except nbv.NotebookProblem as exc:
-            raise Refused(str(exc)) from None
-        except PathRefused as exc:  # a link planted in the worker's home, where the run goes
-            raise Refused(f"notebook_run {rel} did not run: {exc}") from None
-        if ran is not None:
-            self._save(rel, ran)
-        return message
+        with self._changing(rel):
+            nb = self._own("notebook_run", rel)
+            try:
+                ran, message = run_notebook(
+                    self.root, rel, nb, self.shell_of(), self.groups, cells, timeout
+                )
+            except nbv.NotebookProblem as exc:
+                raise Refused(str(exc)) from None
+            except PathRefused as exc:  # a link planted in the worker's home, where the run goes
+                raise Refused(f"notebook_run {rel} did not run: {exc}") from None
+            if ran is not None:
+                self._save(rel, ran)
+            return message
 
 
 # ---------------------------------------------------------------------- messages

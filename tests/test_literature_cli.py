@@ -87,7 +87,7 @@ def test_the_offline_survey_searches_and_cites_the_library_given(tmp_path):
 
     (ws / "paper" / "paper.md").write_text("# P\n\nWarmup [@smith2019learning], [@nobody2020].\n")
     report = api.check(ws)  # the same report, as a DataFrame
-    assert list(report.columns) == ["check", "what", "trace", "ok"]
+    assert list(report.columns) == ["check", "what", "trace", "ok", "notebook", "cell"]
     cited = report[report["check"] == "citations:paper/paper.md"].set_index("what")
     assert bool(cited.loc["[@smith2019learning] (line 3)", "ok"])
     assert "smith2019learning" in cited.loc["[@smith2019learning] (line 3)", "trace"]

@@ -158,7 +158,9 @@ def check(
 ) -> pd.DataFrame:
     """The provenance report of `paths` (the paper by default), as `lightscientist check`
     prints it: one row per citation and per decimal number, with where it traces to and
-    whether it resolves (`ok`). `results` names the folders whose files may hold the numbers.
+    whether it resolves (`ok`), and for a number a notebook printed, that notebook and cell
+    id (`notebook`, `cell`; None otherwise). `results` names the folders whose files may
+    hold the numbers.
     Like the command, it reads the folder's files alone (no project state is needed). Raises
     `BadInput` for a document outside the workspace or a missing one."""
     import pandas as pd
@@ -168,11 +170,18 @@ def check(
 
     report = literature.check(Workspace.at(workspace).root, paths or [], results)
     rows = [
-        {"check": name, "what": i.what, "trace": i.trace, "ok": i.ok}
+        {
+            "check": name,
+            "what": i.what,
+            "trace": i.trace,
+            "ok": i.ok,
+            "notebook": i.notebook,
+            "cell": i.cell,
+        }
         for name, items in report.sections
         for i in items
     ]
-    return pd.DataFrame(rows, columns=["check", "what", "trace", "ok"])
+    return pd.DataFrame(rows, columns=["check", "what", "trace", "ok", "notebook", "cell"])
 
 
 def reply(

@@ -144,7 +144,7 @@ def test_a_failing_cell_is_named_with_its_error_and_fixed_by_id(ws, books):
     assert nbv.unexecuted(nb) == ["plot"]  # after the failing cell nothing ran
     assert nbv.executed_problem((ws.root / NB).read_text(), NB) == (
         "experiment/analysis.ipynb: cell 'summary' has an error output (KeyError: 'mean'): "
-        "fix it and run again"
+        "fix it and run the notebook again"
     )
 
     books.edit_cell(NB, "summary", "print(sum(runs['loss']) / len(runs['loss']))")

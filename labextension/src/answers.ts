@@ -256,6 +256,23 @@ export interface IFileDiff {
   lines: string[];
 }
 
+/** The numbers of a gate's paper one notebook cell printed (`app.literature.by_cell`). */
+export interface ICellNumbers {
+  /** The notebook, relative to the server root. */
+  path: string;
+  /** The cell's id. */
+  cell: string;
+  /** Each number with its line in the paper: `0.02128 (line 17)`. */
+  numbers: string[];
+}
+
+/** At a gate whose stage has `numbers:` checks: where the paper's numbers come from. */
+export interface IGateChecks {
+  cells: ICellNumbers[];
+  /** Numbers no result file holds, as `what -> why`. */
+  unresolved: string[];
+}
+
 /** One node of a search tree, as `experiment/tree.json` holds it. */
 export interface INodeRecord {
   id: string;
@@ -379,6 +396,8 @@ export interface IProjectDetail extends IProjectSummary {
   handoffs: string[];
   /** At a gate: what changed beside each file under review (see `diff.ts`). */
   gate_diff: IFileDiff[];
+  /** At a gate with `numbers:` checks: the cells the paper's numbers trace to; else null. */
+  gate_checks: IGateChecks | null;
   /** The search stages' tree; null for a table without search. */
   search: ISearchCard | null;
   /** The paper's PDF (a link to the PDF viewer) and source. */

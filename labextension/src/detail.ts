@@ -21,6 +21,8 @@ const EVENTS_KEEP = 300;
 export interface IDetailActions {
   /** Open a file (a path relative to the server root) in JupyterLab. */
   openFile: (path: string, factory?: string) => void;
+  /** Open a notebook (a path relative to the server root) with the cell `cell` active. */
+  openCell: (path: string, cell: string) => void;
   /** Show a folder in the file browser. */
   showFolder: (path: string) => void;
   /** Answer the pending decision. */

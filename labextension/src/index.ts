@@ -19,7 +19,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-import { addOpenCellCommand } from './cells';
+import { OPEN_CELL, addOpenCellCommand } from './cells';
 
 // the panel is added to the shell when the plugin activates, so it is needed at once; so is
 // the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
@@ -118,6 +118,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
             app.commands.execute('notebook:replace-selection', { text: code })
           );
       },
+      openCell: (path, cell) =>
+        void app.commands.execute(OPEN_CELL, { path, cell }),
       openFile: (path, factory) => {
         const widget = factory
           ? docManager.openOrReveal(path, factory)

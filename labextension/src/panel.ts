@@ -29,6 +29,8 @@ const STORAGE_KEY = 'lightscientist-jupyter:selected-project';
 export interface IPanelOptions {
   /** Open a file (a path relative to the server root) in JupyterLab. */
   openFile: (path: string, factory?: string) => void;
+  /** Open a notebook (a path relative to the server root) with the cell `cell` active. */
+  openCell: (path: string, cell: string) => void;
   /** Show a folder in the file browser. */
   showFolder: (path: string) => void;
   /** Insert a code cell below the active one of the current notebook. */

@@ -7,11 +7,14 @@ number to the result file that holds it (see `controller.provenance`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import checks
 from lightscientist_jupyter.controller.provenance import Item
+from lightscientist_jupyter.controller.state import PendingDecision
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import BadInput, LiteratureError
 from lightscientist_jupyter.literature.config import (
@@ -100,3 +103,37 @@ def configure(root: Path, table: StageTable, library: list[str] | None = None) -
     refs = table.literature.get("references")
     bounds = {k: v for k, v in table.literature.items() if k in BOUND_KEYS}
     save(root, paths, refs if isinstance(refs, str) else None, bounds)
+
+
+def gate_specs(table: StageTable, pending: PendingDecision | None) -> tuple[str, ...]:
+    """The `numbers:` checks of the stage a pending gate approves (none otherwise)."""
+    if pending is None or pending.kind != "gate" or pending.stage not in table:
+        return ()
+    return tuple(s for s in table[pending.stage].checks if s.startswith("numbers:"))
+
+
+def gate_sections(
+    root: Path, table: StageTable, pending: PendingDecision | None
+) -> list[tuple[str, list[Item]]]:
+    """Each `numbers:` check of the stage a pending gate approves, run now, with its items
+    (none at no such gate). Raises LightScientistError or OSError when a check cannot run."""
+    return [(spec, checks.report(spec, root)) for spec in gate_specs(table, pending)]
+
+
+def by_cell(
+    sections: Iterable[tuple[str, Sequence[Item]]],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The side panel's view of a gate's numbers: each notebook cell with the numbers traced
+    to it (`{"notebook", "cell", "numbers"}`, in the order first met), and the unresolved
+    items as `what -> why`."""
+    cells: dict[tuple[str, str], list[str]] = {}
+    unresolved = []
+    for _, items in sections:
+        for item in items:
+            notebook, cell = item.notebook, item.cell
+            if not item.ok:
+                unresolved.append(f"{item.what} -> {item.trace}")
+            elif notebook and cell:
+                cells.setdefault((notebook, cell), []).append(item.what)
+    shown = [{"notebook": nb, "cell": cell, "numbers": n} for (nb, cell), n in cells.items()]
+    return shown, unresolved

@@ -20,9 +20,9 @@ from typing import Any
 
 import ipywidgets as w
 
+from lightscientist_jupyter.app.literature import gate_sections
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import PendingDecision, StageTable
-from lightscientist_jupyter.controller import checks as stage_checks
 from lightscientist_jupyter.errors import LightScientistError
 
 OPEN_CELL = "lightscientist:open-notebook-cell"
@@ -89,11 +89,8 @@ class ChecksCard:
         self.widget.add_class("ls-checks-card")
 
     def show(self, pending: PendingDecision | None) -> None:
-        specs: tuple[str, ...] = ()
-        if pending is not None and pending.kind == "gate" and pending.stage in self.table:
-            specs = tuple(s for s in self.table[pending.stage].checks if s.startswith("numbers:"))
         try:
-            sections = [(spec, stage_checks.report(spec, self.root)) for spec in specs]
+            sections = gate_sections(self.root, self.table, pending)
             text = report_html(self.root, sections)
         except (LightScientistError, OSError) as exc:  # never hides the buttons
             text = f"<div>(no check: {html.escape(str(exc))})</div>"

@@ -154,3 +154,35 @@ def test_the_gate_card_of_a_checked_stage_links_each_number_to_its_cell(tmp_path
     assert "0.93 (line 3)" in card and f"{PATH} cell load" in card
     args = html.escape(json.dumps({"path": str(ws.root / PATH), "cell": "load"}), quote=True)
     assert f'data-commandlinker-args="{args}"' in card
+
+
+def test_the_side_panel_s_gate_lists_each_cell_with_the_numbers_it_printed(tmp_path, write_table):
+    from lightscientist_jupyter.controller import load_table
+    from lightscientist_jupyter.jupyter.server import answers
+    from lightscientist_jupyter.jupyter.server import data as server_data
+    from tests.jupyter.test_server_answers_sent import mismatches, sent
+
+    table = load_table(write_table(tmp_path / "table", CHECKED_TABLE))
+    ws = Workspace.at(tmp_path / "ws")
+    controller = ResearchController.create(ws, "find x", mode="manual", table=table)
+    write(ws.root, 2)
+    (ws.root / "paper").mkdir()
+    (ws.root / "paper" / "paper.md").write_text("Accuracy 0.93, loss 0.777.\n")
+    # the paper holds a number no file has: the finish is refused, the researcher approves
+    # at the gate a paper fixed by hand
+    assert not controller.finish_stage("written", ["paper/paper.md"]).accepted
+    (ws.root / "paper" / "paper.md").write_text("Accuracy 0.93.\n")
+    assert controller.finish_stage("written", ["paper/paper.md"]).accepted
+    (ws.root / "paper" / "paper.md").write_text("Accuracy 0.93, loss 0.777.\n")
+
+    detail = server_data.project_detail(tmp_path, "ws")
+    assert not mismatches(sent(detail), answers.ProjectDetail, "detail")
+    assert detail["gate_checks"] == {
+        "cells": [{"path": f"ws/{PATH}", "cell": "load", "numbers": ["0.93 (line 1)"]}],
+        "unresolved": [
+            "0.777 (line 1) -> in no result file under experiment (mark it '(not measured)' "
+            "if not measured)"
+        ],
+    }
+    controller.reply(True)
+    assert server_data.project_detail(tmp_path, "ws")["gate_checks"] is None

@@ -58,6 +58,8 @@ MIRRORS: dict[str, str] = {
     "UsageFigures": "IUsageFigures",
     "UsageTotal": "IUsageTotal",
     "FileDiff": "IFileDiff",
+    "GateChecks": "IGateChecks",
+    "CellNumbers": "ICellNumbers",
     "PaperCard": "IPaperCard",
     "ReviewsCard": "IReviewsCard",
     "ReviewRow": "IReviewRow",

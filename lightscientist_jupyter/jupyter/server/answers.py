@@ -246,6 +246,25 @@ class FileDiff(TypedDict):
     unchanged files."""
 
 
+class CellNumbers(TypedDict):
+    """The numbers of a gate's paper one notebook cell printed (`app.literature.by_cell`)."""
+
+    path: str
+    """The notebook, relative to the server root."""
+    cell: str
+    """The cell's id."""
+    numbers: list[str]
+    """Each number with its line in the paper: `0.02128 (line 17)`."""
+
+
+class GateChecks(TypedDict):
+    """At a gate whose stage has `numbers:` checks: where the paper's numbers come from."""
+
+    cells: list[CellNumbers]
+    unresolved: list[str]
+    """Numbers no result file holds, as `what -> why`."""
+
+
 class TreeBox(TypedDict):
     """A search node's box in `SearchDrawing` (`jupyter.search_tree.drawing`)."""
 
@@ -384,6 +403,8 @@ class ProjectDetail(ProjectSummary):
     usage: PanelUsage
     gate_diff: list[FileDiff]
     """At a gate: what changed in each file under review since the last approval."""
+    gate_checks: GateChecks | None
+    """At a gate with `numbers:` checks: the cells the paper's numbers trace to; else None."""
     search: SearchCard | None
     """The search stages' tree; None for a table without search (or that cannot be read)."""
     paper: PaperCard

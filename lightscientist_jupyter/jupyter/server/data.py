@@ -25,6 +25,7 @@ from typing import Any, cast
 from lightscientist_jupyter.app import commands, controls
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.handoff_card import card as handoff_card
+from lightscientist_jupyter.app.literature import by_cell, gate_sections, gate_specs
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import StageTable, load_table
@@ -38,8 +39,10 @@ from lightscientist_jupyter.jupyter.layout import graph_layout
 from lightscientist_jupyter.jupyter.look import stage_states
 from lightscientist_jupyter.jupyter.server.answers import (
     AnsweredDecision,
+    CellNumbers,
     EventsAnswer,
     FileAnswer,
+    GateChecks,
     HandoffCard,
     HistoryStep,
     PanelUsage,
@@ -207,6 +210,7 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         "handoffs": state.handoffs,
         "usage": cast(PanelUsage, panel_usage(state)),
         "gate_diff": panel_changes(ws),  # beside each file under review (diff_card.py)
+        "gate_checks": None,  # below, with the table
         "search": None,
         "paper": paper_card(files, rel, None),
         "reviews": reviews_card(files),
@@ -225,6 +229,7 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         # the hand-over card, or None
         detail["handoff"] = cast(HandoffCard | None, handoff_card(ws, state, table))
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
+        detail["gate_checks"] = gate_checks(ws.root, rel, table, state)
         detail["search"] = search_card(ws, table)  # the tree, drawn as the notebook draws it
         detail["paper"] = paper_card(files, rel, table)  # the source the table names
         detail["outputs"] = [
@@ -240,6 +245,23 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
     last = read_tail(resolve_inside(ws.root, EVENTS_FILE, scope="the project folder"), 1)
     detail["last_seq"] = last[-1]["seq"] if last else 0
     return detail
+
+
+def gate_checks(root: Path, rel: str, table: StageTable, state: ProjectState) -> GateChecks | None:
+    """The numbers of the paper a pending gate approves, grouped by the notebook cell that
+    printed each (the gate card's check section, for the panel); None at no such gate."""
+    if not gate_specs(table, state.pending):
+        return None
+    try:
+        sections = gate_sections(root, table, state.pending)
+    except (LightScientistError, OSError) as exc:
+        return {"cells": [], "unresolved": [f"no check: {exc}"]}
+    cells, unresolved = by_cell(sections)
+    shown: list[CellNumbers] = [
+        {"path": join(rel, c["notebook"]), "cell": c["cell"], "numbers": c["numbers"]}
+        for c in cells
+    ]
+    return {"cells": shown, "unresolved": unresolved}
 
 
 def _int(raw: str | None, name: str, default: int | None, low: int, high: int) -> int | None:

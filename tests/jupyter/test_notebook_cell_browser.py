@@ -1,6 +1,7 @@
 """A paper's number opens the notebook at the cell that printed it, in a real JupyterLab
-(headless Chromium): `%lightscientist check` in a notebook lists the number with a button,
-the button runs `lightscientist:open-notebook-cell`, and `experiment/analysis.ipynb` opens
+(headless Chromium): `%lightscientist check` in a notebook, and the side panel at a gate
+whose stage checks the paper's numbers, list the number with a button; the button runs
+`lightscientist:open-notebook-cell`, and `experiment/analysis.ipynb` opens
 with that cell — forty cells down — active and in view. The command is in the palette too.
 Screenshots go to `test-output/`.
 
@@ -21,12 +22,15 @@ from support.browser import (
     OUTPUT,
     REPO,
     lab_page,
+    open_panel,
     require_browser,
     run_all_cells,
     start_lab,
 )
 
+from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.values.notebook import dumps, new_notebook
+from lightscientist_jupyter.workspace import Workspace
 
 pytestmark = pytest.mark.browser
 
@@ -58,9 +62,35 @@ def own_build(scratch: Path) -> dict[str, str]:
     return {**os.environ, "JUPYTER_PATH": os.pathsep.join(filter(None, [str(path), before]))}
 
 
+GATED_TABLE = """\
+start = "write"
+
+[stages.write]
+skill = "skills/write.md"
+outputs = ["paper/paper.md"]
+next = "done"
+allowed = ["done"]
+approval = true
+checks = ["numbers:paper/paper.md"]
+"""
+
+
+def at_gate(folder: Path, table: Path) -> None:
+    """A project waiting at the gate of a stage whose paper's number a notebook cell printed."""
+    project = ResearchController.create(
+        Workspace.at(folder), "find x", mode="manual", table=load_table(table)
+    )
+    (folder / "experiment").mkdir()
+    (folder / "experiment" / "analysis.ipynb").write_text(dumps(analysis()))
+    (folder / "paper").mkdir()
+    (folder / "paper" / "paper.md").write_text("Accuracy reached 0.9375.\n")
+    assert project.finish_stage("written", ["paper/paper.md"]).accepted
+
+
 @pytest.fixture
-def lab(tmp_path: Path):
+def lab(tmp_path: Path, write_table):
     require_browser()
+    table = write_table(tmp_path / "table", GATED_TABLE)
     root = tmp_path / "root"
     (root / "ws" / "experiment").mkdir(parents=True)
     (root / "ws" / "paper").mkdir()
@@ -74,6 +104,7 @@ def lab(tmp_path: Path):
         nbformat.v4.new_code_cell("%lightscientist check paper/paper.md -w ws"),
     ]
     nbformat.write(checking, root / "check.ipynb")
+    at_gate(root / "gated", table)
     with start_lab(root, tmp_path, env=own_build(tmp_path)) as server:
         yield server
 
@@ -110,3 +141,15 @@ def test_a_traced_number_opens_the_notebook_at_its_cell(lab):
         page.locator(".lm-CommandPalette-input").fill("open notebook at cell")
         item = page.locator(".lm-CommandPalette-item", has_text="LightScientist")
         expect(item).to_contain_text("LightScientist: Open Notebook at Cell")
+
+
+def test_the_side_panel_s_gate_opens_the_notebook_at_the_cell_of_a_number(lab):
+    from playwright.sync_api import expect
+
+    with lab_page(lab.url, lab.token, "panel-cell-failure.png", {"lab": lab.output}) as page:
+        panel = open_panel(page)
+        panel.locator(".ls-project[data-path='gated']").click()
+        checks = panel.locator(".ls-gate-checks")
+        expect(checks).to_contain_text("analysis.ipynb · cell table: 0.9375 (line 1)")
+        checks.locator("button.ls-cell-link").click()
+        sees_the_table_cell_active(page)

@@ -194,6 +194,10 @@ class _Values:
         return self.places[best]
 
 
+_NUMBERS = re.compile(r"\d+\.\d+(?:[eE][-+]?\d+)?|\d+")
+"""A number in a result's text (a table cell, a JSON string, a notebook's output)."""
+
+
 def _cell_numbers(cell: Any) -> list[float]:
     if isinstance(cell, bool):
         return []
@@ -203,7 +207,7 @@ def _cell_numbers(cell: Any) -> list[float]:
     try:
         return [float(text)]
     except ValueError:
-        return [float(m) for m in re.findall(r"\d+\.\d+(?:[eE][-+]?\d+)?|\d+", text)]
+        return [float(m) for m in _NUMBERS.findall(text)]
 
 
 def result_values(root: Path, folders: list[str]) -> _Values:
@@ -243,9 +247,6 @@ def result_values(root: Path, folders: list[str]) -> _Values:
                         values.add(v, f"{rel} row {r}, column {column} ({cell})")
     values.sort()
     return values
-
-
-_NUMBERS = re.compile(r"\d+\.\d+(?:[eE][-+]?\d+)?|\d+")
 
 
 def _notebook_values(text: str, rel: str, values: _Values) -> None:

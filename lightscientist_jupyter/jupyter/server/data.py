@@ -25,7 +25,7 @@ from typing import Any, cast
 from lightscientist_jupyter.app import commands, controls
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.handoff_card import card as handoff_card
-from lightscientist_jupyter.app.literature import by_cell, gate_sections, gate_specs
+from lightscientist_jupyter.app.literature import by_cell, gate_sections
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import StageTable, load_table
@@ -250,12 +250,12 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
 def gate_checks(root: Path, rel: str, table: StageTable, state: ProjectState) -> GateChecks | None:
     """The numbers of the paper a pending gate approves, grouped by the notebook cell that
     printed each (the gate card's check section, for the panel); None at no such gate."""
-    if not gate_specs(table, state.pending):
-        return None
     try:
         sections = gate_sections(root, table, state.pending)
     except (LightScientistError, OSError) as exc:
         return {"cells": [], "unresolved": [f"no check: {exc}"]}
+    if not sections:
+        return None
     cells, unresolved = by_cell(sections)
     shown: list[CellNumbers] = [
         {"path": join(rel, c["notebook"]), "cell": c["cell"], "numbers": c["numbers"]}

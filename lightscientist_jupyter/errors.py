@@ -68,3 +68,8 @@ class Conflict(BadInput):
 
 class LiteratureError(LightScientistError):
     """A literature file, library or source that cannot be used; the message names it."""
+
+
+class MemoryUnavailable(LightScientistError):
+    """The user's memory store (`$LIGHTSCIENTIST_MEMORY`) cannot be opened, read or written;
+    the message names where it is. A run goes on without memory; a memory command exits 1."""

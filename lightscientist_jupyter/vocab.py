@@ -258,6 +258,15 @@ class RecordingLine(StrEnum):
     """A worker update layer 2 took in between the supervisor's calls."""
 
 
+class MemoryKind(StrEnum):
+    """What a memory entry is (`memory`): what worked or failed and why, a stage's result, a
+    work read."""
+
+    LESSON = "lesson"
+    FINDING = "finding"
+    PAPER = "paper"
+
+
 class Layer(IntEnum):
     """The layer an event comes from."""
 
@@ -290,6 +299,13 @@ class EventType(StrEnum):
     """A node of a search stage's tree was created, started or finished (`experiment/tree.json`)."""
     REVIEW_META = "review.meta"
     """A review stage's round was aggregated into `paper/reviews/meta.json` (its decision)."""
+    MEMORY_RECALL = "memory.recall"
+    """Entries of the user's memory were recalled: for a stage's task header (layer 1) or by a
+    worker's `recall` tool (layer 3); the hits, each with its project."""
+    MEMORY_FILED = "memory.filed"
+    """Layer 1 filed entries in the user's memory (a stage's finding, lessons)."""
+    MEMORY_UNAVAILABLE = "memory.unavailable"
+    """The user's memory could not be opened or written: the run goes on without it."""
     # layer 2: the stage supervisor
     WORKER_CREATED = "worker.created"
     WORKER_STATUS = "worker.status"
@@ -327,7 +343,7 @@ EVENT_LAYERS: dict[EventType, Layer] = {
     **{
         t: Layer.CONTROLLER
         for t in EventType
-        if t.value.split(".")[0] in ("stage", "budget", "user", "search", "review")
+        if t.value.split(".")[0] in ("stage", "budget", "user", "search", "review", "memory")
         or t is EventType.PATH_REFUSED
     },
     **{

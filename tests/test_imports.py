@@ -54,6 +54,7 @@ LAYERS = {  # first segment under the package -> rank
     "redact": LEAF,
     "values": LEAF,
     "literature": LEAF,
+    "memory": LEAF,
     "history": LEAF,
 }
 MODEL_RESOLVER = f"{PACKAGE}.runtime.models.resolver"

@@ -23,6 +23,16 @@ from support.chat_server import ChatServer
 from support.runtime import Updates, stage_spec
 
 
+@pytest.fixture(autouse=True)
+def own_memory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test has a user memory of its own, empty at its start (`$LIGHTSCIENTIST_MEMORY`,
+    which the processes it starts inherit): no test recalls another's lessons, none writes
+    into the memory of whoever runs the suite."""
+    path = tmp_path_factory.mktemp("memory") / "memory.sqlite3"
+    monkeypatch.setenv("LIGHTSCIENTIST_MEMORY", str(path))
+    return path
+
+
 @pytest.fixture
 def needs_bwrap() -> None:
     """Skips a test on a machine without a working bubblewrap, except under CI (`CI=true`),

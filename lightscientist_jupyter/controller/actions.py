@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 from lightscientist_jupyter.controller.process_log import ProcessEntry
-from lightscientist_jupyter.vocab import EventType, ProjectStatus, ReplySource
+from lightscientist_jupyter.vocab import EventType, MemoryKind, ProjectStatus, ReplySource
 
 # ---------------------------------------------------------------------------- actions
 
@@ -230,4 +230,28 @@ class HandOverNotebook:
     stage: str
 
 
-Effect = SaveState | Emit | AppendProcess | NotifyAnswer | Respond | TakeSnapshot | HandOverNotebook
+@dataclasses.dataclass(frozen=True)
+class FileMemory:
+    """File a stage visit's result in the user's memory (`controller.memory_calls`), once the
+    step's snapshots are taken: a finished stage's entry as a `finding`, a rejected gate's
+    as a `lesson` with the researcher's reason. The controller skips it when memory is off
+    for the run or the stage."""
+
+    kind: MemoryKind
+    key: str
+    """Unique within the project (`finding:idea.select#1`, `lesson:reject:d3`)."""
+    stage: str
+    visit: int
+    text: str
+
+
+Effect = (
+    SaveState
+    | Emit
+    | AppendProcess
+    | NotifyAnswer
+    | Respond
+    | TakeSnapshot
+    | HandOverNotebook
+    | FileMemory
+)

@@ -33,6 +33,7 @@ from lightscientist_jupyter.controller.budget_calls import BudgetCalls
 from lightscientist_jupyter.controller.goal import check_goal, prompt_goal
 from lightscientist_jupyter.controller.handoff_tools import HandoffTools, handoff_stages
 from lightscientist_jupyter.controller.loader import load_table
+from lightscientist_jupyter.controller.memory_calls import MemoryCalls
 from lightscientist_jupyter.controller.review_calls import ReviewCalls
 from lightscientist_jupyter.controller.search_calls import SearchCalls
 from lightscientist_jupyter.controller.state import ProjectState, load_state, save_state
@@ -67,7 +68,7 @@ class ReplyOutcome:
     answer: dict[str, Any] | None = None
 
 
-class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
+class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls, MemoryCalls):
     """Runs one project's stage machine over a workspace. Thread-safe. The hand-over calls
     (`take`, `deliver`, `give_back`) come from `HandoffTools`."""
 
@@ -239,6 +240,8 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
                 limits=dict(stage.limits),
                 search=stage.search,
                 review=stage.review,
+                recalled=self.recalled(stage.id),
+                memory=self.memory_for(stage.id),
             )
 
     def on_answer(self, listener: Callable[[dict[str, Any]], None]) -> None:
@@ -389,6 +392,7 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
         self._state, effects = machine.step(self._state, self.table, action)
         respond = actions.Respond(True, "ok")
         due = [e for e in effects if isinstance(e, actions.TakeSnapshot)]
+        filings = [e for e in effects if isinstance(e, actions.FileMemory)]
         for effect in effects:
             match effect:
                 case actions.SaveState(soon=soon):
@@ -411,8 +415,12 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls):
                     respond = effect
                 case actions.HandOverNotebook():
                     self._hand_over_notebook(effect.stage)
+        taken: dict[tuple[str, int], str] = {}
         if due:  # after the saves and PROCESS.md entries they are to hold
-            self.history.record([(snap.stage, snap.visit, snap.event) for snap in due])
+            ids = self.history.record([(snap.stage, snap.visit, snap.event) for snap in due])
+            taken = {(snap.stage, snap.visit): id_ for snap, id_ in zip(due, ids, strict=False)}
+        if filings:  # naming the snapshot of the visit they come from
+            self._file_memory(filings, taken)
         return respond
 
     def _refused(self, line: str) -> None:

@@ -39,6 +39,7 @@ STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "checks": (list, False),
     "search": (dict, False),
     "review": (dict, False),
+    "memory": (bool, False),
 }
 _STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]""")
@@ -317,6 +318,7 @@ def _build_stage(
         checks=checks,
         search=search,
         review=review,
+        memory=ok.get("memory", True),
     )
 
 

@@ -27,6 +27,7 @@ from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
     DecisionKind,
     EventType,
+    MemoryKind,
     Mode,
     ProjectStatus,
 )
@@ -245,7 +246,14 @@ class _Run(Moves):
         comment = a.comment
         verdict = "approved" if a.approve else f"rejected, back to '{target}'"
         note = f"{verdict} by the user via {a.source}" + (f" — “{comment}”" if comment else "")
-        self.record(gate.id, pending.summary, pending.outputs, note, a.at)
+        self.record(
+            gate.id,
+            pending.summary,
+            pending.outputs,
+            note,
+            a.at,
+            memory=MemoryKind.FINDING if a.approve else MemoryKind.LESSON,
+        )
         s.decisions.append(
             {
                 "id": pending.id,
@@ -309,6 +317,7 @@ class _Run(Moves):
             f"answered {verdict} via {a.source}" + (f" — “{comment}”" if comment else ""),
             a.at,
             key=f"question:{pending.id}",
+            memory=None,
         )
         s.decisions.append(answer)
         s.pending, s.status = None, ProjectStatus.RUNNING

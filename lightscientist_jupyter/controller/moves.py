@@ -12,11 +12,28 @@ from typing import Any
 
 from lightscientist_jupyter.controller import actions, rules
 from lightscientist_jupyter.controller.actions import Effect
-from lightscientist_jupyter.controller.process_log import ProcessEntry
+from lightscientist_jupyter.controller.process_log import ProcessEntry, clip_summary
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import DONE, StageTable
 from lightscientist_jupyter.values.usage import usage_line
-from lightscientist_jupyter.vocab import EventType, ProjectStatus
+from lightscientist_jupyter.vocab import EventType, MemoryKind, ProjectStatus
+
+GOAL_CHARS = 300
+"""How much of the goal a memory entry repeats (what a later project's goal is matched to)."""
+
+
+def memory_text(
+    stage: str, goal: str, summary: str, decision: str | None, outputs: tuple[str, ...]
+) -> str:
+    """A stage visit's entry as the user's memory keeps it: the stage and the project's goal
+    (so a later project with a like goal finds it), the summary, the decision, the outputs."""
+    short_goal = goal if len(goal) <= GOAL_CHARS else goal[: GOAL_CHARS - 1] + "…"
+    lines = [f"{stage} — goal: {short_goal}", *clip_summary(summary)]
+    if decision:
+        lines.append(f"Decision: {decision}")
+    if outputs:
+        lines.append("Outputs: " + ", ".join(outputs))
+    return "\n".join(lines)
 
 
 class Moves:
@@ -57,7 +74,21 @@ class Moves:
         decision: str | None,
         at: float,
         key: str | None = None,
+        memory: MemoryKind | None = MemoryKind.FINDING,
     ) -> None:
+        """Append the `PROCESS.md` entry of `stage`'s visit, and file it in the user's
+        memory as `memory` (None: not filed; a question's answer is the project's alone)."""
+        if memory is not None:
+            entry_key = key or self.state.task_id
+            self.effects.append(
+                actions.FileMemory(
+                    memory,
+                    f"{memory}:{entry_key}",
+                    stage,
+                    self.state.visits.get(stage, 0),
+                    memory_text(stage, self.state.goal, summary, decision, outputs),
+                )
+            )
         self.effects.append(
             actions.AppendProcess(
                 ProcessEntry(

@@ -108,6 +108,13 @@ class ProjectState:
     handoffs: list[str] = dataclasses.field(default_factory=list)
     """Stages handed to the researcher whenever the project enters them (`--handoff`, a
     table's `handoff = true`, `take STAGE`) until given back."""
+    recall: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """What the current task recalled from the user's memory (`controller.memory_calls`):
+    `{"task_id", "hits": [entry records]}`, kept so a resumed stage is told the same."""
+    lessons: list[str] = dataclasses.field(default_factory=list)
+    """The occasions lessons were drawn for (`done`): each once."""
+    papers: list[str] = dataclasses.field(default_factory=list)
+    """The cited works filed in the user's memory (a DOI, an arXiv id or a cite key)."""
 
     @property
     def visit(self) -> int:

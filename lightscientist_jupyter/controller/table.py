@@ -46,6 +46,9 @@ class Stage:
     """A search stage: its variants run as a best-first tree of jobs (`controller.search`)."""
     review: ReviewSpec | None = None
     """A review stage: reviewers score the paper before its worker runs (`controller.review`)."""
+    memory: bool = True
+    """`memory = false`: its tasks recall nothing from the user's memory, its workers get no
+    `recall` tool, and its finish files no finding."""
 
     @property
     def phase(self) -> str:

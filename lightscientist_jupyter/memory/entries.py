@@ -39,8 +39,8 @@ class NewEntry:
     """The project folder it came from (absolute); '' for one the researcher added outside
     a project."""
     key: str
-    """Unique within its project: filing the same key twice (a retry after a crash) keeps the
-    first (`finding:experiment.loop#3`, `lesson:done#2`, `paper:doi:10.…`)."""
+    """Unique within its project: filing the same key again replaces the entry
+    (`finding:experiment.loop#3`, `lesson:done#2`, `paper:doi:10.…`)."""
     stage: str = ""
     visit: int = 0
     snapshot: str = ""
@@ -74,8 +74,14 @@ class Entry:
         return Path(self.project).name if self.project else "-"
 
     def origin(self) -> str:
-        """Where it came from, in a few words: `warmup-study, experiment.loop#2`."""
-        where = f"{self.stage}#{self.visit}" if self.stage else self.source
+        """Where it came from, in a few words: `warmup-study, experiment.loop#2`,
+        `warmup-study, its lessons`, `-, your note`."""
+        if self.stage:
+            where = f"{self.stage}#{self.visit}"
+        else:
+            where = {"worker": "its lessons", "researcher": "your note"}.get(
+                self.source, self.source
+            )
         return f"{self.project_name}, {where}"
 
 

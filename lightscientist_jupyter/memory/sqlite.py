@@ -92,7 +92,7 @@ class SqliteMemory:
 
     # ------------------------------------------------------------------ writing
 
-    def add(self, entry: NewEntry) -> Entry | None:
+    def add(self, entry: NewEntry) -> Entry:
         row = (
             str(entry.kind),
             cut(redact(entry.text)),
@@ -105,16 +105,15 @@ class SqliteMemory:
             float(entry.at),
         )
 
-        def insert(db: sqlite3.Connection) -> Entry | None:
-            with db:
+        def insert(db: sqlite3.Connection) -> Entry:
+            with db:  # one transaction: the entry it replaces goes from the index too
+                db.execute("DELETE FROM entries WHERE project = ? AND key = ?", (row[2], row[3]))
                 cursor = db.execute(
-                    "INSERT OR IGNORE INTO entries "
+                    "INSERT INTO entries "
                     "(kind, text, project, key, stage, visit, snapshot, source, at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
-            if not cursor.rowcount:
-                return None
             return Entry(int(cursor.lastrowid or 0), *row)
 
         return self._do("write", insert)

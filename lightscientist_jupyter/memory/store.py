@@ -27,9 +27,10 @@ class MemoryStore(Protocol):
     where: str
     """The store as a user names it: the file, or the URL without its password."""
 
-    def add(self, entry: NewEntry) -> Entry | None:
-        """File `entry` (its text redacted like events); None when its project already holds
-        its key (the first one filed is kept)."""
+    def add(self, entry: NewEntry) -> Entry:
+        """File `entry` (its text redacted like events). One its project already holds under
+        its key is replaced: a stage visit finished again after a rewind, or in a folder
+        made anew for another project, is filed as it ended last."""
         ...
 
     def search(

@@ -13,9 +13,13 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
+from lightscientist_jupyter.memory.entries import Entry
 from lightscientist_jupyter.values.review import MetaRecord, ReviewSpec
 from lightscientist_jupyter.values.search import Expansion, SearchSpec, Tree
 from lightscientist_jupyter.vocab import StageOutcome
+
+LESSONS_STAGE = "lessons"
+"""The stage a project's lessons worker is filed under (`supervisor.lessons`); no table's."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +49,11 @@ class StageTask:
     """A search stage's `search` table: layer 2 runs its nodes before its worker."""
     review: ReviewSpec | None = None
     """A review stage's `review` table: layer 2 runs its reviewers before its worker."""
+    recalled: tuple[Entry, ...] = ()
+    """Entries of earlier projects recalled from the user's memory for this task (layer 1,
+    `controller.memory_calls`); its workers' and the supervisor's headers carry them."""
+    memory: bool = True
+    """Whether the stage uses the user's memory: its workers get the `recall` tool."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

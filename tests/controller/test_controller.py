@@ -94,7 +94,13 @@ def test_finish_moves_to_the_default_next(workspace, small_table, recorder, prod
     outcome = c.finish_stage("Surveyed.", ["out/a.md"])
     assert outcome.accepted and outcome.stage == "gate" and outcome.status == "running"
     assert c.stage == "gate" and on_disk(workspace)["stage"] == "gate"
-    assert recorder.types() == ["stage.start", "stage.finish", "stage.transition", "stage.start"]
+    assert recorder.types() == [
+        "stage.start",
+        "stage.finish",
+        "stage.transition",
+        "stage.start",
+        "memory.filed",  # the finish, filed in the user's memory as a finding
+    ]
     finish = recorder.of_type("stage.finish")[0]
     assert finish.data["next"] == "gate" and finish.data["outputs"] == ["out/a.md"]
     transition = recorder.of_type("stage.transition")[0]
@@ -171,16 +177,16 @@ def test_max_visits_fails_a_runaway_loop(workspace, small_table, recorder, advan
     assert "stage 'a' was entered 4 times, more than its max_visits = 3" in reason
     assert str(small_table.path) in reason
     assert on_disk(workspace)["status"] == "failed"
-    assert recorder.types()[-1] == "stage.rejected"
-    assert recorder.events[-1].data["reason"] == reason
+    assert recorder.types()[-2:] == ["stage.rejected", "memory.filed"]
+    assert recorder.events[-2].data["reason"] == reason
 
 
 def test_the_last_stage_ends_the_project(workspace, small_table, recorder, advance):
     c = manual(workspace, small_table, recorder, start_stage="b")
     outcome = advance(c)
     assert outcome.stage == DONE and c.status == "done"
-    assert recorder.events[-1].type == "stage.transition"
-    assert recorder.events[-1].data["to"] == DONE
+    assert [e.type for e in recorder.events[-2:]] == ["stage.transition", "memory.filed"]
+    assert recorder.events[-2].data["to"] == DONE
     with pytest.raises(ControllerError, match="done"):
         c.task()
 

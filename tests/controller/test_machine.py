@@ -156,6 +156,8 @@ def label(effect: actions.Effect) -> str:
             return f"emit {effect.type}"
         case actions.AppendProcess():
             return f"process {effect.entry.key}"
+        case actions.FileMemory():
+            return f"memory {effect.key}"
         case actions.NotifyAnswer():
             return "notify"
         case actions.Respond():
@@ -201,7 +203,7 @@ CASES = [
         finish(),
         ProjectStatus.RUNNING,
         "gate",
-        ["emit stage.finish", "process a#1", *MOVED, "ok"],
+        ["emit stage.finish", "memory finding:a#1", "process a#1", *MOVED, "ok"],
         {"visits": {"a": 1, "gate": 1}, "last_summary": {"a": "Did it."}},
         ("a", "gate", "finish"),
         "'a' finished; the project moved to 'gate'",
@@ -212,7 +214,7 @@ CASES = [
         finish("c"),
         ProjectStatus.RUNNING,
         "c",
-        ["emit stage.finish", "process a#1", *MOVED, "ok"],
+        ["emit stage.finish", "memory finding:a#1", "process a#1", *MOVED, "ok"],
         {"visits": {"a": 1, "c": 1}, "feedback": None},
         ("a", "c", "finish"),
     ),
@@ -222,7 +224,7 @@ CASES = [
         finish("a"),
         ProjectStatus.RUNNING,
         "a",
-        ["emit stage.finish", "process a#1", *MOVED, "ok"],
+        ["emit stage.finish", "memory finding:a#1", "process a#1", *MOVED, "ok"],
         {"visits": {"a": 2}},
         ("a", "a", "finish"),
     ),
@@ -243,7 +245,7 @@ CASES = [
         finish(),
         ProjectStatus.RUNNING,
         "b",
-        ["emit stage.finish", "process gate#1", *MOVED, "ok"],
+        ["emit stage.finish", "memory finding:gate#1", "process gate#1", *MOVED, "ok"],
         {"pending": None},
         ("gate", "b", "auto"),
         entry="approved automatically (auto mode)",
@@ -254,7 +256,7 @@ CASES = [
         finish(),
         ProjectStatus.DONE,
         DONE,
-        ["emit stage.finish", "process b#1", "save", "emit stage.transition", "ok"],
+        ["emit stage.finish", "memory finding:b#1", "process b#1", "save", "emit stage.transition", "ok"],
         {"visits": {"b": 1}},
         ("b", DONE, "finish"),
     ),
@@ -295,7 +297,7 @@ CASES = [
         "a",
         [
             "emit stage.finish",
-            "process a#3",
+            "memory finding:a#3", "process a#3",
             "save",
             "emit stage.transition",
             "emit stage.rejected",
@@ -310,7 +312,7 @@ CASES = [
         reply(True),
         ProjectStatus.RUNNING,
         "b",
-        ["process gate#1", "emit user.decision", *MOVED, "ok"],
+        ["memory finding:gate#1", "process gate#1", "emit user.decision", *MOVED, "ok"],
         {"pending": None, "feedback": None, "visits": {"a": 1, "gate": 1, "b": 1}},
         ("gate", "b", "approve"),
         "gate approved; the project is now at 'b' (running)",
@@ -322,7 +324,7 @@ CASES = [
         reply(False, "c", "More data"),
         ProjectStatus.RUNNING,
         "c",
-        ["process gate#1", "emit user.decision", *MOVED, "ok"],
+        ["memory lesson:gate#1", "process gate#1", "emit user.decision", *MOVED, "ok"],
         {"pending": None, "feedback": "The reviewer rejected 'gate': More data."},
         ("gate", "c", "reject"),
         "gate rejected, back to 'c'",
@@ -334,7 +336,7 @@ CASES = [
         reply(False),
         ProjectStatus.RUNNING,
         "c",
-        ["process gate#1", "emit user.decision", *MOVED, "ok"],
+        ["memory lesson:gate#1", "process gate#1", "emit user.decision", *MOVED, "ok"],
         {"feedback": "The reviewer rejected 'gate' without a comment."},
         ("gate", "c", "reject"),
     ),
@@ -344,7 +346,7 @@ CASES = [
         reply(False),
         ProjectStatus.RUNNING,
         "a",
-        ["process gate#1", "emit user.decision", *MOVED, "ok"],
+        ["memory lesson:gate#1", "process gate#1", "emit user.decision", *MOVED, "ok"],
         {"visits": {"gate": 1, "a": 1}},
         ("gate", "a", "reject"),
     ),

@@ -9,10 +9,50 @@ model reads them.
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 TASK_TITLE = "LightScientist task"
 EVENT_TITLE = "LightScientist supervisor event"
+RECALLED_TITLE = "## Recalled from memory"
+"""Opens the block of a task's header that lists what the user's memory recalled for it."""
+RECALLED_CHARS = 1200
+"""The block's size at most, whatever the memory holds: prompts stay flat."""
+_RECALLED_BLOCK = re.compile(rf"(?ms)^{re.escape(RECALLED_TITLE)}.*?(?=^## |\Z)")
+
+
+class Recalled(Protocol):
+    """A recalled entry as a header shows it (`memory.Entry`)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def origin(self) -> str: ...
+
+
+def recalled_block(entries: Sequence[Recalled], limit: int = RECALLED_CHARS) -> str:
+    """The header's block of recalled entries, each one line with where it came from, within
+    `limit` characters; '' for none."""
+    if not entries:
+        return ""
+    title = f"{RECALLED_TITLE} (earlier projects; your recall tool searches further)\n\n"
+    share = max(80, (limit - len(title)) // len(entries))
+    lines = []
+    for entry in entries:
+        text = " ".join(entry.text.split())
+        line = f"- {entry.kind} ({entry.origin()}): {text}"
+        lines.append(line if len(line) <= share else line[: share - 1] + "…")
+    return title + "\n".join(lines) + "\n\n"
+
+
+def mask_recalled(text: str) -> str:
+    """`text` with a recalled block's lines left out: what memory recalls is an input from
+    outside the run (the user's store), so a strict replay compares the rest."""
+    return _RECALLED_BLOCK.sub(RECALLED_TITLE + " (…)\n\n", text)
 
 
 def render_header(title: str, fields: dict[str, Any], body: str = "") -> str:

@@ -138,6 +138,7 @@ class ExecutionRuntime:
                 workspace=str(self.workspace.root),
                 network=spec.network,
                 limits=dict(spec.limits),
+                memory=spec.memory,
             )
             write_text_atomic(folder / "task.md", spec.message)
             session = self._make_session(record, folder, spec)

@@ -58,6 +58,9 @@ class WorkerSpec:
     """Whether the worker's shell commands may use the network (the stage's `network`)."""
     limits: dict[str, Any] = dataclasses.field(default_factory=dict)
     """The stage's resource limits (`values.limits` keys; None lifts one)."""
+    memory: bool = True
+    """Whether its `recall` tool may search the user's memory (the stage's `memory`, the
+    run's `--no-memory`)."""
 
 
 @dataclasses.dataclass(frozen=True)

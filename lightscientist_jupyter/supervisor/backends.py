@@ -116,6 +116,7 @@ class WorkerControl:
                 labels=labels,
                 network=task.network,
                 limits=dict(task.limits),
+                memory=task.memory,
             )
             record = WorkerRecord(
                 id=worker_id,

@@ -28,7 +28,7 @@ from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import WorkerUpdate
-from lightscientist_jupyter.supervisor import agent, decisions, handoff, prompts
+from lightscientist_jupyter.supervisor import agent, decisions, handoff, lessons, prompts
 from lightscientist_jupyter.supervisor.backends import WorkerControl
 from lightscientist_jupyter.supervisor.inbox import Inbox
 from lightscientist_jupyter.supervisor.jobs import JobPoller
@@ -383,6 +383,21 @@ class StageSupervisor:
                     self.runtime.cancel(worker_id, timeout=timeout)
                 except RuntimeLayerError:
                     pass  # it finished meanwhile
+
+    def draw_lessons(
+        self, goal: str, why: str, stop: threading.Event, *, memory_on: bool = True
+    ) -> list[str]:
+        """The project's lessons, drawn by a worker at its end (`lessons`); none, said in a
+        `memory.filed` event that files nothing, when the worker did not deliver them."""
+
+        def said(line: str) -> None:
+            data = {"stage": "", "task_id": why, "entries": [], "reason": line}
+            self.bus.emit(EventType.MEMORY_FILED, line, data=data)
+
+        text = self.control.read_process()
+        return lessons.draw_lessons(
+            self.runtime, goal, why, text, stop, memory_on=memory_on, said=said
+        )
 
     def close(self) -> None:
         self.runtime.close()

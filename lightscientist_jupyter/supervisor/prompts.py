@@ -12,7 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from lightscientist_jupyter.redact import clip
-from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, render_header
+from lightscientist_jupyter.runtime.protocol import (
+    EVENT_TITLE,
+    TASK_TITLE,
+    recalled_block,
+    render_header,
+)
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
 from lightscientist_jupyter.values.review import REVIEWER_LABEL, REVIEWS_DIR
 from lightscientist_jupyter.values.search import NODE_LABEL
@@ -88,11 +93,12 @@ def event_message(
         others = [worker_line(w) for w in workers or () if _listed(w, event.worker_id)]
         if others:
             fields["workers"] = others[-MAX_WORKER_LINES:]
+    recalled = recalled_block(task.recalled) if event.kind == SchedulingKind.STAGE_STARTED else ""
     return render_header(
         EVENT_TITLE,
         fields,
-        "Act with one message of tool calls (a settling tool ends your turn), or reply with "
-        "one line: done, failed or continue.",
+        recalled + "Act with one message of tool calls (a settling tool ends your turn), or "
+        "reply with one line: done, failed or continue.",
     )
 
 
@@ -160,6 +166,9 @@ def _index_line(entry: str) -> str:
     return f"- {title}: {first}"[:150]
 
 
+PROCESS_TITLE = "## PROCESS.md (the project so far)\n\n"
+
+
 def worker_message(
     task: StageTask,
     *,
@@ -190,6 +199,7 @@ def worker_message(
         "feedback": task.feedback or "",
         **(header or {}),
     }
+    known = recalled_block(task.recalled) + PROCESS_TITLE + digest  # a reviewer's: the digest
     node = header if header and "node" in header else None
     if header and "reviewer" in header:
         body = (
@@ -204,8 +214,7 @@ def worker_message(
             f"with integer scores on the scales {header['scales']}. Each weakness is a change "
             "the authors can make, in one sentence: the ones of reviewers who do not accept "
             "are sent back to the writer. Then call complete_stage with a 3-line summary, the "
-            "review file and the default next stage.\n\n"
-            "## PROCESS.md (the project so far)\n\n" + digest
+            "review file and the default next stage.\n\n" + PROCESS_TITLE + digest
         )
         return render_header(TASK_TITLE, fields, body)
     if node:
@@ -217,13 +226,12 @@ def worker_message(
             f"({node['metric_goal']} is better). Wait for the job, then call complete_stage with "
             "what the node changed and what it gave (5-10 lines), its files, and the default "
             "next stage. The metric is read from the result file, not from your summary.\n\n"
-            "## PROCESS.md (the project so far)\n\n" + digest
+            + known
         )
         return render_header(TASK_TITLE, fields, body)
     body = (
         f"Read your skill file {skill} first. Write the outputs listed above (paths relative "
         "to the workspace root '/'), then call complete_stage with a 5-10 line summary, the "
-        "files you wrote and one of the allowed next stages.\n\n"
-        "## PROCESS.md (the project so far)\n\n" + digest
+        "files you wrote and one of the allowed next stages.\n\n" + known
     )
     return render_header(TASK_TITLE, fields, body)

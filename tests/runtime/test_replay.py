@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from support.runtime import answer, finish, http_error, plain_spec, tool_call
 
+from lightscientist_jupyter import memory
 from lightscientist_jupyter.errors import ModelConfigError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.models.resolver import resolve_model
@@ -167,6 +168,41 @@ def test_a_command_whose_output_changed_is_reported_not_failed(
         "message 4 (tool)",
         1,
     )
+
+
+def task_recalling(line: str) -> str:
+    return (
+        "LightScientist task\nstage: custom.stage\n\nWrite the outputs.\n\n"
+        f"## Recalled from memory (earlier projects; your recall tool searches further)\n\n"
+        f"- {line}\n\n## PROCESS.md (the project so far)\n\n# Research process\n"
+    )
+
+
+def test_what_memory_recalled_is_outside_the_comparison_and_recall_is_reported(
+    chat_server, chat_model, make_runtime, ws, other, own_memory, monkeypatch
+):
+    """The user's memory is an input from outside the run, like a command's output: a task
+    header's recalled entries are not compared, and `recall`'s result is reported only."""
+    chat_server.play(tool_call("recall", query="warmup divergence", k=3), answer("noted"))
+    runtime = make_runtime(chat_model, retries=0, record=True)
+    spec = plain_spec(task_recalling("lesson (a, its lessons): warmup fixed the divergence"))
+    assert finish(runtime, runtime.start(spec))["status"] == "completed"
+    runtime.close()
+
+    monkeypatch.setenv("LIGHTSCIENTIST_MEMORY", str(own_memory.parent / "other.sqlite3"))
+    store = memory.open_store()
+    store.add(memory.NewEntry("lesson", "warmup divergence at lr 0.5", "/elsewhere", "k1"))
+    store.close()
+    replayer, seen = replay_runtime(other, ws)
+    try:
+        spec = plain_spec(task_recalling("finding (b, x#1): a cosine schedule did as well"))
+        record = finish(replayer, replayer.start(spec))
+    finally:
+        replayer.close()
+    assert record["status"] == "completed", record
+    (found,) = [e for e in seen if e.type == "replay.divergence"]
+    assert (found.data["kind"], found.data["where"]) == ("command output", "message 4 (tool)")
+    assert "warmup divergence at lr 0.5" in found.data["now"]
 
 
 def test_call_indices_go_on_across_runs_and_replay_across_them(

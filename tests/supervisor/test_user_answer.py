@@ -16,6 +16,7 @@ from support.chat_server import ChatServer
 from support.real_run import GOAL, asking_scientist
 from support.waiting import wait_for
 
+from lightscientist_jupyter import memory
 from lightscientist_jupyter.app.project import Project
 
 pytestmark = pytest.mark.slow
@@ -60,3 +61,14 @@ def test_an_answer_is_the_next_decision_with_no_idle_one_before_it(tmp_path, mon
     ]
     assert kinds[:2] == ["stage_started", "user_answered"], kinds
     assert "stage_idle" not in kinds
+    # at its end a worker drew the lessons (through the real client) and layer 1 filed them
+    store = memory.open_store()
+    try:
+        lessons = store.entries(kinds=["lesson"])
+    finally:
+        store.close()
+    assert [e.text for e in reversed(lessons)] == [
+        "Writing every output before running the check command kept each stage to one visit.",
+        "The larger data set was worth asking about before stage a started.",
+    ]
+    assert {(e.project, e.source) for e in lessons} == {(str(ws), "worker")}

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from conftest import SMALL_TABLE, _write_table
 
+from lightscientist_jupyter.values.task import LESSONS_STAGE
 from support.chat_server import ChatServer, answer, tool_call
 from support.slow import whole_project
 
@@ -66,6 +67,13 @@ def answers_given(body: dict[str, Any]) -> int:
     return sum(1 for m in body["messages"] if m["role"] == "assistant")
 
 
+LESSONS = (
+    "- Writing every output before running the check command kept each stage to one visit.\n"
+    "- The larger data set was worth asking about before stage a started."
+)
+"""What the scripted lessons worker delivers at a project's end."""
+
+
 def scientist(body: dict[str, Any]) -> dict[str, Any]:
     """The chat server's answers: a supervisor that starts one worker per stage and finishes
     it when the worker does, and workers that read their skill, write their outputs, run one
@@ -90,6 +98,12 @@ def scientist(body: dict[str, Any]) -> dict[str, Any]:
         return answer("continue")
     task = worker_task(body)
     stage = field(task, "stage")
+    if stage == LESSONS_STAGE:  # the project's end: read PROCESS.md, draw two lessons
+        plan = [
+            tool_call("read_file", file_path="/PROCESS.md"),
+            tool_call("complete_stage", summary=LESSONS, outputs=[], next_stage="done"),
+        ]
+        return plan[min(answers_given(body), len(plan) - 1)]
     plan = [tool_call("read_file", file_path=field(task, "skill"))]
     plan += [tool_call("write_file", file_path="/" + p, content=CONTENT[p]) for p in OUTPUTS[stage]]
     plan.append(tool_call("execute", command="python3 -c 'print(6 * 7)'"))

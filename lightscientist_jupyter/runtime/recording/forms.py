@@ -23,6 +23,7 @@ from typing import Any, Generic, NotRequired, TypedDict, TypeVar
 
 from lightscientist_jupyter.redact import redact
 from lightscientist_jupyter.runtime.metering.tokens import recorded_usage
+from lightscientist_jupyter.runtime.protocol import mask_recalled
 
 WORKSPACE = "<workspace>"
 
@@ -162,8 +163,11 @@ def tool_view(schema: Any) -> ToolView:
 
 
 def view_hash(view: Mapping[str, object]) -> str:
-    """The hash of a stored view's compared form (tool-call ids left out)."""
+    """The hash of a stored view's compared form (tool-call ids left out, and what the user's
+    memory recalled for a task: an input from outside the run, see `protocol.mask_recalled`)."""
     form = {k: v for k, v in view.items() if k != "tool_call_id"}
+    if isinstance(form.get("content"), str):
+        form["content"] = mask_recalled(str(form["content"]))
     calls = form.get("tool_calls")
     if isinstance(calls, list):
         form["tool_calls"] = [

@@ -177,9 +177,10 @@ def _role(view: MessageView | None) -> str | None:
     return view["role"] if view else None
 
 
-COMMAND_TOOLS = ("execute", "build_pdf", "notebook_run")
+COMMAND_TOOLS = ("execute", "build_pdf", "notebook_run", "recall")
 """The tools whose result is what a command printed: the shell's, the PDF build's (its time
-and size) and the notebook run's (its time, a traceback's object addresses)."""
+and size) and the notebook run's (its time, a traceback's object addresses); and `recall`'s,
+what the user's memory holds, which is no more the recording's than a command's output."""
 
 
 def _is_output(view: MessageView | None) -> bool:

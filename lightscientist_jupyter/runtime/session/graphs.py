@@ -22,12 +22,14 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.checkpoints.redacting import RedactionMiddleware
 from lightscientist_jupyter.runtime.jobs.manager import JobManager
 from lightscientist_jupyter.runtime.jobs.tools import for_worker as job_context
 from lightscientist_jupyter.runtime.jobs.tools import job_tools
 from lightscientist_jupyter.runtime.latex_tools import latex_tools
 from lightscientist_jupyter.runtime.literature_tools import bound_literature_tools, worker_hub
+from lightscientist_jupyter.runtime.memory_tools import RecallScope, memory_tools
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.metering.usage_callback import BudgetMiddleware
 from lightscientist_jupyter.runtime.models.resolver import retry_middleware
@@ -59,6 +61,7 @@ class GraphHost(Protocol):
     command_timeout: float
     retries: int
     retry_initial_delay: float
+    bus: EventBus
 
 
 class BoundSession(Protocol):
@@ -85,6 +88,9 @@ def bind(runtime: GraphHost, record: WorkerRecord, session: BoundSession) -> Bin
         shell=WorkerShell.of(root, record.id, session.cancel, policy),
         literature=worker_hub(root, record, runtime.model),
         jobs=job_context(runtime.workspace, policy, record, remember),
+        recall=RecallScope(
+            root, record.memory, record.stage, record.task_id, record.id, runtime.bus.emit
+        ),
     )
 
 
@@ -141,6 +147,7 @@ def _worker_agent(runtime: GraphHost, prompt: str, extra: builtins.list[Any]) ->
             *job_tools(runtime.jobs, lambda: bound().jobs),
             *latex_tools(runtime.workspace.root, runtime.groups, lambda: bound().shell),
             *notebook_tools(runtime.workspace.root, runtime.groups, lambda: bound().shell),
+            *memory_tools(lambda: bound().recall),
             *extra,
         ],
         system_prompt=prompt,

@@ -51,6 +51,7 @@ class WorkerRecordDict(TypedDict):
     workspace: str
     network: bool
     limits: dict[str, Any]
+    memory: bool
     usage: dict[str, Any]
     held: str | None
     jobs: list[str]
@@ -100,6 +101,8 @@ class WorkerRecord:
     """Whether its shell commands may use the network (from the spec, kept for a restart)."""
     limits: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Its stage's resource limits (from the spec, kept for a restart)."""
+    memory: bool = True
+    """Whether its `recall` tool searches the user's memory (from the spec)."""
     usage: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Its model calls' totals over all its turns (`values.usage.Usage.to_dict`)."""
     held: str | None = None
@@ -155,6 +158,7 @@ class WorkerRecord:
             current_turn_only=bool(raw.get("current_turn_only", False)),
             network=bool(raw.get("network", False)),
             limits=dict(raw.get("limits") or {}),
+            memory=bool(raw.get("memory", True)),
             workspace=str(raw.get("workspace") or ""),
             usage=dict(raw.get("usage") or {}),
             held=raw.get("held"),

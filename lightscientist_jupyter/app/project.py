@@ -83,9 +83,11 @@ class Project:
         library: list[str] | None = None,
         ray: str | None = None,
         job_time_limit: str | None = None,
+        no_memory: bool | None = None,
     ):
         self.workspace = workspace
         self.controller = controller
+        controller.memory_on = not no_memory  # `--no-memory`: this run recalls and files nothing
         literature.configure(workspace.root, controller.table, library)  # and --library
         self.until = until_stage.for_run(controller, until)
         """`--until STAGE`, or a request kept from before: the run pauses once STAGE ends."""
@@ -269,6 +271,8 @@ class Project:
             while not self.stop_event.is_set():
                 status = controller.status
                 if status in FINAL_PROJECT_STATUSES or status == ProjectStatus.PAUSED:
+                    if status == ProjectStatus.DONE:
+                        self._draw_lessons()
                     break
                 if until_stage.pause_if_finished(controller, self.until, seen):
                     continue  # the stage ended meanwhile (its gate was approved)
@@ -301,6 +305,18 @@ class Project:
         if self.storage.fault is not None:  # the disk or the checkpoint database went away
             raise self.storage.stop(controller)
         return controller.status
+
+    def _draw_lessons(self) -> None:
+        """At the project's end, a worker draws its lessons and layer 1 files them in the
+        user's memory (once; not with `--no-memory`)."""
+        controller = self.controller
+        if not controller.lessons_due("done"):
+            return
+        lessons = self.supervisor.draw_lessons(
+            controller.state.goal, "done", self.stop_event, memory_on=controller.memory_on
+        )
+        if not self.stop_event.is_set():
+            controller.file_lessons(lessons, why="done")
 
     def reopen(self) -> str | None:
         """Set a failed or cancelled project running again. A failed stage starts again from

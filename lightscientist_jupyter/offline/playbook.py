@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lightscientist_jupyter.offline import memory as offline_memory
 from lightscientist_jupyter.offline import survey, tools
 from lightscientist_jupyter.offline.history import Act, History, Step
 from lightscientist_jupyter.offline.steps import (
@@ -36,6 +37,7 @@ from lightscientist_jupyter.offline.study.files import (
 )
 from lightscientist_jupyter.offline.study.scripts.study_design import CANDIDATES, PROBE_CANDIDATES
 from lightscientist_jupyter.values.search import TREE_FILE
+from lightscientist_jupyter.values.task import LESSONS_STAGE
 
 Plan = Callable[[Task, History], list[Step]]
 
@@ -357,10 +359,12 @@ def plan_survey(task: Task, h: History) -> list[Step]:
     found, cited = survey.found(h), survey.cited(h)
     searches, cites = survey.searches(), survey.cites(found)
     text = idea.survey_md(task.goal, found, cited)
+    summary = [*survey.summary(found, cited), *offline_memory.recalled_line(h)]
     return [
+        offline_memory.recall_step(),
         searches,
         *([cites] if cites else []),
-        *note_stage(task, "idea/survey.md", text, survey.summary(found, cited)),
+        *note_stage(task, "idea/survey.md", text, summary),
     ]
 
 
@@ -391,6 +395,7 @@ PLAYBOOK: dict[str, Plan] = {
     "paper.figure": plan_figure,
     "paper.write": plan_write,
     "paper.review": plan_review,
+    LESSONS_STAGE: offline_memory.plan_lessons,
 }
 """Stage id (as the default table names it) -> the plan the offline worker follows there."""
 

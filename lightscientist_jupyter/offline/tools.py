@@ -45,6 +45,8 @@ SUBMIT = need("command", "name", word="submit")
 """Runs a long command as a job (`submit_job`); the worker is resumed when it ends."""
 COMPLETE = need("summary", "outputs", "next_stage")
 """Ends a worker's stage (its suggestion) or, bound to the supervisor, the stage itself."""
+RECALL = need("query", "k", word="recall")
+"""Searches the user's memory and the project's own record (`recall`)."""
 SEARCH = need("query", word="search")
 """Searches the literature (`search_literature`)."""
 CITE = need("id", word="cite")

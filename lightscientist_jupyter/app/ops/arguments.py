@@ -59,6 +59,13 @@ def run_options(p: Parser) -> None:
         help="stop with status 'paused' when STAGE finishes (`resume` goes on)",
     )
     p.add_argument(
+        "--no-memory",
+        action="store_true",
+        default=None,
+        help="this run neither recalls from nor files into your memory of earlier projects "
+        "($LIGHTSCIENTIST_MEMORY; see memory)",
+    )
+    p.add_argument(
         "--watch",
         action="store_true",
         help="print events as they happen (a notebook's dashboard always streams)",

@@ -189,6 +189,8 @@ class RunOptions:
     sandbox: str | None = None
     allow_network: bool | None = None
     limits: str | None = None
+    no_memory: bool | None = None
+    """`--no-memory`: this run recalls nothing from the user's memory and files nothing."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace | Mapping[str, Any]) -> RunOptions:

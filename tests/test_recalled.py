@@ -28,3 +28,12 @@ def test_the_latest_header_of_the_visit_is_the_one_shown(workspace, small_table)
     log_recall(workspace, "a#1", [HITS[1]])
     log_recall(workspace, "a#1", [HITS[0]], for_="tool")
     assert [r.id for r in recalled_for(workspace, controller.state)] == [3]
+
+
+def test_a_log_that_cannot_be_read_shows_nothing_recalled(workspace, small_table, tmp_path):
+    controller = ResearchController.create(workspace, "find x", mode="manual", table=small_table)
+    log_recall(workspace, "a#1")
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    workspace.events_file.rename(elsewhere)
+    workspace.events_file.symlink_to(elsewhere)  # planted: the kernel follows no link
+    assert recalled_for(workspace, controller.state) == []

@@ -267,6 +267,16 @@ class MemoryKind(StrEnum):
     PAPER = "paper"
 
 
+class MemorySource(StrEnum):
+    """Who filed a memory entry (`memory.NewEntry.source`)."""
+
+    CONTROLLER = "controller"
+    """Layer 1: a stage's finding, the project's lessons."""
+    WORKER = "worker"
+    RESEARCHER = "researcher"
+    """The researcher, through a door: `lightscientist memory add`, `remember`."""
+
+
 class Layer(IntEnum):
     """The layer an event comes from."""
 

@@ -1,6 +1,7 @@
 """The doors name themselves and their inbox commands from the closed vocabularies
 (`vocab.ReplySource`, `vocab.InboxCommand`), never by a string of their own: a door spelled
-differently (the magic's rewind once said "notebook") is then a name the checker catches."""
+differently (the magic's rewind once said "notebook") is then a name the checker catches. So
+does whoever files a memory entry (`vocab.MemorySource`: the researcher through a door)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,13 @@ from lightscientist_jupyter.app import controls
 from lightscientist_jupyter.controller.inbox import take_commands, write_command
 from lightscientist_jupyter.controller.inbox_files import Refused, read_command
 from lightscientist_jupyter.jupyter.magic import history as magic_history
-from lightscientist_jupyter.vocab import CancelSource, InboxCommand, ReplySource
+from lightscientist_jupyter.vocab import CancelSource, InboxCommand, MemorySource, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
 PACKAGE = Path(lightscientist_jupyter.__file__).parent
-DOOR_NAMES = {str(s) for s in ReplySource} | {"notebook", "inbox"}
-"""The doors' names, and those the magic's rewind and the inbox's poll used before."""
+DOOR_NAMES = {str(s) for s in ReplySource} | {str(s) for s in MemorySource} | {"notebook", "inbox"}
+"""The doors' names, who files memory entries, and the names the magic's rewind and the
+inbox's poll used before."""
 
 
 def _text(node: ast.AST | None) -> str | None:
@@ -74,8 +76,9 @@ def take(ws, source="magic", /): ...
 rewind(ws, source="notebook")
 write_command(ws, "stop")
 paper_of_fields(fields, source="references")  # a bibliography's source: another idea
+NewEntry(MemoryKind.LESSON, text, "", key, source="researcher")
 """
-    assert sorted(line for line, _ in literal_names(ast.parse(code))) == [2, 3, 4, 5]
+    assert sorted(line for line, _ in literal_names(ast.parse(code))) == [2, 3, 4, 5, 7]
 
 
 @pytest.mark.unit

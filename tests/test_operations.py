@@ -11,6 +11,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from lightscientist_jupyter import api, cli
+from lightscientist_jupyter.app.memory import MemoryRequest, RememberRequest
 from lightscientist_jupyter.app.ops import arguments, catalog
 from lightscientist_jupyter.app.ops.run_options import (
     SESSION_DEFAULTS,
@@ -96,6 +97,27 @@ def test_every_shell_offers_every_operation():
     assert list(magics.commands()) == [*catalog.OPERATIONS, "help"]
     for name in catalog.OPERATIONS:
         assert cli.handler_of(name) is not None
+
+
+@pytest.mark.unit
+def test_an_operation_s_actions_are_the_same_request_in_every_shell():
+    """`memory` has actions of its own (`search`, `add`…): the command line and the magic
+    parse a line to the one request the operation performs, and `remember` is `memory add`."""
+    memory, remember = catalog.OPERATIONS["memory"], catalog.OPERATIONS["remember"]
+    line = ["--json", "search", "warmup", "runs", "-k", "3", "--kind", "lesson"]
+    from_cli = memory.request_from(cli.build_parser().parse_args(["memory", *line]))
+    from_magic = memory.request_from(magics.parser("memory").parse_args(line))
+    assert (
+        from_cli
+        == from_magic
+        == MemoryRequest("search", query="warmup runs", kind="lesson", k=3, json=True)
+    )
+    added = memory.request_from(magics.parser("memory").parse_args(["add", "seeds", "-w", "ws"]))
+    remembered = remember.request_from(
+        cli.build_parser().parse_args(["remember", "seeds", "-w", "ws"])
+    )
+    assert (added.text, added.kind, added.workspace) == ("seeds", "lesson", "ws")
+    assert remembered == RememberRequest("seeds", "lesson", "ws")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -273,6 +273,17 @@ export interface IGateChecks {
   unresolved: string[];
 }
 
+/** An entry of the user's memory a stage's visit was given for its task. */
+export interface IRecalledEntry {
+  id: number;
+  /** lesson, finding or paper. */
+  kind: string;
+  /** The name of the project folder it came from, `-` for none. */
+  project: string;
+  /** At most 200 characters. */
+  text: string;
+}
+
 /** One node of a search tree, as `experiment/tree.json` holds it. */
 export interface INodeRecord {
   id: string;
@@ -398,6 +409,9 @@ export interface IProjectDetail extends IProjectSummary {
   gate_diff: IFileDiff[];
   /** At a gate with `numbers:` checks: the cells the paper's numbers trace to; else null. */
   gate_checks: IGateChecks | null;
+  /** While a gate or a stage's question waits: what the stage's visit was given from the
+   * user's memory; empty otherwise. */
+  recalled: IRecalledEntry[];
   /** The search stages' tree; null for a table without search. */
   search: ISearchCard | null;
   /** The paper's PDF (a link to the PDF viewer) and source. */

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lightscientist_jupyter.api.frames import events_frame, workers_frame
+from lightscientist_jupyter.api.frames import events_frame, memory_frame, workers_frame
 from lightscientist_jupyter.api.handoff import deliver, give_back, take
 from lightscientist_jupyter.api.history import diff, fork, history, rewind
 from lightscientist_jupyter.api.running import (
@@ -42,6 +42,7 @@ from lightscientist_jupyter.api.running import (
 )
 from lightscientist_jupyter.api.usage import estimate, usage
 from lightscientist_jupyter.api.views import ProjectView
+from lightscientist_jupyter.app import memory as memories
 from lightscientist_jupyter.app.commands import (
     LocalCancel,
     ModelCheck,
@@ -75,6 +76,7 @@ __all__ = [
     "fork",
     "history",
     "jobs",
+    "memory",
     "tree",
     "rewind",
     "events",
@@ -151,6 +153,21 @@ def tree(workspace: Where = ".") -> pd.DataFrame:
     for column in ("started", "ended"):
         frame[column] = pd.to_datetime(frame[column], unit="s")
     return frame
+
+
+def memory(
+    query: str | None = None, k: int = memories.SEARCH_K, kind: str | None = None
+) -> pd.DataFrame:
+    """The user's memory (`$LIGHTSCIENTIST_MEMORY`) as a DataFrame, one row per entry: every
+    entry, the newest first, or with `query` the `k` that match it best, the best first, with
+    their `score`; `kind` (lesson, finding, paper) keeps one kind. What `lightscientist
+    memory` and `memory search` list. Raises `MemoryUnavailable` (one line naming the store)
+    when it cannot be opened, `BadInput` for an unknown kind or a `k` below 1."""
+    action = None if query is None else "search"
+    request = memories.MemoryRequest(action, query=query or "", k=k, kind=kind)
+    outcome = memories.perform(request)
+    columns = [*memories.COLUMNS, "score"] if action else memories.COLUMNS
+    return memory_frame(outcome.records(), columns)
 
 
 def check(

@@ -73,3 +73,13 @@ def workers_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     for column in ("created", "updated"):
         frame[column] = pd.to_datetime(frame[column], unit="s")
     return frame
+
+
+def memory_frame(records: Iterable[dict[str, Any]], columns: Iterable[str]) -> pd.DataFrame:
+    """One row per memory entry (`Entry.to_dict`, a hit's with its `score`), `at` as a
+    datetime."""
+    import pandas as pd
+
+    frame = pd.DataFrame(list(records), columns=list(columns))
+    frame["at"] = pd.to_datetime(frame["at"], unit="s")
+    return frame

@@ -3,7 +3,8 @@
 The subcommands are the operations of `app.ops.catalog.OPERATIONS`; `HANDLERS` says how this
 shell shows each (an operation it has none for is performed and its line printed).
 Exit codes: 0 for `done` and `waiting_user` (and for commands that only read, and a `cancel`
-that took effect), 1 for `failed` and `cancelled`, 2 for bad input — a usage error, an invalid
+that took effect), 1 for `failed` and `cancelled` (and a memory that cannot be opened), 2 for
+bad input — a usage error, an invalid
 stage table, a reply with nothing pending, a model that failed the model check. Errors print
 one line naming what to fix, never a traceback.
 """
@@ -27,6 +28,7 @@ from lightscientist_jupyter.cli import handoff
 from lightscientist_jupyter.cli import history as history_commands
 from lightscientist_jupyter.cli import jobs as jobs_commands
 from lightscientist_jupyter.cli import literature as literature_commands
+from lightscientist_jupyter.cli import memory as memory_commands
 from lightscientist_jupyter.cli import reply as reply_command
 from lightscientist_jupyter.cli import show as show_command
 from lightscientist_jupyter.cli import tree as tree_commands
@@ -45,6 +47,7 @@ from lightscientist_jupyter.controller.state import PendingDecision
 from lightscientist_jupyter.errors import (
     BadInput,
     LightScientistError,
+    MemoryUnavailable,
     StageTableError,
     StorageFault,
 )
@@ -231,6 +234,7 @@ HANDLERS: dict[str, Handler] = {
     **literature_commands.HANDLERS,
     **show_command.HANDLERS,
     **handoff.HANDLERS,
+    **memory_commands.HANDLERS,
 }
 """How the command line shows each operation of `OPERATIONS`; one it has no handler for is
 performed and its outcome's line printed (exit 1 when it is not `ok`)."""
@@ -284,7 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     handler = handler_of(args.command)
     try:
         return handler(args)
-    except StorageFault as exc:  # the run stopped; `resume` continues once the storage is back
+    except (StorageFault, MemoryUnavailable) as exc:
+        # a run stopped (`resume` continues once the storage is back), or the user's memory
+        # cannot be opened: the line names which; the input was not wrong
         print(f"lightscientist {args.command}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except StageTableError as exc:

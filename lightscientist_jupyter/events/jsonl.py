@@ -198,12 +198,18 @@ def make_filter(
 
 
 def read_tail(
-    path: str | os.PathLike[str], n: int, keep: Filter | None = None, after: int | None = None
+    path: str | os.PathLike[str],
+    n: int,
+    keep: Filter | None = None,
+    after: int | None = None,
+    since: float | None = None,
 ) -> list[dict[str, Any]]:
     """The last `n` events (oldest first) of the log, optionally filtered.
 
     With `after`, only events whose seq is greater; reading stops at the first older record,
-    so polling for new events costs only the new lines.
+    so polling for new events costs only the new lines. With `since` (a Unix time), only
+    events at or after it, and reading stops at the first older one: looking for what
+    happened during a stage's visit reads only the visit's lines, found or not.
     """
     if n <= 0:
         return []
@@ -219,6 +225,9 @@ def read_tail(
             if raw is None:
                 continue
             if after is not None and raw["seq"] <= after:
+                break
+            stamp = raw.get("ts")
+            if since is not None and isinstance(stamp, int | float) and stamp < since:
                 break
             if keep is None or keep(raw):
                 out.append(raw)

@@ -193,6 +193,14 @@ def test_read_tail_with_filters(big_log):
     assert read_tail(big_log, 3, make_filter(type="stage.")) == layer_one
 
 
+def test_read_tail_since_reads_only_the_lines_after_a_time(big_log):
+    stages = read_tail(big_log, 10, make_filter(type="stage.start"), since=1_700_000_000 + 199_990)
+    assert [r["seq"] for r in stages] == [199_992, 199_995, 199_998]
+    before = bytes_read_by_this_process()
+    assert read_tail(big_log, 1, make_filter(type="no.such"), since=1_700_000_000 + 199_950) == []
+    assert bytes_read_by_this_process() - before < 512 * 1024  # it stopped, found nothing
+
+
 def test_read_tail_after(big_log):
     new = read_tail(big_log, 100, after=199_990)
     assert [r["seq"] for r in new] == list(range(199_991, 200_001))

@@ -7,6 +7,7 @@ light and the dark theme — is tested in tests/notebooks/test_e2e_browser.py.
 # ruff: noqa: F811  (the fixtures come from test_dashboard)
 from __future__ import annotations
 
+from support.recalls import HITS, SHOWN, emit_recall
 from test_dashboard import ControllerSource, _to_gate, make_board, project  # noqa: F401
 
 from lightscientist_jupyter.jupyter.dashboard import status_line
@@ -69,3 +70,25 @@ def test_a_dead_kernel_banner_names_the_command_that_resumes(project, make_board
     assert board.controls.root == str(controller.workspace.root)
     assert board.controls.run["status"] == controller.status
     assert board.controls.run["stage"] == controller.stage
+
+
+def test_the_card_lists_what_the_stage_was_given_from_memory(project, make_board, produce):
+    """The gate's visit was given two entries for its task header; a worker's own recall and
+    another stage's header are not what the stage was given."""
+    controller, bus, buffer = project
+    board = make_board(ControllerSource(controller), buffer, start=False)
+    emit_recall(bus, "a#1", [HITS[1]])  # stage a's header
+    produce(controller)
+    controller.finish_stage("a done", (), "gate")
+    emit_recall(bus, "gate#1")
+    emit_recall(bus, "gate#1", [HITS[0]], for_="tool")  # a worker asked, later
+    produce(controller)
+    assert controller.finish_stage("The brief says: go.", ()).accepted
+    board.tick()
+    assert board.gate.actions.card["recalled"] == SHOWN
+
+    _reply(board, False, "d1", "again", "a")  # back to a, then the gate's second visit
+    _to_gate(controller, produce)
+    board.tick()
+    assert board.gate.actions.card["id"] == "d2"
+    assert board.gate.actions.card["recalled"] == []  # its first visit's is not this one's

@@ -59,6 +59,7 @@ MIRRORS: dict[str, str] = {
     "UsageTotal": "IUsageTotal",
     "FileDiff": "IFileDiff",
     "GateChecks": "IGateChecks",
+    "RecalledEntry": "IRecalledEntry",
     "CellNumbers": "ICellNumbers",
     "PaperCard": "IPaperCard",
     "ReviewsCard": "IReviewsCard",

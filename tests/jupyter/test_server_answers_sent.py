@@ -17,6 +17,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is
 import pytest
 from support import waiting_project
 from support.papers import write_paper, write_reviews
+from support.recalls import SHOWN, log_recall
 from support.tables import search_table
 from support.trees import searched_project, with_node_files
 
@@ -101,7 +102,8 @@ def sent(answer: Any) -> Any:
 def root(tmp_path: Path, write_table: Any) -> Path:
     """alpha waits at its gate, its paper built and reviewed; mine is a stage handed to the
     researcher (as `--handoff` makes one); broken has a state file that is not JSON."""
-    waiting_project.make_waiting_project(str(tmp_path / "alpha"))
+    alpha = waiting_project.make_waiting_project(str(tmp_path / "alpha"))
+    log_recall(alpha, "idea.gate#1")  # what the gate's visit was given from memory
     write_paper(tmp_path / "alpha", tmp_path / "tex")
     write_reviews(tmp_path / "alpha")
     ResearchController.create(
@@ -134,6 +136,7 @@ def test_the_server_sends_what_answers_declares(root):
     # each record is there to be checked
     assert searched["search"] and searched["search"]["drawing"] and node["changes"]
     assert at_gate["pending"] and at_gate["gate_diff"] and at_gate.get("progress")
+    assert at_gate["recalled"] == SHOWN and given_back["recalled"] == []
     assert at_gate["paper"]["pdf"] and at_gate["reviews"] and at_gate["reviews"]["reviews"]
     assert running["runner"] and queued["runner"] and held["handoff"] and given_back["decisions"]
 

@@ -9,6 +9,11 @@ given, and the default is filled in by the one policy of `run_options`.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from lightscientist_jupyter.app.memory import SEARCH_K
+from lightscientist_jupyter.vocab import MemoryKind
 
 Parser = argparse.ArgumentParser
 
@@ -406,3 +411,83 @@ def diff_words(args: argparse.Namespace) -> tuple[list[str], list[str]]:
         if getattr(parsed, key):
             setattr(args, key, getattr(parsed, key))
     return parsed.refs, paths
+
+
+class _Words(argparse.Action):
+    """Several words taken as one text: `remember warmup helps` is `remember "warmup helps"`."""
+
+    def __call__(
+        self,
+        parser: Parser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        words = [values] if isinstance(values, str) else list(values or [])
+        setattr(namespace, self.dest, " ".join(str(w) for w in words))
+
+
+def remember(p: Parser) -> None:
+    """`remember TEXT` (and `memory add TEXT`): an entry the researcher files."""
+    p.add_argument("text", nargs="+", action=_Words, metavar="TEXT", help="what to remember")
+    p.add_argument(
+        "--kind",
+        choices=[str(k) for k in MemoryKind],
+        default=str(MemoryKind.LESSON),
+        help="lesson (default: what worked, what failed and why), finding or paper",
+    )
+    p.add_argument(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="the project it belongs to (default: the current folder when it holds one, else none)",
+    )
+
+
+def memory(p: Parser) -> None:
+    """`memory [--json]` lists the entries of the user's memory; `memory ACTION …` searches,
+    adds, forgets or exports them."""
+    p.add_argument(
+        "--json", action="store_true", help="one JSON list (a list of dicts in a notebook)"
+    )
+    actions = p.add_subparsers(
+        dest="action",
+        metavar="ACTION",
+        title="actions",
+        description="none: list the entries, the newest first",
+    )
+    search = actions.add_parser(
+        "search",
+        help="the entries that match QUERY best",
+        description="the entries that match QUERY best (full-text search, ranked by BM25)",
+    )
+    search.add_argument("query", nargs="+", action=_Words, metavar="QUERY", help="words to find")
+    search.add_argument(
+        "-k",
+        type=int,
+        default=SEARCH_K,
+        metavar="N",
+        help=f"at most N entries (default {SEARCH_K})",
+    )
+    search.add_argument(
+        "--kind", choices=[str(k) for k in MemoryKind], help="only entries of this kind"
+    )
+    search.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,  # `memory --json search …` keeps it
+        help="one JSON list, each entry with its score (a list of dicts in a notebook)",
+    )
+    add = actions.add_parser(
+        "add", help="file TEXT (a lesson by default)", description="file TEXT in your memory"
+    )
+    remember(add)
+    forget = actions.add_parser(
+        "forget", help="remove entry ID for good", description="remove entry ID for good"
+    )
+    forget.add_argument("id", type=int, metavar="ID", help="the entry's id (see `memory`)")
+    actions.add_parser(
+        "export",
+        help="every entry as JSON lines, to stdout",
+        description="every entry as JSON lines, to stdout",
+    )

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from lightscientist_jupyter.app import commands
+from lightscientist_jupyter.app import commands, memory
 from lightscientist_jupyter.app.ops import arguments as args_of
 from lightscientist_jupyter.app.ops.run_options import SessionDefaults
 from lightscientist_jupyter.errors import BadInput
@@ -125,6 +125,16 @@ def _check_model(request: CheckModelRequest, door: Door) -> commands.ModelCheck:
     )
 
 
+def _memory(request: memory.MemoryRequest, door: Door) -> memory.MemoryOutcome:
+    """List, search, add to, forget from or export the user's memory (`app.memory`)."""
+    return memory.perform(request, door.defaults.workspace)
+
+
+def _remember(request: memory.RememberRequest, door: Door) -> memory.MemoryOutcome:
+    """File a lesson (`memory add`, the magic's way of saying it)."""
+    return memory.remember(request, door.defaults.workspace)
+
+
 # ------------------------------------------------------------------------- the table
 
 
@@ -177,6 +187,20 @@ OPERATIONS: dict[str, Operation[Any]] = _declare(
     Operation("deliver", "deliver the stage you took", args_of.deliver, runs=True),
     Operation(
         "give-back", "return the stage you took to the workers", args_of.give_back, runs=True
+    ),
+    Operation(
+        "memory",
+        "your memory across projects: list it, or search, add, forget, export",
+        args_of.memory,
+        request=memory.MemoryRequest,
+        perform=_memory,
+    ),
+    Operation(
+        "remember",
+        "file a lesson in your memory (memory add)",
+        args_of.remember,
+        request=memory.RememberRequest,
+        perform=_remember,
     ),
 )
 """Every operation, in the order the shells' help lists them."""

@@ -23,13 +23,15 @@ from typing import Any
 
 import ipywidgets as w
 
-from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
+from lightscientist_jupyter.app import recalled
+from lightscientist_jupyter.controller import DONE, PendingDecision, ProjectState, StageTable
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
 from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, review_card, settled_text
 from lightscientist_jupyter.jupyter.diff_card import DiffCard
 from lightscientist_jupyter.jupyter.provenance_links import ChecksCard
 from lightscientist_jupyter.jupyter.show import preview
+from lightscientist_jupyter.workspace import Workspace
 
 Reply = Callable[[bool, str, "str | None", str], str]
 """`reply(approve, comment, to_stage, decision_id) -> message`."""
@@ -94,16 +96,17 @@ class GatePanel:
 
     # ---------------------------------------------------------------- flusher side
 
-    def show(self, pending: PendingDecision | None) -> None:
-        """Show `pending` (a new decision), or hide the buttons when there is none."""
+    def show(self, pending: PendingDecision | None, state: ProjectState | None = None) -> None:
+        """Show `pending` (a new decision), or hide the buttons when there is none; `state`,
+        the project's now, says what the stage was given from memory."""
         with self._lock:
             if pending is not None and self.pending is not None and pending.id == self.pending.id:
                 return
             self.pending = pending
             self.decided = None
-            self._draw(pending)
+            self._draw(pending, state)
 
-    def _draw(self, pending: PendingDecision | None) -> None:
+    def _draw(self, pending: PendingDecision | None, state: ProjectState | None) -> None:
         if pending is None:
             self._set_buttons(False)
             return
@@ -156,6 +159,7 @@ class GatePanel:
             pending,
             list(self.reject_to.options) if gate else [],
             review_card(self.table, self.root, pending.stage),
+            recalled.at_decision(Workspace(self.root), state) if state is not None else [],
         )
         self.widget.layout.display = ""
 

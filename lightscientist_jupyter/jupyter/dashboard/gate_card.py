@@ -2,15 +2,18 @@
 
 Action first: one heading that says what approving does, a summary of two lines (the full
 text behind it), the files under review, at a review stage the reviewers' scores and the
-decision they add up to, then the controls. The offline demo's note is
-not repeated in every summary: it becomes one small badge.
+decision they add up to, what the stage was given from the user's memory ("Recalled from
+memory"), then the controls. The offline demo's note is not repeated in every summary: it
+becomes one small badge.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lightscientist_jupyter.app.recalled import Recalled
 from lightscientist_jupyter.app.reviews import ReviewsCard, is_review_stage, read_reviews
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
@@ -24,9 +27,11 @@ def card_of(
     pending: PendingDecision,
     targets: list[tuple[str, str]],
     reviews: ReviewsCard | None = None,
+    recalled: Sequence[Recalled] = (),
 ) -> dict[str, Any]:
     """The synced `card` of `GateActions` for a pending decision (`reviews`: at a review
-    stage, each reviewer's scores and the aggregate, `review_card`)."""
+    stage, each reviewer's scores and the aggregate, `review_card`; `recalled`: what the
+    stage's visit was given from the user's memory, `app.recalled`)."""
     gate = pending.kind == "gate"
     lines = [line for line in pending.summary.splitlines() if line.strip()]
     offline = any(line.strip().startswith(OFFLINE_NOTE) for line in lines)
@@ -51,6 +56,7 @@ def card_of(
         "files": list(pending.outputs),
         "targets": [list(t) for t in targets if t[1]],
         "reviews": reviews,
+        "recalled": [r.to_dict() for r in recalled],
         "settled": False,
     }
 

@@ -234,7 +234,7 @@ class Dashboard:
             self.handoff.update(state)
             self.budget.show(state)  # its own card: the gate panel stays for the others
             if pending is not None and pending.kind not in (DecisionKind.HANDOFF, "budget"):
-                self.gate.show(pending)
+                self.gate.show(pending, state)
             elif self.gate.pending is not None:
                 self.gate.settle(state)
         elif self._shown.get("graph") is None:

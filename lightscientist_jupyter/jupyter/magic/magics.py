@@ -50,6 +50,7 @@ from lightscientist_jupyter.jupyter.magic import handoff as magic_handoff
 from lightscientist_jupyter.jupyter.magic import history as magic_history
 from lightscientist_jupyter.jupyter.magic import jobs as magic_jobs
 from lightscientist_jupyter.jupyter.magic import literature as magic_literature
+from lightscientist_jupyter.jupyter.magic import memory as magic_memory
 from lightscientist_jupyter.jupyter.magic import show as magic_show
 from lightscientist_jupyter.jupyter.magic import tree as magic_tree
 from lightscientist_jupyter.jupyter.magic import usage as magic_usage
@@ -67,7 +68,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports problems as `UsageError` instead of exiting the kernel."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see `{PROG} help {self.prog.split()[-1]}`)")
+        command = self.prog.split()[1]  # `%lightscientist memory search`: memory's help
+        raise UsageError(f"{self.prog}: {message} (see `{PROG} help {command}`)")
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         if status:
@@ -215,6 +217,7 @@ RENDERERS: dict[str, tuple[Renderer, str]] = {
     "tree": (magic_tree.tree, "drawn (--json: a dict)"),
     "estimate": (magic_usage.estimate, "a DataFrame"),
     "show": (magic_show.show, "the paper's pages, a table of reviews, a file inline"),
+    "memory": (magic_memory.memory, "a DataFrame (--json: a list of dicts)"),
 }
 """How the magic shows each operation of `OPERATIONS`, and what it shows; one it has no
 renderer for is performed and its line printed (a `UsageError` when it is not `ok`)."""

@@ -265,6 +265,18 @@ class GateChecks(TypedDict):
     """Numbers no result file holds, as `what -> why`."""
 
 
+class RecalledEntry(TypedDict):
+    """An entry of the user's memory the stage's visit was given (`app.recalled.Recalled`)."""
+
+    id: int
+    kind: str
+    """lesson, finding or paper (`vocab.MemoryKind`)."""
+    project: str
+    """The name of the project folder it came from, `-` for none."""
+    text: str
+    """At most 200 characters."""
+
+
 class TreeBox(TypedDict):
     """A search node's box in `SearchDrawing` (`jupyter.search_tree.drawing`)."""
 
@@ -405,6 +417,9 @@ class ProjectDetail(ProjectSummary):
     """At a gate: what changed in each file under review since the last approval."""
     gate_checks: GateChecks | None
     """At a gate with `numbers:` checks: the cells the paper's numbers trace to; else None."""
+    recalled: list[RecalledEntry]
+    """While a gate or a stage's question waits: what the stage's visit was given from the
+    user's memory for its task; empty otherwise."""
     search: SearchCard | None
     """The search stages' tree; None for a table without search (or that cannot be read)."""
     paper: PaperCard

@@ -26,6 +26,7 @@ from lightscientist_jupyter.app import commands, controls
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.handoff_card import card as handoff_card
 from lightscientist_jupyter.app.literature import by_cell, gate_sections
+from lightscientist_jupyter.app.recalled import at_decision
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import StageTable, load_table
@@ -49,6 +50,7 @@ from lightscientist_jupyter.jupyter.server.answers import (
     ProjectDetail,
     ProjectsAnswer,
     ProjectSummary,
+    RecalledEntry,
     ReplyAnswer,
     Runner,
     StageTableDict,
@@ -211,6 +213,7 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         "usage": cast(PanelUsage, panel_usage(state)),
         "gate_diff": panel_changes(ws),  # beside each file under review (diff_card.py)
         "gate_checks": None,  # below, with the table
+        "recalled": cast(list[RecalledEntry], [r.to_dict() for r in at_decision(ws, state)]),
         "search": None,
         "paper": paper_card(files, rel, None),
         "reviews": reviews_card(files),

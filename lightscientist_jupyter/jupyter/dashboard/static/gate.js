@@ -54,6 +54,22 @@ function drawReviews(box, r) {
   for (const problem of r.problems || []) el("p", "ls-err", problem, box);
 }
 
+// what the stage's visit was given from the user's memory: each entry's kind, project, text
+function drawRecalled(box, items) {
+  box.textContent = "";
+  box.hidden = !items.length;
+  if (!items.length) return;
+  el("h4", "ls-recalled-title", "Recalled from memory", box);
+  const list = el("ul", "", undefined, box);
+  for (const entry of items) {
+    const item = el("li", "", undefined, list);
+    item.dataset.entry = String(entry.id);
+    el("span", "ls-badge", entry.kind, item);
+    el("span", "ls-muted ls-recalled-project", entry.project, item);
+    el("span", "ls-recalled-text", entry.text, item);
+  }
+}
+
 function render({ model, el: root }) {
   const card = el("div", "ls-card ls-gatecard", undefined, root);
   card.setAttribute("role", "region");
@@ -63,6 +79,8 @@ function render({ model, el: root }) {
   const files = el("ul", "ls-files", undefined, card);
   const reviews = el("section", "ls-reviews", undefined, card);
   reviews.setAttribute("aria-label", "Reviews");
+  const recalled = el("section", "ls-recalled", undefined, card);
+  recalled.setAttribute("aria-label", "Recalled from memory");
   const row = el("div", "ls-row ls-live", undefined, card);
   const approve = el("button", "jp-Button jp-mod-styled jp-mod-accept ls-approve", "Approve", row);
   const reject = el("button", "jp-Button jp-mod-styled jp-mod-reject ls-reject", "Reject", row);
@@ -111,6 +129,7 @@ function render({ model, el: root }) {
     }
     files.hidden = !(c.files || []).length;
     drawReviews(reviews, c.reviews || null);
+    drawRecalled(recalled, c.recalled || []);
     approve.textContent = c.kind === "gate" ? "Approve" : "Yes";
     reject.textContent = c.kind === "gate" ? "Reject" : "No";
     approve.setAttribute("aria-label", (c.kind === "gate" ? "Approve " : "Answer yes to ") + (c.stage || ""));

@@ -31,7 +31,7 @@ from lightscientist_jupyter.literature.bibtex import paper_of_fields, parse_bibt
 from lightscientist_jupyter.literature.config import LiteratureConfig
 from lightscientist_jupyter.literature.records import Paper
 from lightscientist_jupyter.memory import Entry, NewEntry
-from lightscientist_jupyter.vocab import EventType, MemoryKind
+from lightscientist_jupyter.vocab import EventType, MemoryKind, MemorySource
 from lightscientist_jupyter.workspace import Workspace
 
 RECALL_LESSONS = 2
@@ -185,7 +185,7 @@ class MemoryCalls:
                 key=f"lesson:{why}#{n}",
                 stage=stage,
                 visit=self._state.visits.get(stage, 0),
-                source="worker",
+                source=MemorySource.WORKER,
             )
             for n, text in enumerate((t.strip() for t in lessons if t.strip()), start=1)
         ]

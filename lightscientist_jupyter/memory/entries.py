@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lightscientist_jupyter.vocab import MemoryKind
+from lightscientist_jupyter.vocab import MemoryKind, MemorySource
 
 MAX_TEXT_CHARS = 4000
 """An entry's text is cut to this (a finding is a 5-10 line summary and its outputs)."""
@@ -45,7 +45,7 @@ class NewEntry:
     visit: int = 0
     snapshot: str = ""
     """The workspace snapshot of the stage event it came from (`lightscientist history`)."""
-    source: str = "controller"
+    source: str = MemorySource.CONTROLLER
     """Who wrote it: `controller` (layer 1), `worker`, `researcher`."""
     at: float = dataclasses.field(default_factory=time.time)
 
@@ -79,7 +79,7 @@ class Entry:
         if self.stage:
             where = f"{self.stage}#{self.visit}"
         else:
-            where = {"worker": "its lessons", "researcher": "your note"}.get(
+            where = {MemorySource.WORKER: "its lessons", MemorySource.RESEARCHER: "your note"}.get(
                 self.source, self.source
             )
         return f"{self.project_name}, {where}"

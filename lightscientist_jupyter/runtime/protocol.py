@@ -19,7 +19,9 @@ RECALLED_TITLE = "## Recalled from memory"
 """Opens the block of a task's header that lists what the user's memory recalled for it."""
 RECALLED_CHARS = 1200
 """The block's size at most, whatever the memory holds: prompts stay flat."""
-_RECALLED_BLOCK = re.compile(rf"(?ms)^{re.escape(RECALLED_TITLE)}.*?(?=^## |\Z)")
+_RECALLED_BLOCK = re.compile(rf"(?m)^{re.escape(RECALLED_TITLE)}[^\n]*\n\n(?:- [^\n]*\n)*\n?")
+"""The block as `recalled_block` writes it: its title line, a blank line, one line an entry
+and a blank line."""
 
 
 class Recalled(Protocol):
@@ -50,9 +52,10 @@ def recalled_block(entries: Sequence[Recalled], limit: int = RECALLED_CHARS) -> 
 
 
 def mask_recalled(text: str) -> str:
-    """`text` with a recalled block's lines left out: what memory recalls is an input from
-    outside the run (the user's store), so a strict replay compares the rest."""
-    return _RECALLED_BLOCK.sub(RECALLED_TITLE + " (…)\n\n", text)
+    """`text` without its recalled block: what memory recalls is an input from outside the
+    run (the user's store), so a strict replay compares the rest, whether a block is there
+    or not."""
+    return _RECALLED_BLOCK.sub("", text)
 
 
 def render_header(title: str, fields: dict[str, Any], body: str = "") -> str:

@@ -33,6 +33,7 @@ KEYS = [
     "workspace",
     "network",
     "limits",
+    "memory",
     "usage",
     "held",
     "jobs",

@@ -1,0 +1,112 @@
+"""Memory across projects, end to end: two offline projects in two folders under one user.
+
+The first files its findings and, at its end, the lessons its lessons worker drew; the
+second's tasks recall them (`memory.recall` with hits from the first, a lesson of the first in
+a worker's task), its survey worker calls `recall`; the command line lists, searches and
+forgets entries. The same runs against a real PostgreSQL server when the memory is a
+`postgresql://` URL. The projects run as a user runs them: `lightscientist research --mode
+auto --wait` in its own process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GOAL = "Does learning-rate warmup help a small MLP train?"
+
+pytestmark = pytest.mark.slow
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LIGHTSCIENTIST_MODEL": "", "OPENAI_BASE_URL": ""}
+    return subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def research(ws: Path) -> None:
+    done = cli("research", GOAL, "--workspace", str(ws), "--mode", "auto", "--wait", cwd=ws.parent)
+    assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
+
+
+def events(ws: Path) -> list[dict[str, Any]]:
+    text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def listed(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
+    out = cli("memory", *args, "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def two_projects_share_what_the_first_learned(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    research(first)
+    lessons = [e for e in listed(tmp_path) if e["kind"] == "lesson"]
+    assert lessons and {e["project"] for e in lessons} == {str(first)}
+    assert any("Reviewers of a learning-rate warmup paper sent" in e["text"] for e in lessons)
+    findings = [e for e in listed(tmp_path) if e["kind"] == "finding"]
+    assert {e["stage"] for e in findings} >= {"idea.survey", "experiment.loop", "paper.review"}
+    assert all(e["snapshot"] for e in findings)
+    assert any(e["kind"] == "paper" for e in listed(tmp_path))
+
+    research(second)
+    log = events(second)
+    recalls = [e for e in log if e["type"] == "memory.recall" and e["data"]["for"] == "task"]
+    assert recalls and all(
+        h["project"] == str(first) for e in recalls for h in e["data"]["hits"]
+    )
+    assert any(h["kind"] == "lesson" for e in recalls for h in e["data"]["hits"])
+    tasks = [p.read_text(encoding="utf-8") for p in (second / ".lightscientist" / "workers").glob("*/task.md")]
+    lesson = lessons[0]["text"].split("\n")[0][:80]
+    assert any("## Recalled from memory" in t and lesson in " ".join(t.split()) for t in tasks)
+    tool = next(e for e in log if e["type"] == "memory.recall" and e["data"]["for"] == "tool")
+    assert tool["stage"] == "idea.survey" and tool["data"]["hits"]
+    survey = (second / "PROCESS.md").read_text(encoding="utf-8")
+    assert "of earlier projects on warmup from the user's memory (recall)" in survey
+
+    found = listed(tmp_path, "search", "warmup")
+    assert found and all("warmup" in e["text"].lower() for e in found)
+    gone = found[0]["id"]
+    forgot = cli("memory", "forget", str(gone), cwd=tmp_path)
+    assert forgot.returncode == 0, forgot.stderr
+    assert gone not in {e["id"] for e in listed(tmp_path)}
+    again = cli("memory", "forget", str(gone), cwd=tmp_path)
+    assert again.returncode == 1 and str(gone) in again.stderr
+
+
+def test_two_offline_projects_share_what_the_first_learned(tmp_path):
+    two_projects_share_what_the_first_learned(tmp_path)
+
+
+def test_the_same_with_a_team_memory_on_postgresql(tmp_path, pg_url, monkeypatch):
+    monkeypatch.setenv("LIGHTSCIENTIST_MEMORY", pg_url)
+    two_projects_share_what_the_first_learned(tmp_path)
+
+
+def test_no_memory_runs_neither_recall_nor_file(tmp_path):
+    research(tmp_path / "first")
+    before = listed(tmp_path)
+    ws = tmp_path / "second"
+    done = cli(
+        "research", GOAL, "--workspace", str(ws), "--mode", "auto", "--wait", "--no-memory",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert listed(tmp_path) == before
+    kinds = {e["type"] for e in events(ws)}
+    assert not kinds & {"memory.recall", "memory.filed"}
+    assert "lessons" not in {e.get("stage") for e in events(ws)}

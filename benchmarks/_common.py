@@ -83,6 +83,13 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def percentile(values: Sequence[float], q: float) -> float:
+    """The value below which `q` % of `values` lie (the nearest of them)."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
 def runs_arguments(doc: str, argv: list[str] | None, each: str) -> argparse.Namespace:
     """The arguments of a script timing a few kinds of runs: `--runs N` of `each` (5;
     `--quick`: 2) and `--json OUT`."""

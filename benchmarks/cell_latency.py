@@ -25,6 +25,7 @@ import threading
 import time
 from collections import Counter
 
+from _common import percentile
 from jupyter_client.manager import KernelManager
 
 GOAL = "Does learning-rate warmup help a small MLP?"
@@ -52,12 +53,6 @@ def execute(kc, code: str, timeout: float = 60.0, **expressions: str) -> tuple[f
         reply = kc.get_shell_msg(timeout=timeout)
         if reply["parent_header"].get("msg_id") == msg_id:
             return time.perf_counter() - started, reply["content"]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from jupyter_client.manager import KernelManager
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
-from cell_latency import execute, percentile  # noqa: E402
+from cell_latency import execute  # noqa: E402
 
 
 def one_kernel(folder: Path) -> float:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"  kernel {n + 1}/{args.kernels}: {times[-1] * 1000:.0f} ms", flush=True)
-    p95 = percentile(times, 95)
+    p95 = C.percentile(times, 95)
     report.say(
         f"`%lightscientist research` (offline model, auto mode) in {args.kernels} fresh "
         "kernels, each after `%load_ext lightscientist_jupyter`, timed from the execute "

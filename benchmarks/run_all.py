@@ -11,11 +11,12 @@ starts, or on `--ray ADDRESS`), guarded_path.py (µs per file operation through 
 path of `beneath` against a plain open), search.py (a search stage: the layers' time per
 node, two nodes at a time against one, the supervisor's input as the tree grows), pdf.py
 (the offline paper's LaTeX built to a PDF by the workers' build_pdf tool), notebook.py (the
-workers' notebook_run against the same code run as a script with execute) — and
-cell_latency.py (the notebook-latency
-benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips it, `--quick` skips it
-unless `--latency` is given). RESULTS.md records the machine (CPU, cores, memory, Python, load
-average, date), a table of every target, and for each missed target by how much and why.
+workers' notebook_run against the same code run as a script with execute), memory.py (the
+user's memory: a recall and a write in a store of 100,000 entries) — and cell_latency.py
+(the notebook-latency benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips
+it, `--quick` skips it unless `--latency` is given). RESULTS.md records the machine (CPU,
+cores, memory, Python, load average, date), a table of every target, and for each missed
+target by how much and why.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ SCRIPTS = [
     ("search", "12. Search"),
     ("pdf", "13. The paper's PDF"),
     ("notebook", "14. The notebook run"),
+    ("memory", "15. Memory"),
 ]
 LATENCY = len(SCRIPTS) + 1
 """cell_latency.py's section number: after the scripts'."""

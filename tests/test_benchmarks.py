@@ -35,6 +35,7 @@ SCRIPTS = (
     "search",
     "pdf",
     "notebook",
+    "memory",
 )
 
 
@@ -169,6 +170,39 @@ def test_guarded_path_times_every_operation_both_ways(reports):
         assert all(cpu > 0 and wall > 0 for cpu, wall in row.values())
 
 
+def test_memory_times_recall_writes_and_the_degenerate_store(reports):
+    data = reports["memory"]["data"]
+    entries = data["entries"]
+    assert (data["engine"], entries, len(data["write_ms"])) == ("sqlite", 2000, 10)  # --quick
+    assert len(data["recall"]) == 4 and len(data["recall_ms"]) == 4 * 5
+    assert all(0 < row["matched"] < entries // 4 for row in data["recall"].values())
+    others = entries - len(range(0, entries, 12))  # one project of 12 is left out
+    assert [row["matched"] for row in data["degenerate"].values()] == [others] * 3
+    assert "BM25 scores all 2,000 entries to keep the best 5" in reports["memory"]["stdout"]
+
+
+def test_memory_runs_on_postgres_and_clears_its_table(reports, pg_url, tmp_path):
+    import psycopg
+
+    out = tmp_path / "memory.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "memory.py"), "--quick", "--engine", "postgres"]
+        + ["--url", pg_url, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["data"]["engine"] == "postgres" and len(report["targets"]) == 2
+    found = {q: row["matched"] for q, row in report["data"]["recall"].items()}
+    assert found == {q: row["matched"] for q, row in reports["memory"]["data"]["recall"].items()}
+    assert "ts_rank_cd scores all 2,000 entries to keep the best 5" in proc.stdout
+    with psycopg.connect(pg_url) as conn:
+        found = conn.execute("SELECT to_regclass('lightscientist_memory')").fetchone()
+    assert found == (None,)
+
+
 def test_run_all_writes_results(reports, tmp_path):
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
@@ -199,6 +233,7 @@ def test_run_all_writes_results(reports, tmp_path):
         "## 9. Snapshots",
         "## 10. Jobs: submit to resume",
         "## 11. Guarded path",
+        "## 15. Memory",
     ):
         assert heading in text
     assert "| cores |" in text and "| Python |" in text

@@ -52,6 +52,7 @@ LAYERS = {  # first segment under the package -> rank
     "workspace": LEAF,
     "vocab": LEAF,
     "redact": LEAF,
+    "database_url": LEAF,
     "values": LEAF,
     "literature": LEAF,
     "memory": LEAF,

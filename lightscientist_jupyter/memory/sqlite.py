@@ -18,14 +18,14 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from lightscientist_jupyter.errors import MemoryUnavailable
-from lightscientist_jupyter.memory.entries import Entry, Hit, NewEntry, cut, terms
-from lightscientist_jupyter.redact import redact
+from lightscientist_jupyter.memory.entries import Entry, Hit, NewEntry, terms
+from lightscientist_jupyter.memory.rows import COLUMNS, filters, from_row, values_of
 
 BUSY_MS = 5000
-_COLUMNS = "id, kind, text, project, key, stage, visit, snapshot, source, at"
+_COLUMNS = ", ".join(("id", *COLUMNS))
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
   id INTEGER PRIMARY KEY,
@@ -93,28 +93,19 @@ class SqliteMemory:
     # ------------------------------------------------------------------ writing
 
     def add(self, entry: NewEntry) -> Entry:
-        row = (
-            str(entry.kind),
-            cut(redact(entry.text)),
-            entry.project,
-            entry.key,
-            entry.stage,
-            int(entry.visit),
-            entry.snapshot,
-            entry.source,
-            float(entry.at),
-        )
+        values = values_of(entry)
 
         def insert(db: sqlite3.Connection) -> Entry:
             with db:  # one transaction: the entry it replaces goes from the index too
-                db.execute("DELETE FROM entries WHERE project = ? AND key = ?", (row[2], row[3]))
-                cursor = db.execute(
-                    "INSERT INTO entries "
-                    "(kind, text, project, key, stage, visit, snapshot, source, at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
+                db.execute(
+                    "DELETE FROM entries WHERE project = ? AND key = ?", (values[2], values[3])
                 )
-            return Entry(int(cursor.lastrowid or 0), *row)
+                cursor = db.execute(
+                    f"INSERT INTO entries ({', '.join(COLUMNS)}) "
+                    f"VALUES ({', '.join('?' for _ in COLUMNS)})",
+                    values,
+                )
+            return Entry(int(cursor.lastrowid or 0), *values)
 
         return self._do("write", insert)
 
@@ -144,7 +135,7 @@ class SqliteMemory:
         words = terms(query)
         if not words or k <= 0:
             return []
-        where, params = _filters(kinds, project, exclude_project, prefix="e.")
+        where, params = filters(kinds, project, exclude_project, mark="?", prefix="e.")
         sql = (
             f"SELECT {', '.join('e.' + c for c in _COLUMNS.split(', '))}, "
             "bm25(entries_text) AS rank FROM entries_text "
@@ -153,22 +144,22 @@ class SqliteMemory:
         )
         match = " OR ".join(f'"{w}"' for w in words)
         rows = self._do("search", lambda db: db.execute(sql, (match, *params, k)).fetchall())
-        return [Hit(_entry(row[:-1]), -float(row[-1])) for row in rows]
+        return [Hit(from_row(row[:-1]), -float(row[-1])) for row in rows]
 
     def entries(
         self, *, kinds: Sequence[str] = (), project: str | None = None, limit: int | None = None
     ) -> list[Entry]:
-        where, params = _filters(kinds, project, None, prefix="")
+        where, params = filters(kinds, project, None, mark="?")
         sql = f"SELECT {_COLUMNS} FROM entries WHERE 1 = 1{where} ORDER BY at DESC, id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         rows = self._do("read", lambda db: db.execute(sql, params).fetchall())
-        return [_entry(row) for row in rows]
+        return [from_row(row) for row in rows]
 
     def get(self, entry_id: int) -> Entry | None:
         sql = f"SELECT {_COLUMNS} FROM entries WHERE id = ?"
         row = self._do("read", lambda db: db.execute(sql, (entry_id,)).fetchone())
-        return _entry(row) if row else None
+        return from_row(row) if row else None
 
     def count(self) -> int:
         return int(
@@ -184,25 +175,3 @@ class SqliteMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _filters(
-    kinds: Sequence[str], project: str | None, exclude: str | None, *, prefix: str
-) -> tuple[str, list[Any]]:
-    where, params = "", []
-    if kinds:
-        where += f" AND {prefix}kind IN ({', '.join('?' for _ in kinds)})"
-        params += [str(k) for k in kinds]
-    if project is not None:
-        where += f" AND {prefix}project = ?"
-        params.append(project)
-    if exclude is not None:
-        where += f" AND {prefix}project != ?"
-        params.append(exclude)
-    return where, params
-
-
-def _entry(row: Sequence[Any]) -> Entry:
-    return Entry(
-        int(row[0]), row[1], row[2], row[3], row[4], row[5], int(row[6]), row[7], row[8], row[9]
-    )

@@ -66,15 +66,19 @@ def two_projects_share_what_the_first_learned(tmp_path: Path) -> None:
     research(second)
     log = events(second)
     recalls = [e for e in log if e["type"] == "memory.recall" and e["data"]["for"] == "task"]
-    assert recalls and all(
-        h["project"] == str(first) for e in recalls for h in e["data"]["hits"]
-    )
+    assert recalls and all(h["project"] == str(first) for e in recalls for h in e["data"]["hits"])
     assert any(h["kind"] == "lesson" for e in recalls for h in e["data"]["hits"])
-    tasks = [p.read_text(encoding="utf-8") for p in (second / ".lightscientist" / "workers").glob("*/task.md")]
+    tasks = [
+        p.read_text(encoding="utf-8")
+        for p in (second / ".lightscientist" / "workers").glob("*/task.md")
+    ]
     lesson = lessons[0]["text"].split("\n")[0][:80]
     assert any("## Recalled from memory" in t and lesson in " ".join(t.split()) for t in tasks)
-    tool = next(e for e in log if e["type"] == "memory.recall" and e["data"]["for"] == "tool")
-    assert tool["stage"] == "idea.survey" and tool["data"]["hits"]
+    recall = next(
+        e for e in log if e["type"] == "tool.result" and e["data"].get("tool") == "recall"
+    )
+    assert recall["stage"] == "idea.survey"
+    assert "From earlier projects (the user's memory): 3" in recall["data"]["result"]
     survey = (second / "PROCESS.md").read_text(encoding="utf-8")
     assert "of earlier projects on warmup from the user's memory (recall)" in survey
 
@@ -102,7 +106,14 @@ def test_no_memory_runs_neither_recall_nor_file(tmp_path):
     before = listed(tmp_path)
     ws = tmp_path / "second"
     done = cli(
-        "research", GOAL, "--workspace", str(ws), "--mode", "auto", "--wait", "--no-memory",
+        "research",
+        GOAL,
+        "--workspace",
+        str(ws),
+        "--mode",
+        "auto",
+        "--wait",
+        "--no-memory",
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]

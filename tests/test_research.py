@@ -49,6 +49,8 @@ HAPPY_PATH_TYPES = {
     "worker.background",
     "search.node",  # the experiment's search: its nodes created, started and finished
     "review.meta",  # the paper's review rounds aggregated by layer 1
+    "memory.filed",  # each stage's finding, the project's lessons (its memory is empty at the
+    # start: no `memory.recall`, see test_memory_projects)
 }
 
 

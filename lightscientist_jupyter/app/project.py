@@ -312,11 +312,11 @@ class Project:
         controller = self.controller
         if not controller.lessons_due("done"):
             return
-        lessons = self.supervisor.draw_lessons(
+        drawn = self.supervisor.draw_lessons(
             controller.state.goal, "done", self.stop_event, memory_on=controller.memory_on
         )
         if not self.stop_event.is_set():
-            controller.file_lessons(lessons, why="done")
+            controller.file_lessons(drawn.lessons, why="done", missing=drawn.missing)
 
     def reopen(self) -> str | None:
         """Set a failed or cancelled project running again. A failed stage starts again from

@@ -167,9 +167,12 @@ class MemoryCalls:
         with self._lock:
             return self.memory_on and why not in self._state.lessons
 
-    def file_lessons(self, lessons: Sequence[str], *, why: str, stage: str = "") -> list[Entry]:
+    def file_lessons(
+        self, lessons: Sequence[str], *, why: str, stage: str = "", missing: str = ""
+    ) -> list[Entry]:
         """File the lessons a worker drew (`why`: `done` at the project's end) and note that
-        they were drawn, even when there are none: the same `why` again adds nothing."""
+        they were drawn, even when there are none (`missing` says why, in a `memory.filed`
+        event that files nothing): the same `why` again adds nothing."""
         with self._lock:
             if why in self._state.lessons:
                 return []
@@ -189,6 +192,11 @@ class MemoryCalls:
             )
             for n, text in enumerate((t.strip() for t in lessons if t.strip()), start=1)
         ]
+        if not entries:
+            line = missing or "no lessons drawn"
+            data = {"stage": stage, "task_id": why, "entries": [], "reason": line}
+            self.bus.emit(EventType.MEMORY_FILED, line, stage=stage or None, data=data)
+            return []
         return self._file(entries, stage or None, why)
 
     def _file(self, entries: list[NewEntry], stage: str | None, label: str) -> list[Entry]:

@@ -50,6 +50,13 @@ class NewEntry:
     at: float = dataclasses.field(default_factory=time.time)
 
 
+_NO_STAGE: dict[str, str] = {
+    MemorySource.WORKER: "its lessons",
+    MemorySource.RESEARCHER: "your note",
+}
+"""What an entry of no stage says of where it came from, by who filed it."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Entry:
     """An entry of the store."""
@@ -79,9 +86,7 @@ class Entry:
         if self.stage:
             where = f"{self.stage}#{self.visit}"
         else:
-            where = {MemorySource.WORKER: "its lessons", MemorySource.RESEARCHER: "your note"}.get(
-                self.source, self.source
-            )
+            where = _NO_STAGE.get(self.source, self.source)
         return f"{self.project_name}, {where}"
 
 

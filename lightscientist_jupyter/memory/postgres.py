@@ -110,6 +110,7 @@ class PostgresMemory:
             f"ON CONFLICT (project, key) DO UPDATE SET {replaced} RETURNING id"
         )
         added = self._do("write", lambda conn: conn.execute(sql, values).fetchone())
+        assert added is not None  # an insert or an update returns its row's id
         return Entry(int(added[0]), *values)
 
     def forget(self, entry_id: int) -> bool:

@@ -18,13 +18,15 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lightscientist_jupyter.errors import MemoryUnavailable
 from lightscientist_jupyter.memory.entries import Entry, Hit, NewEntry, terms
 from lightscientist_jupyter.memory.rows import COLUMNS, filters, from_row, values_of
 
 BUSY_MS = 5000
+POOL = 64
+"""A search ranks this many of the index's best matches (or 8 × k) before its filters."""
 _COLUMNS = ", ".join(("id", *COLUMNS))
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -136,14 +138,33 @@ class SqliteMemory:
         if not words or k <= 0:
             return []
         where, params = filters(kinds, project, exclude_project, mark="?", prefix="e.")
-        sql = (
-            f"SELECT {', '.join('e.' + c for c in _COLUMNS.split(', '))}, "
-            "bm25(entries_text) AS rank FROM entries_text "
+        match = " OR ".join(f'"{w}"' for w in words)
+        columns = ", ".join("e." + c for c in _COLUMNS.split(", "))
+        # the best-ranked matches first, from the index alone (joining every match to its
+        # row to filter it costs as much again); the filters then keep `k` of them, and only
+        # when they keep fewer is every match ranked with its row
+        best = (
+            "SELECT rowid, bm25(entries_text) AS rank FROM entries_text "
+            "WHERE entries_text MATCH ? ORDER BY rank LIMIT ?"
+        )
+        pooled = (
+            f"SELECT {columns}, best.rank FROM ({best}) AS best "
+            f"JOIN entries e ON e.id = best.rowid WHERE 1 = 1{where} ORDER BY best.rank LIMIT ?"
+        )
+        every = (
+            f"SELECT {columns}, bm25(entries_text) AS rank FROM entries_text "
             "JOIN entries e ON e.id = entries_text.rowid "
             f"WHERE entries_text MATCH ?{where} ORDER BY rank LIMIT ?"
         )
-        match = " OR ".join(f'"{w}"' for w in words)
-        rows = self._do("search", lambda db: db.execute(sql, (match, *params, k)).fetchall())
+        pool = max(POOL, 8 * k)
+
+        def ranked(db: sqlite3.Connection) -> list[Any]:
+            rows = db.execute(pooled, (match, pool, *params, k)).fetchall()
+            if len(rows) < k and where:
+                rows = db.execute(every, (match, *params, k)).fetchall()
+            return rows
+
+        rows = self._do("search", ranked)
         return [Hit(from_row(row[:-1]), -float(row[-1])) for row in rows]
 
     def entries(

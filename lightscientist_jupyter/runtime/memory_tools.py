@@ -14,7 +14,8 @@ A task's header carries a few entries layer 1 recalled for it and a bounded dige
   words it matched.
 
 Every file is read through the guarded path (`beneath`): a link a command left where an
-output was is skipped, never followed. Each call is a `memory.recall` event with its hits.
+output was is skipped, never followed. What a call found is its `tool.result` event (layer 3;
+`memory.recall` is layer 1's, for a task's header).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
@@ -32,7 +32,6 @@ from lightscientist_jupyter import memory
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.errors import MemoryUnavailable
 from lightscientist_jupyter.memory.entries import terms
-from lightscientist_jupyter.vocab import EventType, Layer
 
 MAX_K = 10
 FILE_CHARS = 60_000
@@ -41,20 +40,13 @@ _ENTRY = re.compile(r"(?m)^## ")
 _OUTPUTS = re.compile(r"(?m)^Outputs: (.+)$")
 _HIT_CHARS = 300
 
-Emit = Callable[..., Any]
-
 
 @dataclasses.dataclass(frozen=True)
 class RecallScope:
-    """A worker's side of `recall`: its project, whether memory is on for its stage, and
-    where its events go."""
+    """A worker's side of `recall`: its project and whether memory is on for its stage."""
 
     root: Path
     memory_on: bool
-    stage: str | None
-    task_id: str | None
-    worker_id: str
-    emit: Emit
 
 
 def memory_tools(current: Callable[[], RecallScope]) -> list[BaseTool]:
@@ -75,7 +67,6 @@ def recall_text(scope: RecallScope, query: str, k: int) -> str:
     if not terms(query):
         return "Error: the query has no word to search by; use a few specific words."
     lines: list[str] = []
-    found: list[dict[str, Any]] = []
     if scope.memory_on:
         try:
             store = memory.open_store()
@@ -90,37 +81,11 @@ def recall_text(scope: RecallScope, query: str, k: int) -> str:
         for n, hit in enumerate(hits, start=1):
             e = hit.entry
             lines.append(f"{n}. [{e.kind}] {e.origin()}: {_one_line(e.text, _HIT_CHARS)}")
-            found.append(
-                {
-                    "id": e.id,
-                    "kind": e.kind,
-                    "project": e.project,
-                    "stage": e.stage,
-                    "visit": e.visit,
-                    "text": _one_line(e.text, 200),
-                }
-            )
     else:
         lines.append("The user's memory is off for this stage or run; this project only.")
     local = project_hits(scope.root, query, k)
     lines.append(f"From this project: {len(local) or 'nothing'}")
     lines += [f"{n}. {where}: {excerpt}" for n, (where, excerpt) in enumerate(local, start=1)]
-    scope.emit(
-        EventType.MEMORY_RECALL,
-        f"recall {query!r}: {len(found)} from memory, {len(local)} from this project",
-        stage=scope.stage,
-        task_id=scope.task_id,
-        worker_id=scope.worker_id,
-        layer=Layer.RUNTIME,
-        data={
-            "for": "tool",
-            "stage": scope.stage or "",
-            "task_id": scope.task_id or "",
-            "query": query,
-            "hits": found,
-            "project_hits": [w for w, _ in local],
-        },
-    )
     return "\n".join(lines)
 
 

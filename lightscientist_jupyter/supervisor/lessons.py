@@ -12,10 +12,10 @@ worker's, `recall` included), but no stage's: the supervisor agent does not hear
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
-from collections.abc import Callable
 
 from lightscientist_jupyter.runtime.protocol import TASK_TITLE, render_header
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
@@ -59,6 +59,15 @@ def lesson_lines(summary: str) -> list[str]:
     return [line for line in lines if line][:MAX_LESSONS]
 
 
+@dataclasses.dataclass(frozen=True)
+class Drawn:
+    """What a lessons worker gave: its lessons, or why there are none."""
+
+    lessons: list[str]
+    missing: str = ""
+    """One line: why no lesson was drawn ('' when the worker delivered)."""
+
+
 def draw_lessons(
     runtime: ExecutionRuntime,
     goal: str,
@@ -68,10 +77,9 @@ def draw_lessons(
     *,
     wait_s: float = WAIT_S,
     memory_on: bool = True,
-    said: Callable[[str], None] = lambda line: None,
-) -> list[str]:
-    """Run a lessons worker to its end and return its lessons; none when it failed, was
-    stopped or ran out of time (`said` is told why, in one line)."""
+) -> Drawn:
+    """Run a lessons worker to its end and return what it drew; no lesson, and why, when it
+    failed, was stopped or ran out of time."""
     spec = WorkerSpec(
         message=lessons_message(goal, why, prompts.process_digest(process_text)),
         role=Role.WORKER,
@@ -87,11 +95,9 @@ def draw_lessons(
         record = runtime.get(worker_id)
         if stop.is_set() or record.held or time.monotonic() > deadline:
             runtime.cancel(worker_id)
-            said(f"no lessons drawn: the lessons worker {worker_id} was stopped")
-            return []
+            return Drawn([], f"no lessons drawn: the lessons worker {worker_id} was stopped")
     record = runtime.get(worker_id)
     if record.status != WorkerStatus.COMPLETED:
-        said(f"no lessons drawn: the lessons worker {worker_id} ended {record.status}")
-        return []
-    result = record.result or {}
-    return lesson_lines(str(result.get("summary") or ""))
+        return Drawn([], f"no lessons drawn: the lessons worker {worker_id} ended {record.status}")
+    lessons = lesson_lines(str((record.result or {}).get("summary") or ""))
+    return Drawn(lessons, "" if lessons else f"the lessons worker {worker_id} drew none")

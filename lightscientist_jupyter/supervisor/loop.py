@@ -386,18 +386,10 @@ class StageSupervisor:
 
     def draw_lessons(
         self, goal: str, why: str, stop: threading.Event, *, memory_on: bool = True
-    ) -> list[str]:
-        """The project's lessons, drawn by a worker at its end (`lessons`); none, said in a
-        `memory.filed` event that files nothing, when the worker did not deliver them."""
-
-        def said(line: str) -> None:
-            data = {"stage": "", "task_id": why, "entries": [], "reason": line}
-            self.bus.emit(EventType.MEMORY_FILED, line, data=data)
-
+    ) -> lessons.Drawn:
+        """The project's lessons, drawn by a worker at its end (`lessons`)."""
         text = self.control.read_process()
-        return lessons.draw_lessons(
-            self.runtime, goal, why, text, stop, memory_on=memory_on, said=said
-        )
+        return lessons.draw_lessons(self.runtime, goal, why, text, stop, memory_on=memory_on)
 
     def close(self) -> None:
         self.runtime.close()

@@ -283,3 +283,15 @@ def test_the_default_store_is_a_private_sqlite_file_made_on_first_use(own_memory
         assert isinstance(store, SqliteMemory) and store.where == str(own_memory)
         assert store.add(lesson("Warmup helped.", "k1")) is not None
     assert own_memory.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_search_whose_filters_leave_out_the_best_matches_still_finds_the_rest(store):
+    """SQLite ranks the index's best matches before its filters (`sqlite.POOL`); when the
+    filters leave out all of them, the search ranks every match: the project's own hundred
+    best matches hide nothing of another's."""
+    for n in range(100):
+        store.add(lesson(f"Warmup warmup warmup schedule {n}.", f"own#{n}", project=A))
+    store.add(lesson("A long note on many things, warmup among them.", "other#1", project=B))
+    found = store.search("warmup schedule", 3, exclude_project=A)
+    assert texts(found) == ["A long note on many things, warmup among them."]
+    assert len(store.search("warmup schedule", 3)) == 3

@@ -88,9 +88,7 @@ def bind(runtime: GraphHost, record: WorkerRecord, session: BoundSession) -> Bin
         shell=WorkerShell.of(root, record.id, session.cancel, policy),
         literature=worker_hub(root, record, runtime.model),
         jobs=job_context(runtime.workspace, policy, record, remember),
-        recall=RecallScope(
-            root, record.memory, record.stage, record.task_id, record.id, runtime.bus.emit
-        ),
+        recall=RecallScope(root, record.memory),
     )
 
 

@@ -12,7 +12,8 @@ path of `beneath` against a plain open), search.py (a search stage: the layers' 
 node, two nodes at a time against one, the supervisor's input as the tree grows), pdf.py
 (the offline paper's LaTeX built to a PDF by the workers' build_pdf tool), notebook.py (the
 workers' notebook_run against the same code run as a script with execute), memory.py (the
-user's memory: a recall and a write in a store of 100,000 entries) — and cell_latency.py
+user's memory: a recall and a write in a store of 100,000 entries), memory_prompts.py (a
+project's prompts with memory on against off) — and cell_latency.py
 (the notebook-latency benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips
 it, `--quick` skips it unless `--latency` is given). RESULTS.md records the machine (CPU,
 cores, memory, Python, load average, date), a table of every target, and for each missed
@@ -52,6 +53,7 @@ SCRIPTS = [
     ("pdf", "13. The paper's PDF"),
     ("notebook", "14. The notebook run"),
     ("memory", "15. Memory"),
+    ("memory_prompts", "16. Memory and prompt size"),
 ]
 LATENCY = len(SCRIPTS) + 1
 """cell_latency.py's section number: after the scripts'."""

@@ -36,6 +36,7 @@ SCRIPTS = (
     "pdf",
     "notebook",
     "memory",
+    "memory_prompts",
 )
 
 
@@ -179,6 +180,18 @@ def test_memory_times_recall_writes_and_the_degenerate_store(reports):
     others = entries - len(range(0, entries, 12))  # one project of 12 is left out
     assert [row["matched"] for row in data["degenerate"].values()] == [others] * 3
     assert "BM25 scores all 2,000 entries to keep the best 5" in reports["memory"]["stdout"]
+
+
+def test_memory_prompts_compares_a_project_with_memory_on_and_off(reports):
+    data = reports["memory_prompts"]["data"]
+    runs = data["runs"]
+    assert runs["first"]["recalled_hits"] == 0 and runs["first"]["filed"] > 0
+    assert runs["memory-on"]["recalled_tasks"] > 0 and runs["memory-on"]["recalled_hits"] > 0
+    assert runs["memory-off"]["recalled_tasks"] == 0 and runs["memory-off"]["filed"] == 0
+    assert (
+        data["ratio_total"] == runs["memory-on"]["input_chars"] / runs["memory-off"]["input_chars"]
+    )
+    assert "| memory-on |" in reports["memory_prompts"]["markdown"]
 
 
 def test_memory_runs_on_postgres_and_clears_its_table(reports, pg_url, tmp_path):

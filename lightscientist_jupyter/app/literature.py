@@ -7,6 +7,7 @@ number to the result file that holds it (see `controller.provenance`).
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -112,12 +113,53 @@ def gate_specs(table: StageTable, pending: PendingDecision | None) -> tuple[str,
     return tuple(s for s in table[pending.stage].checks if s.startswith("numbers:"))
 
 
-def gate_sections(
-    root: Path, table: StageTable, pending: PendingDecision | None
-) -> list[tuple[str, list[Item]]]:
-    """Each `numbers:` check of the stage a pending gate approves, run now, with its items
-    (none at no such gate). Raises LightScientistError or OSError when a check cannot run."""
-    return [(spec, checks.report(spec, root)) for spec in gate_specs(table, pending)]
+Sections = list[tuple[str, list[Item]]]
+_KEPT: dict[tuple[str, str], tuple[tuple[Any, ...], Sections]] = {}
+"""The sections last given for a (workspace, pending gate), with the files' stamp they read."""
+_KEPT_MAX = 16
+_KEPT_LOCK = threading.Lock()
+
+
+def gate_sections(root: Path, table: StageTable, pending: PendingDecision | None) -> Sections:
+    """Each `numbers:` check of the stage a pending gate approves, with its items (none at no
+    such gate). Raises LightScientistError or OSError when a check cannot run.
+
+    The side panel asks every 2 s while a gate waits, and a check parses the paper and every
+    result file (a notebook is validated): what was found is kept for the gate and given
+    again while the files it read are unchanged (their sizes and times)."""
+    specs = gate_specs(table, pending)
+    if not specs or pending is None:
+        return []
+    key, stamp = (str(root), pending.id), _stamp(root, specs)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    sections = [(spec, checks.report(spec, root)) for spec in specs]
+    with _KEPT_LOCK:
+        if len(_KEPT) >= _KEPT_MAX:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[key] = (stamp, sections)
+    return sections
+
+
+def _stamp(root: Path, specs: Sequence[str]) -> tuple[Any, ...]:
+    """The size and time of every file the checks `specs` read (a path that cannot be
+    looked at is stamped as such)."""
+    tree, marks = Beneath(root), []
+    for spec in specs:
+        _, doc, folders = checks.parse(spec)
+        for name in [doc, *folders]:
+            try:
+                if tree.is_dir(name):
+                    found = list(tree.walk(name))
+                else:
+                    found = [(tree.rel(name), tree.file_stat(name))]
+            except (OSError, ValueError):
+                marks.append((name, None))
+                continue
+            marks += [(str(p), st and (st.st_size, st.st_mtime_ns)) for p, st in found]
+    return tuple(marks)
 
 
 def by_cell(

@@ -47,8 +47,8 @@ class Stage:
     review: ReviewSpec | None = None
     """A review stage: reviewers score the paper before its worker runs (`controller.review`)."""
     memory: bool = True
-    """`memory = false`: its tasks recall nothing from the user's memory, its workers get no
-    `recall` tool, and its finish files no finding."""
+    """`memory = false`: its tasks recall nothing from the user's memory, its workers'
+    `recall` searches the project's own record only, and its finish files nothing."""
 
     @property
     def phase(self) -> str:

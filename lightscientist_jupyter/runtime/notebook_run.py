@@ -15,7 +15,6 @@ lines, and what to do next.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import sys
 import time
@@ -36,8 +35,6 @@ STARTUP_S = 60.0
 RUNNER = Path(__file__).with_name("notebook_runner.py")
 TRACEBACK_LINES = 12
 """Lines of a traceback a failing run shows: the cell's own frame and the last one."""
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def is_code(cell: Any) -> bool:
@@ -150,7 +147,7 @@ def _no_result(rel: PurePosixPath, result: CommandResult, timeout: int) -> str:
         return f"notebook_run {rel} was stopped after {timeout + STARTUP_S:g} s; nothing was saved"
     if result.cancelled:
         return f"notebook_run {rel} stopped: the worker is being cancelled; nothing was saved"
-    tail = [_ANSI.sub("", line) for line in result.output.strip().splitlines()[-8:]]
+    tail = [nbv.plain_text(line) for line in result.output.strip().splitlines()[-8:]]
     return "\n".join(
         [f"notebook_run {rel} failed (exit {result.exit_code}); nothing was saved:", *tail]
     )
@@ -171,7 +168,7 @@ def _take_outputs(nb: Any, executed: Any, chosen: list[str], ran: list[str]) -> 
 
 def _traceback_tail(output: Any) -> list[str]:
     """The traceback's frame of the cell's own line and its last frame, ANSI colours gone."""
-    frames = [_ANSI.sub("", str(f)).rstrip("\n") for f in output.get("traceback") or []]
+    frames = [nbv.plain_text(str(f)).rstrip("\n") for f in output.get("traceback") or []]
     in_cell = [i for i, f in enumerate(frames) if f.startswith("Cell In[")]
     keep = sorted({*in_cell[:1], len(frames) - 2, len(frames) - 1} - {-1, -2})
     lines = [line for i in keep if i >= 0 for line in frames[i].splitlines()]

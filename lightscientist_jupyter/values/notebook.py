@@ -238,10 +238,19 @@ def _shorten(text: str, limit: int) -> str:
     return f"{text[:limit]}…[{len(text) - limit} more characters]"
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""A terminal's colour or cursor code, as IPython writes into a traceback."""
+
+
+def plain_text(text: str) -> str:
+    """`text` without its terminal codes (a traceback's colours)."""
+    return ANSI.sub("", text)
+
+
 def _described(output: Any, limit: int) -> str:
     kind = output.get("output_type")
     if kind == "error":
-        tail = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in output.get("traceback") or []]
+        tail = [plain_text(line) for line in output.get("traceback") or []]
         last = "\n".join(tail[-3:])
         return f"{output.get('ename')}: {output.get('evalue')}\n{_shorten(last, limit)}"
     text = output_text(output)

@@ -184,5 +184,15 @@ def test_the_side_panel_s_gate_lists_each_cell_with_the_numbers_it_printed(tmp_p
             "if not measured)"
         ],
     }
+    # asked again (the panel polls), the checks are not run again while the files are the
+    # same; a paper changed since is checked anew
+    from lightscientist_jupyter.app.literature import gate_sections
+
+    pending = controller.state.pending
+    first = gate_sections(ws.root, table, pending)
+    assert gate_sections(ws.root, table, pending) is first
+    (ws.root / "paper" / "paper.md").write_text("Accuracy 0.93, loss 0.7770.\n")
+    again = gate_sections(ws.root, table, pending)
+    assert again is not first and "0.7770 (line 1)" in [i.what for _, items in again for i in items]
     controller.reply(True)
     assert server_data.project_detail(tmp_path, "ws")["gate_checks"] is None

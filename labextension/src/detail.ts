@@ -244,11 +244,7 @@ export class DetailView {
     // drawn wide and narrower; `_fitGraph` shows the widest that fits the panel's width
     const layouts = [detail.layout, ...(detail.layouts_narrow ?? [])];
     this._drawings = layouts.map((layout, i) => {
-      const drawing = renderGraph(
-        layout,
-        state,
-        i ? `ls-arrow-${i}` : 'ls-arrow'
-      );
+      const drawing = renderGraph(layout, state);
       drawing.classList.toggle('ls-panel-graph-narrow', i > 0);
       this._graph.appendChild(drawing);
       return drawing;

@@ -27,6 +27,16 @@ export function edgeKey(source: string, target: string): string {
   return `${source}\u0000${target}`;
 }
 
+let drawings = 0;
+
+/** A marker id no other drawing on the page has: an id is the page's, so with two drawings
+ * defining the same one (the panel's graph and a dashboard's, a narrow copy) every edge ends
+ * with the first drawing's marker, which is not drawn when that drawing is hidden. */
+export function uniqueMarkerId(prefix: string): string {
+  drawings += 1;
+  return `${prefix}-${drawings}`;
+}
+
 /** Define the arrowhead `markerId` in `root`'s own `defs` (edges end with it): each drawing
  * keeps its own, as a marker defined in a hidden drawing is not drawn. */
 export function defineArrowhead(root: SVGSVGElement, markerId: string): void {
@@ -46,13 +56,12 @@ export function defineArrowhead(root: SVGSVGElement, markerId: string): void {
   svg('path', { d: 'M0,0 L8,4 L0,8 z', class: 'ls-arrowhead' }, marker);
 }
 
-/** Draw `layout` as an SVG element at its own size; the project's state is marked. Two
- * drawings on one page need their own `markerId`s (an arrowhead defined in a hidden SVG is
- * not drawn). */
+/** Draw `layout` as an SVG element at its own size; the project's state is marked. Each
+ * drawing defines its own arrowhead (`uniqueMarkerId`). */
 export function renderGraph(
   layout: IGraphLayout,
   state: IGraphState,
-  markerId = 'ls-arrow'
+  markerId = uniqueMarkerId('ls-panel-arrow')
 ): SVGSVGElement {
   const root = svg('svg', {
     class: 'ls-graph',

@@ -9,7 +9,7 @@
 import type { INodeAnswer, ISearchDrawing, ITreeBox } from './answers';
 import { renderDiffs } from './diff';
 import { el, focusable, svg } from './dom';
-import { defineArrowhead } from './graph';
+import { defineArrowhead, uniqueMarkerId } from './graph';
 
 /** A node's metric as the notebook writes it (`%g`: at most six significant digits). */
 export function metricText(metric: number | null): string {
@@ -21,7 +21,7 @@ export function renderTree(
   drawing: ISearchDrawing,
   picked: string | null,
   pick: (node: string) => void,
-  markerId = 'ls-tree-arrow-panel'
+  markerId = uniqueMarkerId('ls-panel-tree-arrow')
 ): SVGSVGElement {
   const { width, height } = drawing;
   const root = svg('svg', {

@@ -126,3 +126,18 @@ def test_table_diagram_shows_svg_and_text(default_table):
     assert "<svg" in diagram._repr_html_()
     text = repr(diagram)
     assert "idea.gate" in text and "gate" in text and "start: idea.survey" in text
+
+
+def test_each_drawing_shown_has_markers_of_its_own(default_table):
+    """Two drawings on one page (two dashboards, a wide and a narrow copy, the side panel's)
+    must not share a marker id: every edge would end with the first one's, which is not
+    drawn when its drawing is hidden."""
+    box = graph.responsive_box(default_table, None) + graph.scroll_box(
+        graph.render_state(default_table, None)
+    )
+    defined = re.findall(r'<marker id="([^"]+)"', box)
+    assert len(defined) == 3 and len(set(defined)) == 3
+    drawings = box.split("<svg ")[1:]
+    for drawing, marker in zip(drawings, defined, strict=True):
+        used = set(re.findall(r'marker-end="url\(#([^)]+)\)"', drawing))
+        assert used == {marker}

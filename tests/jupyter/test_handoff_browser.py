@@ -95,7 +95,9 @@ def test_do_it_myself_shows_the_card_with_its_checklist(lab):
 
 
 @pytest.mark.slow
-def test_the_dashboards_skeleton_button_inserts_a_cell_below(tmp_path):
+def test_the_dashboards_skeleton_button_inserts_a_cell_below_and_the_graphs_keep_their_heads(
+    tmp_path,
+):
     require_browser()
     from lightscientist_jupyter import api
 
@@ -116,6 +118,40 @@ def test_the_dashboards_skeleton_button_inserts_a_cell_below(tmp_path):
         logs = {"jupyter lab": server.output}
         with lab_page(server.url, server.token, "handoff-dashboard-failure.png", logs) as page:
             skeleton_cell_below_the_dashboard(page, server)
+            every_edge_keeps_its_arrowhead_with_the_panel_open(page)
+
+
+EDGE_MARKERS = """
+() => [...document.querySelectorAll('svg.ls-graph path[marker-end]')]
+  .filter(edge => edge.getClientRects().length)
+  .map(edge => {
+    const id = edge.getAttribute('marker-end').slice(5, -1);
+    const marker = document.getElementById(id);
+    return {id, own: !!marker && marker.closest('svg') === edge.closest('svg'),
+            panel: !!edge.closest('#lightscientist-panel')};
+  })
+"""
+"""Each edge drawn on the page, whether the marker its `url(#id)` names is its own drawing's
+(an id is the page's: the first element with it wins), and whether it is the panel's."""
+
+
+def every_edge_keeps_its_arrowhead_with_the_panel_open(page) -> None:
+    """The dashboard's graph and the side panel's, on one page: every edge ends with its own
+    drawing's arrowhead, so none draws without a head (#41: the two once shared `ls-arrow`)."""
+    from playwright.sync_api import expect
+
+    page.locator(".jp-SideBar .lm-TabBar-tab[data-id='lightscientist-panel']").click()
+    panel = page.locator("#lightscientist-panel")
+    panel.locator(".ls-project[data-path='study']").click()
+    expect(panel.locator(".ls-graph-box svg.ls-graph:visible")).to_have_count(1, timeout=30_000)
+    edges = page.evaluate(EDGE_MARKERS)
+    assert any(e["panel"] for e in edges) and any(not e["panel"] for e in edges), edges
+    assert [e for e in edges if not e["own"]] == []
+    assert (
+        len({e["id"] for e in edges if e["panel"]} & {e["id"] for e in edges if not e["panel"]})
+        == 0
+    )
+    page.screenshot(path=str(OUTPUT / "dashboard-and-panel-arrowheads.png"))
 
 
 def skeleton_cell_below_the_dashboard(page, server) -> None:

@@ -16,6 +16,9 @@ its count (×2).
 from __future__ import annotations
 
 import html
+import itertools
+import re
+import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -196,11 +199,30 @@ def render_state(table: StageTable, state: Any | None, columns: int = MAX_COLUMN
 
 def scroll_box(svg: str, cls: str = "", label: str = "stage graph") -> str:
     """The graph in a box that scrolls sideways when narrow (focusable, so keys scroll it);
-    `label` names the drawing for a screen reader."""
+    `label` names the drawing for a screen reader. The drawing's markers get ids of its own
+    (`own_markers`)."""
     return (
         f'<div class="{f"ls-graph-scroll {cls}".strip()}" tabindex="0" role="region" '
-        f'aria-label="{label} (scrolls sideways)">{svg}</div>'
+        f'aria-label="{label} (scrolls sideways)">{own_markers(svg)}</div>'
     )
+
+
+_MARKER = re.compile(r'<marker id="([^"]+)"')
+_PAGE = secrets.token_hex(3)
+"""This process's part of a marker's id: a notebook keeps the outputs of kernels before."""
+_DRAWINGS = itertools.count(1)
+
+
+def own_markers(svg: str) -> str:
+    """`svg` with each marker's id (and the edges' `url(#…)` of it) made unique to this
+    drawing. An id is the page's: with two drawings defining `ls-arrow` (two dashboards, the
+    side panel's graph, a narrow copy), every edge would end with the first drawing's, and a
+    marker in a hidden or zero-size drawing is not drawn — the edges lose their heads."""
+    suffix = f"{_PAGE}-{next(_DRAWINGS)}"
+    for marker in set(_MARKER.findall(svg)):
+        svg = svg.replace(f'id="{marker}"', f'id="{marker}-{suffix}"')
+        svg = svg.replace(f"url(#{marker})", f"url(#{marker}-{suffix})")
+    return svg
 
 
 NARROW_COLUMNS = 3
@@ -212,9 +234,6 @@ def responsive_box(table: StageTable, state: Any | None) -> str:
     dashboard's width (a container query), so a narrow window wraps the bands into more rows
     at the same text size instead of hiding the current stage off to the side."""
     narrow = render_state(table, state, NARROW_COLUMNS)
-    narrow = narrow.replace('id="ls-arrow"', 'id="ls-arrow-n"').replace(
-        "url(#ls-arrow)", "url(#ls-arrow-n)"
-    )
     wide = scroll_box(render_state(table, state), "ls-graph-wide")
     return f'<div class="ls-graph-fit">{wide}{scroll_box(narrow, "ls-graph-narrow")}</div>'
 

@@ -20,5 +20,6 @@ def test_wait_returns_after_the_last_events_are_written(tmp_path):
     assert not run.alive
     time.sleep(1.0)
     assert read_tail(log, 50) == at_once, "events were still being written after wait()"
-    assert at_once[-1]["type"] in ("stage.transition", "session.end", "supervisor.decision")
+    # the last: the project's lessons filed in the user's memory, once its worker ended
+    assert at_once[-1]["type"] == "memory.filed" and at_once[-1]["data"]["task_id"] == "done"
     assert any(e["type"] == "stage.transition" and e["data"]["to"] == "done" for e in at_once)

@@ -68,7 +68,7 @@ def test_a_token_budget_pauses_and_a_raise_finishes_the_project(tmp_path, server
     assert finished == ["a", "gate", "b"]
     view = json.loads(cli(ws, "usage", "--json", "--by", "stage").stdout)
     assert view["total"]["tokens"] == served_tokens(server) == status(ws)["usage"]["tokens"]
-    assert [r["key"] for r in view["rows"]] == ["a", "gate", "b"]
+    assert [r["key"] for r in view["rows"]] == ["a", "gate", "b", "lessons"]  # its end's
     assert view["total"]["cost"] == "unknown"  # a local model with no --price
     process = (ws / "PROCESS.md").read_text()
     assert process.count("\nUsage: ") == 3 and "cost unknown" in process

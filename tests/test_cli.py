@@ -297,8 +297,11 @@ def test_reply_without_a_runner_applies_it_itself(final_gate):
     assert not ws.inbox_dir.exists()  # carried out here: nothing was queued
     new = [e for e in read_events(ws) if e["seq"] > last_seq]
     assert [e["seq"] for e in new] == list(range(last_seq + 1, last_seq + 1 + len(new)))
-    assert [e["type"] for e in new] == ["user.decision", "stage.transition"]
+    assert [e["type"] for e in new][:3] == ["user.decision", "stage.transition", "memory.filed"]
     assert new[1]["data"]["to"] == "done"
+    # the project ended here: a lessons worker drew its lessons, and layer 1 filed them
+    assert {e["stage"] for e in new[3:-1]} == {"lessons"}
+    assert new[-1]["type"] == "memory.filed" and new[-1]["data"]["task_id"] == "done"
 
 
 def test_reply_twice(final_gate):

@@ -20,9 +20,11 @@ from lightscientist_jupyter.runtime.metering.model_prices import price_for
 def test_without_a_recording_every_stage_is_estimated_from_its_sizes(tmp_path):
     table = load_table()
     est = estimate(tmp_path / "nothing-here", model="openai:gpt-4.1-mini")
-    assert [r.stage for r in est.rows] == table.ids() and len(est.rows) == 14
+    assert [r.stage for r in est.rows] == [*table.ids(), "lessons"] and est.stages == 14
     assert {r.basis for r in est.rows} == {"sizes"} and est.recording is None
-    assert all(r.model_calls >= 5 and r.input_tokens > r.output_tokens > 0 for r in est.rows)
+    *stages, lessons = est.rows
+    assert all(r.model_calls >= 5 and r.input_tokens > r.output_tokens > 0 for r in stages)
+    assert lessons.model_calls == 2 and lessons.input_tokens > lessons.output_tokens > 0
     price = price_for("openai:gpt-4.1-mini")
     assert price is not None
     total = est.total
@@ -40,7 +42,7 @@ def test_research_dry_run_prints_the_estimate_and_writes_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("Estimate (not a measurement) of a run of ")
-    assert "(14 stages) with model openai:gpt-4.1-mini" in lines[0]
+    assert "(14 stages, then its lessons) with model openai:gpt-4.1-mini" in lines[0]
     assert any(line.startswith("total ") and "$" in line for line in lines)
     assert "from the skill and task sizes" in proc.stdout
     assert not ws.exists() and list(tmp_path.iterdir()) == []
@@ -73,7 +75,9 @@ def test_a_recorded_run_of_the_same_table_gives_the_tokens_it_spent(real_recordi
     assert est["recording"] == str(first / ".lightscientist" / "recordings")
     spent = json.loads(cli(first, "usage", "--json", "--by", "stage").stdout)
     rows = {r["stage"]: r for r in est["rows"]}
-    assert {s: r["basis"] for s, r in rows.items()} == dict.fromkeys(["a", "gate", "b"], "recorded")
+    assert {s: r["basis"] for s, r in rows.items()} == dict.fromkeys(
+        ["a", "gate", "b", "lessons"], "recorded"
+    )
     for row in spent["rows"]:  # the server reported these tokens: the estimate has them exactly
         assert (rows[row["key"]]["model_calls"], rows[row["key"]]["tokens"]) == (
             row["model_calls"],
@@ -88,7 +92,7 @@ def test_a_recorded_run_of_the_same_table_gives_the_tokens_it_spent(real_recordi
     frame = api.estimate(
         Path("/nonexistent"), stages=str(real_recording["table"]), source=str(first)
     )
-    assert frame.attrs["estimate"] and list(frame.index) == ["a", "gate", "b", "total"]
+    assert frame.attrs["estimate"] and list(frame.index) == ["a", "gate", "b", "lessons", "total"]
     assert frame.loc["total", "tokens"] == total["tokens"]
     # a recording of another table is refused
     proc = cli(first, "estimate", "--stages", str(load_table().path), "--from", str(first))

@@ -126,8 +126,8 @@ def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
     kept, supervisor = workers(ws), before.pop("supervisor")
     assert kept.pop("supervisor")["thread_id"] != supervisor["thread_id"]  # a fresh session
     archived = {wid: r for wid, r in before.items() if wid not in kept}
-    assert archived and all(
-        r["stage"].startswith(("experiment.", "paper.")) for r in archived.values()
+    assert archived and all(  # and the lessons worker of the project's end
+        r["stage"].startswith(("experiment.", "paper.", "lessons")) for r in archived.values()
     )
     assert kept and all(r["stage"].startswith("idea.") for r in kept.values())
     text = (ws / "PROCESS.md").read_text()

@@ -15,6 +15,9 @@ Per stage, the model calls, input and output tokens and their cost come from one
   stage by stage, up to its bound) and everything said before in the session; the supervisor
   makes two calls (start the worker, finish the stage), each with its prompt and one event.
 
+At the project's end a worker draws its lessons for the user's memory (`supervisor.lessons`):
+one more row, `lessons`, on the same two bases.
+
 The cost prices those tokens at the model's price (`runtime.metering.model_prices`: `--price`,
 the price library, unknown for a local model). Nothing is written.
 """
@@ -37,6 +40,7 @@ from lightscientist_jupyter.runtime.models.resolver import default_spec
 from lightscientist_jupyter.runtime.recording.recorder import recording_files, run_headers
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS, SUPERVISOR_PROMPT
 from lightscientist_jupyter.values.prices import Price, parse_price
+from lightscientist_jupyter.values.task import LESSONS_STAGE
 from lightscientist_jupyter.workspace import Workspace
 
 WORKER_PROMPT_CHARS = 2100
@@ -92,6 +96,11 @@ class Estimate:
     recorded_model: str | None = None
 
     @property
+    def stages(self) -> int:
+        """The table's stages (the rows but the project's end, its lessons)."""
+        return sum(r.stage != LESSONS_STAGE for r in self.rows)
+
+    @property
     def total(self) -> StageEstimate:
         costs = [r.cost for r in self.rows]
         return StageEstimate(
@@ -109,7 +118,7 @@ class Estimate:
             "estimate": True,
             "table": self.table,
             "model": self.model,
-            "stages": len(self.rows),
+            "stages": self.stages,
             "rows": [r.to_dict() for r in self.rows],
             "total": self.total.to_dict(),
             "price": None if self.price is None else self.price.to_dict(),
@@ -157,6 +166,19 @@ def estimate(
                 None if cost_of is None else cost_of.cost(tin, tout, cached),
             )
         )
+    # the project's end: a worker draws its lessons for the user's memory
+    calls, tin, tout, cached = recorded.get(LESSONS_STAGE) or _lessons_from_sizes(len(table), goal)
+    rows.append(
+        StageEstimate(
+            LESSONS_STAGE,
+            calls,
+            tin,
+            tout,
+            cached,
+            "recorded" if LESSONS_STAGE in recorded else "sizes",
+            None if cost_of is None else cost_of.cost(tin, tout, cached),
+        )
+    )
     headers = run_headers(files)
     label = str(headers[0].get("model")) if headers else None
     return Estimate(str(table.path), spec, tuple(rows), cost_of, where, label)
@@ -175,7 +197,9 @@ def _recording(
                 f"--from {source}: no recording there (give a workspace that ran with --record, "
                 "its .lightscientist/recordings folder, or a run-NNNN.jsonl file)"
             )
-        other = sorted(set(_recorded(files, table, strict=False)) - {"", *table.ids()})
+        other = sorted(
+            set(_recorded(files, table, strict=False)) - {"", LESSONS_STAGE, *table.ids()}
+        )
         if other:
             raise BadInput(
                 f"--from {source} is a run of another table: it has stage(s) "
@@ -209,7 +233,7 @@ def _recorded(
                 continue
             defs.update(line.get("defs") or {})
             stage = str(line.get("stage") or "")
-            if strict and stage not in table:
+            if strict and stage not in table and stage != LESSONS_STAGE:
                 continue
             sums = out.setdefault(stage, [0, 0, 0, 0])
             for n, value in enumerate((1, *_call_tokens(line, defs))):
@@ -259,6 +283,20 @@ def _from_sizes(stage: Stage, index: int, goal: str) -> tuple[int, int, int, int
     return len(answers) + 2, tin + supervisor, sum(answers) + 2 * STEP_TOKENS, 0
 
 
+LESSONS_TOKENS = 300
+"""The lessons a worker draws at a project's end (a few sentences)."""
+
+
+def _lessons_from_sizes(stages: int, goal: str) -> tuple[int, int, int, int]:
+    """(calls, input, output, cached) of the lessons worker: it reads PROCESS.md (an entry a
+    stage) and delivers its lessons, two calls with its task (the digest at its bound)."""
+    process = stages * ENTRY_CHARS
+    task = TASK_CHARS + len(goal) + min(PROCESS_DIGEST_CHARS, process)
+    base = _tokens(WORKER_PROMPT_CHARS + TOOL_SCHEMA_CHARS + task)
+    tin = base + (base + STEP_TOKENS + _tokens(process))
+    return 2, tin, STEP_TOKENS + LESSONS_TOKENS, 0
+
+
 # ---------------------------------------------------------------------------- text
 
 
@@ -266,7 +304,7 @@ def render(est: Estimate) -> list[str]:
     """`lightscientist estimate` as text lines: a table, a total, and what it rests on."""
     lines = [
         f"Estimate (not a measurement) of a run of {est.table} "
-        f"({len(est.rows)} stages) with model {est.model}:",
+        f"({est.stages} stages, then its lessons) with model {est.model}:",
         f"{'stage':<24} {'calls':>6} {'in':>10} {'out':>9}  {'cost':<10} basis",
     ]
     for row in (*est.rows, est.total):

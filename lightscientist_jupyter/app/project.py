@@ -34,6 +34,7 @@ from lightscientist_jupyter.app.replies import next_reply, recorded_replies, rec
 from lightscientist_jupyter.app.starting import check_new, usable
 from lightscientist_jupyter.controller import inbox
 from lightscientist_jupyter.controller.controller import ResearchController
+from lightscientist_jupyter.controller.goal import prompt_goal
 from lightscientist_jupyter.controller.lock import WorkspaceLock
 from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventLog, Subscriber
@@ -313,7 +314,10 @@ class Project:
         if not controller.lessons_due("done"):
             return
         drawn = self.supervisor.draw_lessons(
-            controller.state.goal, "done", self.stop_event, memory_on=controller.memory_on
+            prompt_goal(controller.state.goal),  # as every task carries it: cut when long
+            "done",
+            self.stop_event,
+            memory_on=controller.memory_on,
         )
         if not self.stop_event.is_set():
             controller.file_lessons(drawn.lessons, why="done", missing=drawn.missing)

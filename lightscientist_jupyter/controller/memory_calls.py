@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from lightscientist_jupyter import memory
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller.actions import FileMemory
+from lightscientist_jupyter.controller.moves import GOAL_CHARS
 from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import LightScientistError, MemoryUnavailable
@@ -257,8 +258,9 @@ def paper_text(paper: Paper, goal: str) -> str:
 
 
 def recall_query(goal: str, stage_id: str) -> str:
-    """What a stage's task recalls by: the project's goal and the stage's name's words."""
-    return f"{goal} {' '.join(re.split(r'[._-]+', stage_id))}"
+    """What a stage's task recalls by: the project's goal (its start, as a memory entry keeps
+    it) and the stage's name's words."""
+    return f"{goal[:GOAL_CHARS]} {' '.join(re.split(r'[._-]+', stage_id))}"
 
 
 def _recall(store: memory.MemoryStore, query: str, project: str) -> list[memory.Hit]:

@@ -25,6 +25,7 @@ from nbclient import NotebookClient
 from support.waiting import sigkill_in_experiment_loop
 
 from lightscientist_jupyter.controller import default_table_path, load_table
+from lightscientist_jupyter.memory import open_store
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -234,6 +235,21 @@ def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
     assert second, "no worker ran idea.generate a second time"
     task = (ws / ".lightscientist" / "workers" / second[0]["id"] / "task.md").read_text()
     assert "be bolder" in task
+    # the rejection's lessons: in the researcher's words (layer 1) and drawn by a worker
+    # before idea.generate ran again (the occasion `reject:d1`, once)
+    with open_store() as store:
+        lessons = {e.key: e.to_dict() for e in store.entries(kinds=["lesson"])}
+    assert set(lessons) == {"lesson:idea.gate#1", "lesson:reject:d1#1"}
+    assert "be bolder" in lessons["lesson:idea.gate#1"]["text"]
+    drawn = lessons["lesson:reject:d1#1"]
+    assert drawn["source"] == "worker" and drawn["stage"] == "idea.gate"
+    assert (
+        "rejected 'idea.gate' at its gate and sent the project back to 'idea.generate'"
+        in (drawn["text"])
+    )
+    assert "“be bolder”" in drawn["text"]
+    drew = [w for w in workers(ws) if w.get("stage") == "lessons"]
+    assert len(drew) == 1 and drew[0]["created_at"] < second[0]["created_at"]
 
     for gate, after in (
         ("idea.gate", "experiment.gate"),
@@ -248,6 +264,7 @@ def test_manual_mode_waits_at_each_gate_and_a_reject_goes_back(tmp_path):
     text = (ws / "PROCESS.md").read_text(encoding="utf-8")
     assert text.count("Decision: approved by the user") == 3
     assert "be bolder" in text
+    assert len([w for w in workers(ws) if w.get("stage") == "lessons"]) == 2  # and at the end
 
 
 @pytest.mark.slow

@@ -7,9 +7,10 @@ number to the result file that holds it (see `controller.provenance`).
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from lightscientist_jupyter.beneath import Beneath
@@ -146,15 +147,17 @@ def gate_sections(root: Path, table: StageTable, pending: PendingDecision | None
 def _stamp(root: Path, specs: Sequence[str]) -> tuple[Any, ...]:
     """The size and time of every file the checks `specs` read (a path that cannot be
     looked at is stamped as such)."""
-    tree, marks = Beneath(root), []
+    tree = Beneath(root)
+    marks: list[tuple[str, tuple[int, int] | None]] = []
     for spec in specs:
         _, doc, folders = checks.parse(spec)
         for name in [doc, *folders]:
             try:
-                if tree.is_dir(name):
-                    found = list(tree.walk(name))
-                else:
-                    found = [(tree.rel(name), tree.file_stat(name))]
+                found: list[tuple[PurePosixPath, os.stat_result | None]] = (
+                    list(tree.walk(name))
+                    if tree.is_dir(name)
+                    else [(tree.rel(name), tree.file_stat(name))]
+                )
             except (OSError, ValueError):
                 marks.append((name, None))
                 continue

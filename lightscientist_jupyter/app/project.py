@@ -277,6 +277,8 @@ class Project:
                     break
                 if until_stage.pause_if_finished(controller, self.until, seen):
                     continue  # the stage ended meanwhile (its gate was approved)
+                if status == ProjectStatus.RUNNING:
+                    self._draw_lessons()  # a gate rejected since: before its stage runs again
                 seen = len(controller.state.history)
                 if status == ProjectStatus.WAITING_USER and controller.pending_kind in (
                     DecisionKind.GATE,
@@ -308,19 +310,21 @@ class Project:
         return controller.status
 
     def _draw_lessons(self) -> None:
-        """At the project's end, a worker draws its lessons and layer 1 files them in the
-        user's memory (once; not with `--no-memory`)."""
+        """After a rejected gate and at the project's end, a worker draws the lessons and
+        layer 1 files them in the user's memory (each occasion once; not with
+        `--no-memory`)."""
         controller = self.controller
-        if not controller.lessons_due("done"):
-            return
-        drawn = self.supervisor.draw_lessons(
-            prompt_goal(controller.state.goal),  # as every task carries it: cut when long
-            "done",
-            self.stop_event,
-            memory_on=controller.memory_on,
-        )
-        if not self.stop_event.is_set():
-            controller.file_lessons(drawn.lessons, why="done", missing=drawn.missing)
+        for why, stage, reason in controller.lessons_owed():
+            drawn = self.supervisor.draw_lessons(
+                prompt_goal(controller.state.goal),  # as every task carries it: cut when long
+                why,
+                self.stop_event,
+                memory_on=controller.memory_on,
+                reason=reason,
+            )
+            if self.stop_event.is_set():
+                return
+            controller.file_lessons(drawn.lessons, why=why, stage=stage, missing=drawn.missing)
 
     def reopen(self) -> str | None:
         """Set a failed or cancelled project running again. A failed stage starts again from

@@ -32,7 +32,13 @@ from lightscientist_jupyter.literature.bibtex import paper_of_fields, parse_bibt
 from lightscientist_jupyter.literature.config import LiteratureConfig
 from lightscientist_jupyter.literature.records import Paper
 from lightscientist_jupyter.memory import Entry, NewEntry
-from lightscientist_jupyter.vocab import EventType, MemoryKind, MemorySource
+from lightscientist_jupyter.vocab import (
+    DecisionKind,
+    EventType,
+    MemoryKind,
+    MemorySource,
+    ProjectStatus,
+)
 from lightscientist_jupyter.workspace import Workspace
 
 RECALL_LESSONS = 2
@@ -167,6 +173,29 @@ class MemoryCalls:
         """Whether the lessons of `why` (`done`: the project's end) are still to be drawn."""
         with self._lock:
             return self.memory_on and why not in self._state.lessons
+
+    def lessons_owed(self) -> list[tuple[str, str, str]]:
+        """The occasions whose lessons a worker is still to draw, oldest first, as
+        `(why, stage, reason)`: each gate the researcher rejected (`reject:<decision>`, its
+        reason in the researcher's words) and the project's end (`done`)."""
+        with self._lock:
+            s = self._state
+            if not self.memory_on:
+                return []
+            owed = []
+            for d in s.decisions:
+                why = f"reject:{d.get('id')}"
+                rejected = d.get("kind") == DecisionKind.GATE and d.get("approve") is False
+                if rejected and why not in s.lessons and self.memory_for(str(d.get("stage"))):
+                    comment = str(d.get("comment") or "").strip() or "no reason given"
+                    reason = (
+                        f"the researcher rejected '{d.get('stage')}' at its gate and sent the "
+                        f"project back to '{d.get('to')}': “{comment}”"
+                    )
+                    owed.append((why, str(d.get("stage")), reason))
+            if s.status == ProjectStatus.DONE and "done" not in s.lessons:
+                owed.append(("done", "", ""))
+            return owed
 
     def file_lessons(
         self, lessons: Sequence[str], *, why: str, stage: str = "", missing: str = ""

@@ -1,5 +1,5 @@
 """The offline scientist and the user's memory: it recalls before it surveys, and draws the
-project's lessons at its end.
+project's lessons after a rejected gate and at its end.
 
 The survey stage first calls `recall` (the workers' memory tool) on the study's question, as
 a model would before searching the literature, and says in its summary how many entries of
@@ -54,23 +54,30 @@ def plan_lessons(task: Task, h: History) -> list[Step]:
     if RESPONSE in process:
         steps.append(read("response", "/" + RESPONSE))
     asked = _ASKED.findall(h.result("response")) if h.done("response") else []
+    reason = str(task.fields.get("reason") or "")
+    lessons = [rejection_lesson(reason)] if reason else lessons_from(process, asked)
     steps.append(
         Act(
             "complete",
             tools.COMPLETE,
-            {
-                "summary": "\n".join(lessons_from(process, asked)),
-                "outputs": [],
-                "next_stage": "done",
-            },
+            {"summary": "\n".join(lessons), "outputs": [], "next_stage": "done"},
         )
     )
     return steps
 
 
+def rejection_lesson(reason: str) -> str:
+    """The lesson of a rejected gate, from its reason (the researcher's words)."""
+    return (
+        f"In a learning-rate warmup study {reason.rstrip('.')}: settle that point before "
+        "asking for approval."
+    )
+
+
 def lessons_from(process: str, asked: Sequence[str] = ()) -> list[str]:
-    """The lessons of a `PROCESS.md` (and of what the reviewers `asked`): one for each entry
-    that teaches one, in order."""
+    """The lessons of a `PROCESS.md` at the project's end (and of what the reviewers
+    `asked`): one for each entry that teaches one, in order. A gate the researcher rejected
+    had its lessons drawn then (`rejection_lesson`)."""
     lessons: list[str] = []
     for entry in _ENTRY.split(process)[1:]:
         lines = [line.strip() for line in entry.splitlines() if line.strip()]
@@ -80,12 +87,7 @@ def lessons_from(process: str, asked: Sequence[str] = ()) -> list[str]:
         body = [line for line in lines[1:] if not line.startswith(_NOT_SAID)]
         decision = _DECISION.search(entry)
         verdict = decision.group(1) if decision else ""
-        if "rejected" in verdict:
-            lessons.append(
-                f"At the '{stage}' gate of a learning-rate warmup study the researcher "
-                f"rejected the work ({verdict}); settle that point before the gate."
-            )
-        elif "sent back" in verdict and body:
+        if "sent back" in verdict and body:
             wanted = "; ".join(a.rstrip(".") for a in asked) or "see its reviews"
             lessons.append(
                 f"Reviewers of a learning-rate warmup paper sent the first draft back "

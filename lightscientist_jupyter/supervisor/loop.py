@@ -385,11 +385,20 @@ class StageSupervisor:
                     pass  # it finished meanwhile
 
     def draw_lessons(
-        self, goal: str, why: str, stop: threading.Event, *, memory_on: bool = True
+        self,
+        goal: str,
+        why: str,
+        stop: threading.Event,
+        *,
+        memory_on: bool = True,
+        reason: str = "",
     ) -> lessons.Drawn:
-        """The project's lessons, drawn by a worker at its end (`lessons`)."""
+        """The lessons of a rejected gate (`reason`) or of the project's end, drawn by a
+        worker (`lessons`)."""
         text = self.control.read_process()
-        return lessons.draw_lessons(self.runtime, goal, why, text, stop, memory_on=memory_on)
+        return lessons.draw_lessons(
+            self.runtime, goal, why, text, stop, memory_on=memory_on, reason=reason
+        )
 
     def close(self) -> None:
         self.runtime.close()

@@ -172,3 +172,31 @@ def test_cited_works_are_filed_as_papers_once(tmp_path, small_table, produce, ad
         "Ross Girshick et al. (2017). doi:10.48550/arxiv.1706.02677"
     )
     assert paper.text.splitlines()[-1] == f"Cited by a project on: {GOAL}"
+
+
+def test_each_rejected_gate_and_the_end_are_owed_lessons_once(
+    tmp_path, small_table, produce, advance
+):
+    c = start(tmp_path / "p", small_table)
+    advance(c)  # a → the gate
+    produce(c)
+    c.finish_stage("Brief.", ["out/brief.md"])
+    c.reply(False, "no baseline")
+    assert c.lessons_owed() == [
+        (
+            "reject:d1",
+            "gate",
+            "the researcher rejected 'gate' at its gate and sent the project back to 'a': "
+            "“no baseline”",
+        )
+    ]
+    c.file_lessons(["Run a baseline before the gate."], why="reject:d1", stage="gate")
+    assert c.lessons_owed() == []
+    advance(c)  # a → the gate again
+    produce(c)
+    c.finish_stage("Brief with a baseline.", ["out/brief.md"])
+    c.reply(True, "")
+    advance(c)  # b → done
+    assert c.lessons_owed() == [("done", "", "")]
+    c.memory_on = False
+    assert c.lessons_owed() == []

@@ -17,7 +17,8 @@ from tests.jupyter.test_magic import fresh_defaults, ip, ls  # noqa: F401 (fixtu
 def test_estimate_and_dry_run_are_dataframes_and_write_nothing(ip, tmp_path):  # noqa: F811
     frame = ls(ip, f'estimate -w "{tmp_path}" --model openai:gpt-4.1-mini')
     assert isinstance(frame, pd.DataFrame) and frame.attrs["estimate"] is True
-    assert list(frame.index)[-1] == "total" and len(frame) == 15  # 14 stages and the total
+    # 14 stages, the worker that draws the project's lessons at its end, and the total
+    assert list(frame.index)[-2:] == ["lessons", "total"] and len(frame) == 16
     assert set(frame["basis"]) == {"sizes"} and frame.loc["total", "cost"] > 0
     new = tmp_path / "new"
     dry = ls(ip, f'research "a goal" --dry-run -w "{new}"')

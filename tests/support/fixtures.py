@@ -6,6 +6,7 @@ offline model, or the real `ChatOpenAI` client against the local server of
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,15 @@ from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
 from support.chat_server import ChatServer
 from support.runtime import Updates, stage_spec
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's own user memory, before any fixture runs: a session-wide fixture (a
+    recorded run, a JupyterLab and its kernels) and what it starts file into it, never into
+    the memory of whoever runs the suite (`$LIGHTSCIENTIST_MEMORY`, else their XDG data
+    folder). Each test then has one of its own (`own_memory`)."""
+    folder = tempfile.mkdtemp(prefix="ls-test-memory-")
+    os.environ["LIGHTSCIENTIST_MEMORY"] = os.path.join(folder, "memory.sqlite3")
 
 
 @pytest.fixture(autouse=True)

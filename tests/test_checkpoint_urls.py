@@ -25,9 +25,11 @@ from lightscientist_jupyter.runtime.checkpoints.url import redact
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment minus any PostgreSQL or LightScientist setting of the caller's."""
+    """The environment minus any PostgreSQL or LightScientist setting of the caller's (the
+    suite's memory kept: `$LIGHTSCIENTIST_MEMORY` unset is the runner's own)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "LIGHTSCIENTIST_"))}
-    return {**env, "LIGHTSCIENTIST_MODEL": "", **extra}
+    memory = os.environ["LIGHTSCIENTIST_MEMORY"]
+    return {**env, "LIGHTSCIENTIST_MODEL": "", "LIGHTSCIENTIST_MEMORY": memory, **extra}
 
 
 def cli(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

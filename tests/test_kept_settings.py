@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 
 def cli(ws: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTSCIENTIST_", "RAY_"))}
+    env["LIGHTSCIENTIST_MEMORY"] = os.environ["LIGHTSCIENTIST_MEMORY"]  # the suite's
     env.update(extra_env)
     command = [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)]
     return subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)

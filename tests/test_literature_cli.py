@@ -23,6 +23,7 @@ MINE = """@article{smith2019warm,
 
 def run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     kept = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTSCIENTIST_", "OPENAI_"))}
+    kept["LIGHTSCIENTIST_MEMORY"] = os.environ["LIGHTSCIENTIST_MEMORY"]  # the suite's
     return subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", *args],
         cwd=cwd, env=kept | env, capture_output=True, text=True, timeout=120,

@@ -63,6 +63,7 @@ def test_summaries_differing_beyond_the_last_digits_are_not_the_same():
 def test_an_offline_auto_run_leaves_the_golden_files_and_numbers(tmp_path: Path):
     ws = tmp_path / "ws"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTSCIENTIST_", "OPENAI_"))}
+    env["LIGHTSCIENTIST_MEMORY"] = os.environ["LIGHTSCIENTIST_MEMORY"]  # the suite's
     proc = subprocess.run(
         [
             sys.executable,

@@ -32,6 +32,7 @@ from lightscientist_jupyter.literature.bibtex import paper_of_fields, parse_bibt
 from lightscientist_jupyter.literature.config import LiteratureConfig
 from lightscientist_jupyter.literature.records import Paper
 from lightscientist_jupyter.memory import Entry, NewEntry
+from lightscientist_jupyter.memory.entries import one_line
 from lightscientist_jupyter.vocab import (
     DecisionKind,
     EventType,
@@ -240,7 +241,12 @@ class MemoryCalls:
                     "stage": stage or "",
                     "task_id": label,
                     "entries": [
-                        {"id": e.id, "kind": e.kind, "key": e.key, "text": _short(e.text)}
+                        {
+                            "id": e.id,
+                            "kind": e.kind,
+                            "key": e.key,
+                            "text": one_line(e.text, HIT_TEXT_CHARS),
+                        }
                         for e in kept
                     ],
                 },
@@ -305,9 +311,4 @@ def _recall(store: memory.MemoryStore, query: str, project: str) -> list[memory.
 def hit_record(entry: dict[str, Any]) -> dict[str, Any]:
     """A recalled entry as a `memory.recall` event carries it (its text shortened)."""
     keys = ("id", "kind", "project", "stage", "visit")
-    return {**{k: entry[k] for k in keys}, "text": _short(str(entry["text"]))}
-
-
-def _short(text: str) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= HIT_TEXT_CHARS else one[: HIT_TEXT_CHARS - 1] + "…"
+    return {**{k: entry[k] for k in keys}, "text": one_line(str(entry["text"]), HIT_TEXT_CHARS)}

@@ -112,6 +112,13 @@ def terms(query: str) -> list[str]:
     return list(seen)[:MAX_TERMS]
 
 
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (its whitespace runs made one space), cut to `limit` with `…`: an
+    entry as an event, a task header or a tool's answer shows it."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     """`text` stripped and cut to `limit` characters (the cut said)."""
     text = text.strip()

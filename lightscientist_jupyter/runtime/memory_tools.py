@@ -31,7 +31,7 @@ from langchain_core.tools import BaseTool, tool
 from lightscientist_jupyter import memory
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.errors import MemoryUnavailable
-from lightscientist_jupyter.memory.entries import terms
+from lightscientist_jupyter.memory.entries import one_line, terms
 
 MAX_K = 10
 FILE_CHARS = 60_000
@@ -80,7 +80,7 @@ def recall_text(scope: RecallScope, query: str, k: int) -> str:
         lines.append(f"From earlier projects (the user's memory): {len(hits) or 'nothing'}")
         for n, hit in enumerate(hits, start=1):
             e = hit.entry
-            lines.append(f"{n}. [{e.kind}] {e.origin()}: {_one_line(e.text, _HIT_CHARS)}")
+            lines.append(f"{n}. [{e.kind}] {e.origin()}: {one_line(e.text, _HIT_CHARS)}")
     else:
         lines.append("The user's memory is off for this stage or run; this project only.")
     local = project_hits(scope.root, query, k)
@@ -106,7 +106,7 @@ def project_hits(root: Path, query: str, k: int) -> list[tuple[str, str]]:
         ).fetchall()
     finally:
         db.close()
-    return [(str(place), _one_line(str(text), _HIT_CHARS)) for place, text in rows]
+    return [(str(place), one_line(str(text), _HIT_CHARS)) for place, text in rows]
 
 
 def _project_docs(files: Beneath) -> list[tuple[str, str]]:
@@ -132,8 +132,3 @@ def _project_docs(files: Beneath) -> list[tuple[str, str]]:
             continue  # not text
         docs.append((path, data.decode("utf-8", "replace")))
     return docs
-
-
-def _one_line(text: str, limit: int) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"

@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from lightscientist_jupyter.memory.entries import one_line
+
 TASK_TITLE = "LightScientist task"
 EVENT_TITLE = "LightScientist supervisor event"
 RECALLED_TITLE = "## Recalled from memory"
@@ -45,9 +47,7 @@ def recalled_block(entries: Sequence[Recalled], limit: int = RECALLED_CHARS) -> 
     share = max(80, (limit - len(title)) // len(entries))
     lines = []
     for entry in entries:
-        text = " ".join(entry.text.split())
-        line = f"- {entry.kind} ({entry.origin()}): {text}"
-        lines.append(line if len(line) <= share else line[: share - 1] + "…")
+        lines.append(one_line(f"- {entry.kind} ({entry.origin()}): {entry.text}", share))
     return title + "\n".join(lines) + "\n\n"
 
 

@@ -23,6 +23,7 @@ pytest_plugins = [
     "support.tiers",
     "support.fixtures",
     "support.real_run",
+    "support.parallel",
 ]  # slow: real_run uses it
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -144,6 +146,45 @@ def test_quickstart_runs_to_done_approving_each_gate_with_the_button(folder, mon
         ("paper.review", "widget"),
     ]
     assert (project / "paper" / "figures" / "figure1.png").stat().st_size > 0
+
+
+@pytest.mark.timeout(300)
+def test_the_quickstarts_check_accepts_a_gate_rejected_once_then_approved(folder):
+    """A newcomer rejects `paper.review` once with a comment, then approves: the project is
+    done, and the quickstart's closing check says so instead of stopping "Run All" with an
+    AssertionError (it asserted exactly three approvals)."""
+    project = folder / "studies" / "rejected-once"
+    project.mkdir(parents=True)
+    answers = [("y",), ("y",), ("n", "--comment", "Say what the figure shows.", "--to",
+               "paper.write"), ("y",)]  # fmt: skip
+    proc = lightscientist(project, "research", "Does warmup help?", "--mode", "manual")
+    for answer in answers:
+        assert proc.stdout.strip().splitlines()[-1] == "waiting_user", proc.stdout + proc.stderr
+        proc = lightscientist(project, "reply", *answer)
+    assert proc.stdout.strip().splitlines()[-1] == "done", proc.stdout + proc.stderr
+
+    quickstart = nbformat.read(folder / "quickstart.ipynb", as_version=4)
+    (check,) = [c for c in quickstart.cells if c.get("id") == "qs-23"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("from lightscientist_jupyter import api"),
+        nbformat.v4.new_code_cell(f"PROJECT = {str(project.relative_to(folder))!r}\n"
+                                  "NOBODY_WATCHING = True"),
+        nbformat.v4.new_code_cell(check.source),
+    ]  # fmt: skip
+    nbformat.write(nb, folder / "check.ipynb")
+    nb = execute(folder, "check.ipynb")
+    assert_clean(nb)
+    said = printed(nb.cells[-1])
+    assert "All checks passed: the project is done" in said
+    assert "Rejected on the way: paper.review; each approved later." in said
+
+
+def lightscientist(ws: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
 
 
 @pytest.mark.timeout(300)

@@ -7,6 +7,13 @@ stage, the key or the worker involved. Shells (the command line, the magic) catc
 
 from __future__ import annotations
 
+NO_PROJECT_REMEDY = (
+    'start one there with `research "<goal>"`, or name a project\'s folder with --workspace'
+)
+"""What a folder without a project needs, after "no LightScientist project in DIR; ": the words
+of every shell (the command line's `lightscientist research`, the magic's `%lightscientist
+research`, both with `--workspace`)."""
+
 
 class LightScientistError(Exception):
     """Root of every error this package raises on purpose."""

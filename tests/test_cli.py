@@ -201,7 +201,7 @@ def test_status_in_an_empty_folder(tmp_path):
         result,
         "lightscientist status: error:",
         f"no LightScientist project in {tmp_path}",
-        "lightscientist research",
+        'start one there with `research "<goal>"`, or name a project\'s folder with --workspace',
     )
     assert result.stdout == ""
 

@@ -149,8 +149,8 @@ def test_a_folder_that_is_no_project_says_so_as_status_does(tmp_path):
     result = tree_command(cwd=tmp_path)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"lightscientist tree: error: no LightScientist project in {tmp_path} (start one with "
-        "`lightscientist research GOAL --workspace DIR`)"
+        f"lightscientist tree: error: no LightScientist project in {tmp_path}; start one there "
+        'with `research "<goal>"`, or name a project\'s folder with --workspace'
     ]
     with pytest.raises(BadInput, match="no LightScientist project in"):
         api.tree(tmp_path)

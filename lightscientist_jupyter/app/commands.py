@@ -31,7 +31,13 @@ from lightscientist_jupyter.controller.handoff import not_a_reply
 from lightscientist_jupyter.controller.inbox import set_aside, write_command, write_reply
 from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import ProjectState, load_state
-from lightscientist_jupyter.errors import BadInput, Conflict, ModelConfigError, WorkspaceLocked
+from lightscientist_jupyter.errors import (
+    NO_PROJECT_REMEDY,
+    BadInput,
+    Conflict,
+    ModelConfigError,
+    WorkspaceLocked,
+)
 from lightscientist_jupyter.events import EventLog
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
@@ -53,10 +59,7 @@ def require_project(ws: Workspace) -> ProjectState:
     if problem and ws.root.exists():  # a file given as the workspace
         raise BadInput(problem)
     if not ws.exists():
-        raise BadInput(
-            f"no LightScientist project in {ws.root} (start one with "
-            "`lightscientist research GOAL --workspace DIR`)"
-        )
+        raise BadInput(f"no LightScientist project in {ws.root}; {NO_PROJECT_REMEDY}")
     return load_state(ws.state_file)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
-from lightscientist_jupyter.errors import ControllerError
+from lightscientist_jupyter.errors import NO_PROJECT_REMEDY, ControllerError
 from lightscientist_jupyter.vocab import (
     STORED_PROJECT_STATUSES,
     DecisionKind,
@@ -158,8 +158,7 @@ def load_state(path: Path) -> ProjectState:
     except FileNotFoundError:
         raise ControllerError(
             f"no LightScientist project in {path.parent.parent} "
-            f"({path} does not exist); start one with "
-            '`lightscientist research "<goal>"`'
+            f"({path} does not exist); {NO_PROJECT_REMEDY}"
         ) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ControllerError(

@@ -390,6 +390,18 @@ def refused(ip, capsys, tmp_path: Path, line: str) -> None:
     assert api.current(tmp_path / "new") is None
 
 
+@pytest.mark.parametrize("command", ["resume", "status", "tree"])
+def test_a_folder_without_a_project_says_what_to_do_in_the_magics_words(ip, tmp_path, command):
+    """Not the command line's `lightscientist research …`: the subcommand both shells share,
+    and `--workspace` for a project elsewhere."""
+    refusal = _refused(ip, f'{command} -w "{tmp_path}"')
+    assert refusal.startswith(f"%lightscientist {command}: no LightScientist project in {tmp_path}")
+    assert refusal.endswith(
+        'start one there with `research "<goal>"`, or name a project\'s folder with --workspace'
+    )
+    assert "lightscientist research" not in refusal
+
+
 def test_config_sets_session_defaults(ip, tmp_path, fresh_defaults):
     ip.run_line_magic("config", 'LightScientistMagics.model = "nope:thing"')
     assert fresh_defaults.model == "nope:thing"

@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a tiny run: 1 repetition, starting at experiment.setup, no bare warm-up",
+        help="a tiny run: 1 repetition, starting at experiment.setup, no warm-up (the timed "
+        "three-layer run gives the bare agent its tasks)",
     )
     parser.add_argument("--bare-checkpointer", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument(
@@ -180,17 +181,15 @@ def main(argv: list[str] | None = None) -> int:
     layers: list[dict[str, Any]] = []
     bare: list[dict[str, Any]] = []
     try:
-        # the untimed warm-up run also gives the tasks (and skill files) the bare agent replays
-        print(
-            "warm-up (untimed): one three-layer run"
-            + ("" if args.quick else ", one bare run")
-            + " …",
-            flush=True,
-        )
-        source = folder / "warmup-layers"
-        run_layers(source, args.stage)
-        tasks = C.worker_tasks(source)
+        # the untimed warm-up run also gives the tasks (and skill files) the bare agent replays;
+        # --quick has none: its timed three-layer run, the first of rep 1, gives them
+        source: Path | None = None
+        tasks: list[dict[str, Any]] = []
         if not args.quick:
+            print("warm-up (untimed): one three-layer run, one bare run …", flush=True)
+            source = folder / "warmup-layers"
+            run_layers(source, args.stage)
+            tasks = C.worker_tasks(source)
             run_bare(folder / "warmup-bare", tasks, source, args.bare_checkpointer)
         for rep in range(args.reps):
             order = ("layers", "bare") if rep % 2 == 0 else ("bare", "layers")
@@ -200,7 +199,10 @@ def main(argv: list[str] | None = None) -> int:
                 if kind == "layers":
                     result = run_layers(ws, args.stage)
                     layers.append(result)
+                    if source is None:
+                        source, tasks = ws, C.worker_tasks(ws)
                 else:
+                    assert source is not None  # rep 1 runs the three layers first
                     result = run_bare(ws, tasks, source, args.bare_checkpointer)
                     bare.append(result)
                 print(
@@ -209,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{1000 * result['wall_s'] / result['steps']:.1f} ms/step",
                     flush=True,
                 )
-                shutil.rmtree(ws, ignore_errors=True)
+                if ws != source:
+                    shutil.rmtree(ws, ignore_errors=True)
         if not args.no_profile:
             print("instrumented three-layer run (untimed) …", flush=True)
             profile = profile_layers(folder / "profile", args.stage)

@@ -295,7 +295,11 @@ def test_a_command_cannot_see_the_tests_processes(root, groups, shell):
 @pytest.mark.slow
 def test_a_fork_bomb_is_stopped_by_the_process_limit(root, groups, shell):
     sh = shell(limits="procs=40", timeout=20)
-    result = sh.execute("bomb() { bomb | bomb & }; bomb; sleep 3; echo after-the-bomb")
+    # the command's own shell waits with builtins only: once the bomb holds every process
+    # slot, a `sleep` of its own would wait for one too (bash retries a fork for up to half a
+    # minute), and on a busy machine the timeout came first
+    wait_3s = "start=$SECONDS; while (( SECONDS - start < 3 )); do :; done"
+    result = sh.execute(f"bomb() {{ bomb | bomb & }}; bomb; {wait_3s}; echo after-the-bomb")
     assert "[stopped by the process limit: procs=40;" in result.output
     assert "after-the-bomb" in result.output
     groups.kill_all()

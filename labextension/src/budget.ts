@@ -21,9 +21,17 @@ import { el, statusWords } from './dom';
 /** The new limit the field suggests: this many times the one reached. */
 const RAISE_BY = 2;
 
+/** A cost as the dashboard words it (values/usage.py `dollars`): `$0` when nothing was
+ * charged (the offline model), four decimals under a dollar, cents from one. */
 function cost(figures: IUsageFigures | IUsageTotal): string {
   const usd = 'cost' in figures ? figures.cost : figures.cost_usd;
-  return typeof usd === 'number' ? `$${usd.toFixed(4)}` : 'cost unknown';
+  if (typeof usd !== 'number') {
+    return 'cost unknown';
+  }
+  if (usd === 0) {
+    return '$0';
+  }
+  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
 
 function count(value: number | undefined): string {

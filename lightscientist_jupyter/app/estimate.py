@@ -41,6 +41,7 @@ from lightscientist_jupyter.runtime.recording.recorder import recording_files, r
 from lightscientist_jupyter.supervisor.prompts import PROCESS_DIGEST_CHARS, SUPERVISOR_PROMPT
 from lightscientist_jupyter.values.prices import Price, parse_price
 from lightscientist_jupyter.values.task import LESSONS_STAGE
+from lightscientist_jupyter.values.usage import dollars
 from lightscientist_jupyter.workspace import Workspace
 
 WORKER_PROMPT_CHARS = 2100
@@ -308,7 +309,7 @@ def render(est: Estimate) -> list[str]:
         f"{'stage':<24} {'calls':>6} {'in':>10} {'out':>9}  {'cost':<10} basis",
     ]
     for row in (*est.rows, est.total):
-        cost = "unknown" if row.cost is None else f"${row.cost:.4f}"
+        cost = dollars(row.cost, unknown="unknown")
         lines.append(
             f"{row.stage:<24} {row.model_calls:>6} {row.input_tokens:>10,} "
             f"{row.output_tokens:>9,}  {cost:<10} {row.basis}"

@@ -20,7 +20,7 @@ from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.metering.model_prices import price_for
 from lightscientist_jupyter.values.prices import parse_price
-from lightscientist_jupyter.values.usage import LEDGER, Usage, read_ledger, total
+from lightscientist_jupyter.values.usage import LEDGER, Usage, dollars, read_ledger, total
 from lightscientist_jupyter.workspace import Workspace
 
 BY = ("stage", "worker", "model", "visit")
@@ -163,7 +163,7 @@ def render(view: UsageView) -> list[str]:
     lines = [f"{view.by:<24} {'calls':>6} {'in':>10} {'out':>9} {'wall s':>8}  cost"]
     for row in (*view.rows, UsageRow("total", view.total)):
         u = row.usage
-        cost = "unknown" if u.cost is None else f"${u.cost:.4f}"
+        cost = dollars(u.cost, unknown="unknown")
         est = " (estimated)" if u.estimated else ""
         lines.append(
             f"{row.key:<24} {u.model_calls:>6} {u.input_tokens:>10,} {u.output_tokens:>9,} "

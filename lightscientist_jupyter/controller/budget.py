@@ -27,7 +27,7 @@ from lightscientist_jupyter.controller.moves import Moves
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.controller.table import StageTable
 from lightscientist_jupyter.errors import ControllerError
-from lightscientist_jupyter.values.usage import Usage, total
+from lightscientist_jupyter.values.usage import Usage, dollars, total
 from lightscientist_jupyter.vocab import DecisionKind, EventType, ProjectStatus
 
 PROJECT_KEYS = ("usd", "tokens", "hours")
@@ -110,7 +110,7 @@ def _checks(state: ProjectState, table: StageTable) -> Iterator[tuple[str, str, 
 
 def shown(key: str, value: float) -> str:
     if key == "usd":
-        return f"${value:.4f}" if value < 1 else f"${value:.2f}"
+        return dollars(value)
     if key == "hours":
         return f"{value:.2f} h"
     return f"{int(value):,} tokens"
@@ -210,7 +210,7 @@ def exceeded(run: Moves, data: dict[str, Any], at: float) -> None:
             question=question,
             summary=(
                 f"Spent so far: {used.tokens:,} tokens in {used.model_calls} model calls"
-                + ("" if used.cost is None else f", ${used.cost:.4f}")
+                + ("" if used.cost is None else f", {dollars(used.cost)}")
                 + f"; by stage visit: {on_what or 'none'}."
             ),
             details=dict(data),

@@ -83,12 +83,23 @@ def total(usages: Iterable[Usage]) -> Usage:
     return out
 
 
+def dollars(cost: float | None, *, unknown: str = "cost unknown") -> str:
+    """A cost in the words every view uses: `$0` when nothing was charged (the offline model, a
+    free one), four decimals under a dollar (`$0.0123`), cents from one (`$12.34`); `unknown`
+    when a call had no price."""
+    if cost is None:
+        return unknown
+    if cost == 0:
+        return "$0"
+    return f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+
+
 def usage_line(raw: dict[str, Any] | None) -> str | None:
     """One line for some usage (a PROCESS.md entry's last): tokens and cost; None for none."""
     used = Usage.from_dict(raw)
     if not used.model_calls:
         return None
-    cost = "cost unknown" if used.cost is None else f"${used.cost:.4f}"
+    cost = dollars(used.cost)
     est = " (estimated)" if used.estimated else ""
     return (
         f"{used.tokens:,} tokens{est} ({used.input_tokens:,} in, {used.output_tokens:,} out) "

@@ -140,7 +140,7 @@ def test_a_process_entry_ends_with_the_visits_usage():
     state, _ = charge(at("a", came_from=None), call(1000, 234))
     _, effects = machine.step(state, TABLE, actions.Finish("did a", (), None, (), T))
     entry = next(e.entry for e in effects if isinstance(e, actions.AppendProcess))
-    assert entry.usage == "1,234 tokens (1,000 in, 234 out) in 1 model call(s), $0.0000"
+    assert entry.usage == "1,234 tokens (1,000 in, 234 out) in 1 model call(s), $0"
 
 
 def test_an_older_state_file_loads(tmp_path):

@@ -14,7 +14,7 @@ from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.metering.model_prices import price_for
 from lightscientist_jupyter.values.prices import FREE, Price, parse_price
-from lightscientist_jupyter.values.usage import Usage, read_ledger
+from lightscientist_jupyter.values.usage import Usage, dollars, read_ledger
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
@@ -111,6 +111,13 @@ def test_the_offline_model_reports_an_estimate(make_runtime, ws, table):
     assert usage.estimated == usage.model_calls
     assert usage.input_tokens > 100 and usage.output_tokens > 0
     assert usage.cost == 0.0
+
+
+def test_a_cost_reads_as_money_and_nothing_charged_is_zero_dollars():
+    """The offline model's runs cost nothing: `$0`, not `$0.0000` (issue 41)."""
+    assert [dollars(c) for c in (0.0, 0.00012, 0.5, 1.0, 12.345)] == [
+        "$0", "$0.0001", "$0.5000", "$1.00", "$12.35"]  # fmt: skip
+    assert dollars(None) == "cost unknown" and dollars(None, unknown="unknown") == "unknown"
 
 
 def test_prices():

@@ -25,7 +25,7 @@ from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.controller import budget as budgets
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
-from lightscientist_jupyter.values.usage import LEDGER, Usage
+from lightscientist_jupyter.values.usage import LEDGER, Usage, dollars
 from lightscientist_jupyter.vocab import DecisionKind, ReplySource
 
 RAISE_BY = 2
@@ -38,7 +38,7 @@ def usage_words(state: ProjectState) -> str:
     if not used.model_calls:
         return ""
     est = " (est.)" if used.estimated else ""
-    cost = "cost unknown" if used.cost is None else f"${used.cost:.4f}"
+    cost = dollars(used.cost)
     words = f"{used.tokens:,} tokens{est} · {cost}"
     limits = state.budget.get("project") or {}
     if limits:
@@ -159,5 +159,5 @@ class WorkerSpend:
 
 
 def _spend(used: Usage) -> str:
-    cost = "cost unknown" if used.cost is None else f"${used.cost:.4f}"
+    cost = dollars(used.cost)
     return f"{used.tokens:,} tok{' (est.)' if used.estimated else ''} · {cost}"

@@ -10,6 +10,7 @@ supervisor, no worker records, no events.
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime
 import json
 import os
@@ -28,6 +29,19 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"
 GOAL = "Does learning-rate warmup help a small MLP?"
+
+
+def _private_memory() -> None:
+    """The runs of a benchmark file into a user memory of their own, empty at the script's
+    start and removed at its end (`$LIGHTSCIENTIST_MEMORY`, which the `lightscientist`
+    processes it starts inherit): never into the user's, where a later project would recall
+    benchmark runs as lessons; and a figure does not depend on what the user's memory holds."""
+    folder = tempfile.mkdtemp(prefix="ls-bench-memory-")
+    os.environ["LIGHTSCIENTIST_MEMORY"] = os.path.join(folder, "memory.sqlite3")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
+_private_memory()
 
 
 # ----------------------------------------------------------------------------- the machine

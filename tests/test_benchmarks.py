@@ -4,8 +4,10 @@ not test material; benchmarks/RESULTS.md holds the real ones (`scripts/bench`)."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +66,11 @@ def reports(tmp_path_factory) -> dict[str, dict]:
         )
         found[name] = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
         found[name]["stdout"] = proc.stdout
-    found["_dir"] = {"path": str(out), "tmp": str(private_tmp)}
+    found["_dir"] = {
+        "path": str(out),
+        "tmp": str(private_tmp),
+        "memory": os.environ["LIGHTSCIENTIST_MEMORY"],  # the memory the scripts were given
+    }
     return found
 
 
@@ -76,6 +82,18 @@ def test_script_reports_its_targets(reports, name):
     for target in report["targets"]:
         assert {"name", "measured", "target", "met", "value", "limit"} <= set(target)
         assert f"target {target['name']}:" in report["stdout"]
+
+
+def test_the_benchmarks_file_nothing_into_the_memory_they_were_given(reports):
+    """Their runs file into a memory of their own, removed at the end: the user's would
+    otherwise recall benchmark runs as lessons in their next project."""
+    given = Path(reports["_dir"]["memory"])
+    filed: list[str] = []
+    if given.exists():
+        with contextlib.closing(sqlite3.connect(f"file:{given}?mode=ro", uri=True)) as db:
+            filed = [project for (project,) in db.execute("SELECT project FROM entries")]
+    assert [p for p in filed if p.startswith(reports["_dir"]["tmp"])] == []
+    assert list(Path(reports["_dir"]["tmp"]).glob("ls-bench-memory-*")) == []  # removed
 
 
 def test_prompt_growth_compares_both_sides(reports):

@@ -2,7 +2,7 @@
 same project with memory off.
 
 Three offline auto runs (`lightscientist research GOAL --mode auto`) under one private memory
-(`$LIGHTSCIENTIST_MEMORY` in a temporary folder):
+(`$LIGHTSCIENTIST_MEMORY` in a temporary folder, as every benchmark script has: `_common`):
 
 1. **first**: a fresh memory; it files its findings and, at its end, its lessons;
 2. **memory on**: a second project in another folder — its stages' tasks recall the first's
@@ -24,7 +24,6 @@ sum of all model inputs, and the largest worker's first prompt).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -75,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
 
     report = C.Report("Memory and prompt size")
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-memory-"))
-    os.environ["LIGHTSCIENTIST_MEMORY"] = str(folder / "memory.sqlite3")
     try:
         runs = {}
         start = ("--stage", QUICK_STAGE) if args.quick else ()

@@ -74,6 +74,10 @@ export interface IRunner {
   since?: number;
   purpose?: string;
   command?: string;
+  /** How the holder came: `kernel`, `command line` or `program`. */
+  door?: string;
+  /** For a kernel: its id (matched with the server's sessions). */
+  kernel?: string;
 }
 
 export interface IStageInfo {
@@ -371,6 +375,8 @@ export interface IProjectSummary {
   mode?: string;
   pending?: IPendingDecision | null;
   updated_at?: number;
+  /** Who runs it now (the run lock's holder), or null. */
+  runner?: IRunner | null;
   error?: string;
 }
 

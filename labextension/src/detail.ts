@@ -13,6 +13,7 @@ import { HandoffView } from './handoff';
 import { edgeKey, renderGraph } from './graph';
 import { appendEvents } from './lists';
 import { renderPaper, renderReviews } from './reviews';
+import { KernelOwner, runnerWords } from './runner';
 import { renderNode, renderTree } from './tree';
 
 const DONE = 'done';
@@ -31,6 +32,8 @@ export interface IDetailActions {
   insertCell: (code: string) => void;
   /** Fetch the selected project again soon (after a run control). */
   refresh?: () => void;
+  /** Which notebook a kernel of this server belongs to (names a run's kernel). */
+  kernelOwner?: KernelOwner;
 }
 
 function section(parent: HTMLElement, className: string, title: string) {
@@ -163,7 +166,7 @@ export class DetailView {
     this._mode.textContent = detail.mode ? ` · ${detail.mode} mode` : '';
     const runner = detail.runner;
     this._runner.textContent = runner
-      ? `Running in another process (pid ${runner.pid ?? '?'} on ${runner.host ?? '?'}).`
+      ? runnerWords(runner, this._actions.kernelOwner ?? (() => null))
       : detail.status === 'running'
         ? 'No process runs this project now: continue it with `lightscientist resume`.'
         : '';

@@ -3,6 +3,7 @@
  */
 
 import {
+  ILabShell,
   ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
@@ -24,9 +25,10 @@ import { OPEN_CELL, addOpenCellCommand } from './cells';
 // the panel is added to the shell when the plugin activates, so it is needed at once; so is
 // the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
 /* eslint-disable jupyter/prefer-lazy-imports */
-import { watchProjects } from './notify';
+import { ProjectWatcher } from './notify';
 import { LightScientistPanel } from './panel';
 import { skeletonFactory } from './skeleton';
+import { StageStatus, projectToShow } from './status';
 /* eslint-enable jupyter/prefer-lazy-imports */
 
 const PLUGIN_ID = 'lightscientist-jupyter:plugin';
@@ -48,30 +50,6 @@ export const lightScientistIcon = new LabIcon({
   name: 'lightscientist:flask',
   svgstr: ICON_SVG
 });
-
-/** The status-bar item: the active project's stage; a click opens the panel. */
-class StageStatus extends Widget {
-  constructor(onClick: () => void) {
-    super();
-    this.addClass('ls-StatusItem');
-    this.node.title = 'LightScientist: open the side panel';
-    this.node.addEventListener('click', onClick);
-  }
-
-  showProject(panel: LightScientistPanel): void {
-    const detail = panel.detail;
-    if (!detail) {
-      this.node.textContent = panel.projects.length ? 'LightScientist' : '';
-      return;
-    }
-    const waiting =
-      detail.status === 'waiting_user'
-        ? ' · waiting for you'
-        : ` · ${detail.status}`;
-    this.node.textContent = `LightScientist: ${detail.stage}${waiting}`;
-    this.node.dataset.status = detail.status ?? '';
-  }
-}
 
 function approvalBody(panel: LightScientistPanel): HTMLElement {
   const pending = panel.detail!.pending!;
@@ -98,18 +76,26 @@ const plugin: JupyterFrontEndPlugin<void> = {
     'LightScientist side panel: projects, stage graph, gates and events.',
   autoStart: true,
   requires: [IDocumentManager],
-  optional: [ICommandPalette, IStatusBar, ILayoutRestorer, IRenderMimeRegistry],
+  optional: [
+    ICommandPalette,
+    IStatusBar,
+    ILayoutRestorer,
+    IRenderMimeRegistry,
+    ILabShell
+  ],
   activate: (
     app: JupyterFrontEnd,
     docManager: IDocumentManager,
     palette: ICommandPalette | null,
     statusBar: IStatusBar | null,
     restorer: ILayoutRestorer | null,
-    rendermime: IRenderMimeRegistry | null
+    rendermime: IRenderMimeRegistry | null,
+    labShell: ILabShell | null
   ) => {
     // the dashboard's skeleton button: its output becomes a cell below (`skeleton.ts`)
     rendermime?.addFactory(skeletonFactory(app), 0);
     const panel = new LightScientistPanel({
+      kernelOwner: id => kernelOwner(app, id),
       insertCell: code => {
         // the notebook's own commands: a new cell below the active one, then its text
         void app.commands
@@ -207,25 +193,57 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     addOpenCellCommand(app, docManager, CATEGORY, palette);
 
-    const status = new StageStatus(() => app.shell.activateById(panel.id));
+    const showProject = (path: string | null) => {
+      if (path !== null) {
+        panel.select(path);
+      }
+      app.shell.activateById(panel.id);
+    };
+    const watcher = new ProjectWatcher(panel, showProject);
+    const status = new StageStatus(showProject);
+    const showStatus = () =>
+      status.showProject(
+        projectToShow(
+          watcher.projects,
+          currentKernel(app),
+          panel.detail?.path ?? null
+        ),
+        watcher.projects.length
+      );
+    watcher.changed.connect(showStatus);
+    labShell?.currentChanged.connect(showStatus);
     panel.changed.connect(() => {
-      status.showProject(panel);
+      showStatus();
       app.commands.notifyCommandChanged(CommandIDs.approve);
     });
+    panel.replied.connect(() => watcher.poke());
     if (statusBar) {
       statusBar.registerStatusItem('lightscientist-jupyter:status', {
         item: status,
         align: 'left',
         rank: 100,
-        isActive: () => true,
-        activeStateChanged: panel.changed
+        isActive: () => true
       });
     }
-    watchProjects(panel, path => {
-      panel.select(path);
-      app.shell.activateById(panel.id);
-    });
   }
 };
+
+/** The kernel id of the notebook (or console) in the main area, or null. */
+function currentKernel(app: JupyterFrontEnd): string | null {
+  const widget = app.shell.currentWidget as {
+    sessionContext?: { session?: { kernel?: { id: string } | null } | null };
+  } | null;
+  return widget?.sessionContext?.session?.kernel?.id ?? null;
+}
+
+/** The path of the server's session whose kernel is `kernelId`, or null. */
+function kernelOwner(app: JupyterFrontEnd, kernelId: string): string | null {
+  for (const session of app.serviceManager.sessions.running()) {
+    if (session.kernel?.id === kernelId) {
+      return session.path;
+    }
+  }
+  return null;
+}
 
 export default plugin;

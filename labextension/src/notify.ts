@@ -1,91 +1,194 @@
 /**
- * Word of any project under the server root, even with the panel closed: a JupyterLab
- * notification when a project comes to a gate (or a question) or fails, and the count of
- * waiting decisions on the sidebar tab (`data-ls-waiting`, drawn by the style sheet).
+ * Word of any project under the server root, even with the panel closed: the list of
+ * projects, fetched about once a second, for the status-bar item; the count of waiting
+ * decisions on the sidebar tab (`data-ls-waiting`, drawn by the style sheet); and JupyterLab
+ * notifications that live exactly as long as what they say.
  *
- * It asks the server for the list every few seconds; the first answer only sets what is
- * known (a page opened on a waiting project does not announce it again).
+ * A notification stands for one thing a project is at: a pending decision (by its id), or
+ * its end (done, failed). When the project moves on — the decision answered from any door,
+ * another stage reached — the notification is dismissed and, when there is news, the next
+ * one takes its place: at most one per project, never one that is no longer true. The first
+ * answer only sets what is known (a page opened on a waiting project does not announce it
+ * again; the status bar and the sidebar badge say it).
  */
 
 import { Notification } from '@jupyterlab/apputils';
+import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import type { IProjectSummary } from './answers';
 import { api } from './api';
 import { shownPath } from './dom';
 
-const EVERY_MS = 4000;
+const VISIBLE_EVERY_MS = 1000;
+const HIDDEN_EVERY_MS = 5000;
 
 /** What is worth a notification about a project now ('' for nothing). */
-function mark(project: IProjectSummary): string {
+export function newsKey(project: IProjectSummary): string {
+  if (project.error) {
+    return '';
+  }
   if (project.pending) {
     return `pending:${project.pending.id}`;
   }
-  return project.status === 'failed' ? 'failed' : '';
+  return project.status === 'done' || project.status === 'failed'
+    ? `end:${project.status}`
+    : '';
 }
 
-/** Watch the projects; returns a function that stops watching. */
-export function watchProjects(
-  panel: Widget,
-  open: (path: string) => void
-): () => void {
-  let known: Map<string, string> | null = null;
-  const tick = async () => {
+/** The words of a pending decision, per kind, after the project's name. */
+export function pendingWords(project: IProjectSummary): string {
+  const pending = project.pending!;
+  switch (pending.kind) {
+    case 'gate':
+      return `waits for you at ${pending.stage}`;
+    case 'question':
+      return `asks you a question at ${pending.stage}`;
+    case 'handoff':
+      return `hands ${pending.stage} over to you`;
+    case 'budget':
+      return `spent its budget at ${pending.stage}: raise it or stop`;
+  }
+  return `waits for you at ${pending.stage}`;
+}
+
+interface IShown {
+  key: string;
+  id: string;
+}
+
+/**
+ * Polls the server's project list; `changed` fires after each answer that differs.
+ * `open(path)` shows a project (the panel, selected).
+ */
+export class ProjectWatcher {
+  constructor(
+    private readonly _panel: Widget,
+    private readonly _open: (path: string) => void
+  ) {
+    void this._tick();
+    this._timer = window.setInterval(() => {
+      const every = document.hidden ? HIDDEN_EVERY_MS : VISIBLE_EVERY_MS;
+      if (Date.now() - this._at >= every - 50) {
+        void this._tick();
+      }
+    }, VISIBLE_EVERY_MS);
+  }
+
+  /** Fires when the list of projects (or what one of them is at) changed. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get projects(): readonly IProjectSummary[] {
+    return this._projects;
+  }
+
+  /** Ask the server now (after an action of this page). */
+  poke(): void {
+    void this._tick();
+  }
+
+  dispose(): void {
+    window.clearInterval(this._timer);
+    for (const shown of this._shown.values()) {
+      Notification.dismiss(shown.id);
+    }
+    this._shown.clear();
+  }
+
+  private async _tick(): Promise<void> {
+    if (this._busy) {
+      return; // one request at a time: two answers at once would announce twice
+    }
+    this._busy = true;
+    this._at = Date.now();
     let projects: IProjectSummary[];
     try {
       projects = (await api.projects()).projects;
     } catch {
       return; // the panel shows the server's errors; the watcher stays quiet
+    } finally {
+      this._busy = false;
     }
-    const now = new Map(projects.map(p => [p.path, mark(p)]));
-    if (known !== null) {
-      for (const project of projects) {
-        const what = now.get(project.path) ?? '';
-        if (what && what !== known.get(project.path)) {
-          announce(project, open);
-        }
+    const first = this._known === null;
+    const keys = new Map(projects.map(p => [p.path, newsKey(p)]));
+    for (const project of projects) {
+      const key = keys.get(project.path) ?? '';
+      const shown = this._shown.get(project.path);
+      if (shown && shown.key !== key) {
+        Notification.dismiss(shown.id); // no longer true
+        this._shown.delete(project.path);
+      }
+      if (!first && key && key !== this._known!.get(project.path)) {
+        this._shown.set(project.path, { key, id: this._announce(project) });
       }
     }
-    known = now;
+    for (const [path, shown] of [...this._shown]) {
+      if (!keys.has(path)) {
+        Notification.dismiss(shown.id); // the project is gone
+        this._shown.delete(path);
+      }
+    }
+    const signature = JSON.stringify(
+      projects.map(p => [p.path, p.stage, p.status, p.pending?.id, p.runner])
+    );
+    this._known = keys;
+    this._projects = projects;
+    this._badge(projects);
+    if (signature !== this._signature) {
+      this._signature = signature;
+      this._changed.emit();
+    }
+  }
+
+  private _badge(projects: IProjectSummary[]): void {
     const waiting = projects.filter(p => p.pending && !p.error).length;
-    panel.title.dataset = {
-      ...panel.title.dataset,
+    this._panel.title.dataset = {
+      ...this._panel.title.dataset,
       'ls-waiting': String(waiting) // Lumino writes it as data-ls-waiting
     };
-    panel.title.caption = waiting
+    this._panel.title.caption = waiting
       ? `LightScientist: ${waiting} waiting for you`
       : 'LightScientist';
-  };
-  void tick();
-  const timer = window.setInterval(() => void tick(), EVERY_MS);
-  return () => window.clearInterval(timer);
-}
+  }
 
-function announce(
-  project: IProjectSummary,
-  open: (path: string) => void
-): void {
-  const where = shownPath(project.path);
-  const actions = [
-    {
-      label: 'Show',
-      callback: () => open(project.path),
-      displayType: 'accent' as const
+  /** Show the notification of `project`'s news; returns its id. */
+  private _announce(project: IProjectSummary): string {
+    const where = shownPath(project.path);
+    const actions = [
+      {
+        label: project.pending ? 'Show' : 'Open',
+        caption: `Show ${where} in the LightScientist panel`,
+        callback: () => this._open(project.path),
+        displayType: 'accent' as const
+      }
+    ];
+    const options = { autoClose: false as const, actions };
+    if (project.pending) {
+      return Notification.warning(
+        `LightScientist: ${where} ${pendingWords(project)}`,
+        options
+      );
     }
-  ];
-  if (project.pending) {
-    const what =
-      project.pending.kind === 'gate'
-        ? `waits for you at ${project.pending.stage}`
-        : `asks you a question at ${project.pending.stage}`;
-    Notification.warning(`LightScientist: ${where} ${what}`, {
-      autoClose: false,
-      actions
-    });
-  } else {
-    Notification.error(
+    if (project.status === 'done') {
+      return Notification.success(
+        `LightScientist: ${where} is done: every stage ran and every gate was passed`,
+        options
+      );
+    }
+    return Notification.error(
       `LightScientist: ${where} failed at ${project.stage ?? '?'}`,
-      { autoClose: false, actions }
+      options
     );
   }
+
+  private _projects: IProjectSummary[] = [];
+  private _known: Map<string, string> | null = null;
+  private _shown = new Map<string, IShown>();
+  private _signature = '';
+  private _busy = false;
+  private _at = 0;
+  private _timer: number;
+  private _changed = new Signal<this, void>(this);
 }

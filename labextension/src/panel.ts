@@ -17,6 +17,7 @@ import { api, APIError } from './api';
 import { DetailView, describeReply } from './detail';
 import { el } from './dom';
 import { renderProjectList } from './lists';
+import type { KernelOwner } from './runner';
 
 const TICK_MS = 1000;
 const PROJECTS_EVERY_MS = 5000;
@@ -35,6 +36,8 @@ export interface IPanelOptions {
   showFolder: (path: string) => void;
   /** Insert a code cell below the active one of the current notebook. */
   insertCell: (code: string) => void;
+  /** Which notebook a kernel of this server belongs to. */
+  kernelOwner: KernelOwner;
 }
 
 export class LightScientistPanel extends Widget {
@@ -79,6 +82,11 @@ export class LightScientistPanel extends Widget {
   /** Emitted when the selected project or what is known of it changes. */
   get changed(): ISignal<this, void> {
     return this._changed;
+  }
+
+  /** Emitted when a reply of this panel was sent (the project moves soon). */
+  get replied(): ISignal<this, void> {
+    return this._replied;
   }
 
   /** The selected project's last known detail. */
@@ -137,6 +145,7 @@ export class LightScientistPanel extends Widget {
         decision_id: pending.id
       });
       view.say(describeReply(approve, answer));
+      this._replied.emit();
       const byRunner = answer.applied_by === 'runner';
       view.expectApplied(byRunner ? { id: pending.id, approve } : null);
       this._fastUntil = Date.now() + FAST_FOR_MS;
@@ -285,6 +294,7 @@ export class LightScientistPanel extends Widget {
   }
 
   private _changed = new Signal<this, void>(this);
+  private _replied = new Signal<this, void>(this);
   private _view: DetailView;
   private _projects: IProjectSummary[] = [];
   private _selected: string | null = null;

@@ -2,7 +2,9 @@
 
 The lock is an `flock` on the file, so the operating system releases it when its holder dies
 (a killed kernel, a SIGKILL): a lock left by a dead process is simply taken over. The file's
-content names the holder (pid, host, since when, command) for the refusal message.
+content names the holder (pid, host, since when, command, and the door it came through: a
+Jupyter kernel by its id, the command line, another program) for the refusal message and for
+the screens that say who runs a project.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -55,6 +58,7 @@ class WorkspaceLock:
             "since": time.time(),
             "purpose": purpose,
             "command": " ".join(sys.argv[:3]),
+            **door(sys.argv),
         }
         try:
             os.ftruncate(fd, 0)
@@ -70,16 +74,37 @@ class WorkspaceLock:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
-        try:
-            os.ftruncate(fd, 0)
-        finally:
-            os.close(fd)  # closing the descriptor drops the flock
+        # closing the descriptor drops the flock; the record stays until the next holder
+        # writes its own (a record of a lock nobody holds is never read), so a reader never
+        # finds the lock held with its record already emptied
+        os.close(fd)
 
     def __enter__(self) -> WorkspaceLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+_KERNEL_FILE = re.compile(r"kernel-([0-9A-Za-z-]+)\.json$")
+
+
+def door(argv: list[str]) -> dict[str, str]:
+    """Which door a process with the command line `argv` came through: `kernel` (with the
+    kernel's id, from the connection file Jupyter names `kernel-<id>.json`), `command line`
+    (the `lightscientist` command) or `program` (any other Python program)."""
+    for arg in argv:
+        found = _KERNEL_FILE.search(arg)
+        if found:
+            return {"door": "kernel", "kernel": found.group(1)}
+    first = os.path.basename(argv[0]) if argv else ""
+    if first == "lightscientist" or (first == "__main__.py" and "lightscientist" in argv[0]):
+        return {"door": "command line"}
+    return {"door": "program"}
+
+
+RECORD_WAIT_S = 0.2
+"""How long a reader waits for the record of a lock just taken (written right after)."""
 
 
 def read_holder(workspace: Workspace) -> dict[str, Any] | None:
@@ -89,15 +114,21 @@ def read_holder(workspace: Workspace) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
+        deadline = time.monotonic() + RECORD_WAIT_S
+        while True:
             try:
-                holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
-            except ValueError:
-                return {}
-            return holder if isinstance(holder, dict) else {}
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raw = os.pread(fd, 4096, 0)
+                if not raw and time.monotonic() < deadline:
+                    time.sleep(0.01)  # taken a moment ago: its record is being written
+                    continue
+                try:
+                    holder = json.loads(raw or b"{}")
+                except ValueError:
+                    return {}
+                return holder if isinstance(holder, dict) else {}
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
     finally:
         os.close(fd)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -26,7 +28,7 @@ from lightscientist_jupyter.controller.inbox import (
     write_reply,
 )
 from lightscientist_jupyter.controller.inbox_files import Refused, token_path
-from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
+from lightscientist_jupyter.controller.lock import WorkspaceLock, door, read_holder
 from lightscientist_jupyter.errors import ControllerError, WorkspaceLocked
 from lightscientist_jupyter.vocab import InboxCommand, ReplySource
 
@@ -110,6 +112,53 @@ def test_lock_left_by_a_dead_process_is_taken_over(workspace, lock_holder):
         assert read_holder(workspace)["purpose"] == "take-over"
     finally:
         lock.release()
+
+
+def test_the_holder_names_the_door_it_came_through(workspace):
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(workspace.root), "-f",
+         "/run/user/1000/jupyter/runtime/kernel-5f0c2d1e-77aa-4b1c-9e8f-0123456789ab.json"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "locked"
+        holder = read_holder(workspace)
+        assert holder["door"] == "kernel"
+        assert holder["kernel"] == "5f0c2d1e-77aa-4b1c-9e8f-0123456789ab"
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+        child.stdout.close()
+    assert door(["/venv/bin/lightscientist", "research", "goal"]) == {"door": "command line"}
+    assert door(["/repo/lightscientist_jupyter/__main__.py", "reply", "y"]) == {
+        "door": "command line"}
+    assert door(["/usr/bin/pytest", "-q"]) == {"door": "program"}
+
+
+def test_a_reader_never_finds_the_lock_held_without_its_holder(workspace):
+    """The lock taken and given back over and over while another thread reads the holder:
+    each read names the holder or nobody (a record emptied at release, or not yet written
+    at acquire, read as an unknown holder `pid ?` in a reply's answer)."""
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(WorkspaceLocked):  # a reader's shared lock, a moment
+                with WorkspaceLock(workspace):
+                    pass
+
+    churner = threading.Thread(target=churn)
+    churner.start()
+    seen = {"held": 0, "free": 0}
+    try:
+        for _ in range(1500):
+            holder = read_holder(workspace)
+            assert holder is None or holder.get("pid") == os.getpid(), holder
+            seen["held" if holder else "free"] += 1
+    finally:
+        stop.set()
+        churner.join(timeout=10)
+    assert seen["held"] and seen["free"], seen
 
 
 # ------------------------------------------------------------------ atomic files

@@ -110,6 +110,10 @@ class Runner(TypedDict, total=False):
     """Why it is held (`run`, `reply from the side panel`, …)."""
     command: str
     """The first words of the holder's command line."""
+    door: str
+    """How the holder came: `kernel`, `command line` or `program` (`controller.lock.door`)."""
+    kernel: str
+    """For a kernel: its id, which the front end matches with its sessions' kernels."""
 
 
 class StageInfo(TypedDict):
@@ -369,6 +373,8 @@ class ProjectSummary(TypedDict):
     pending: NotRequired[PendingDecisionDict | None]
     updated_at: NotRequired[float]
     """Unix time of the state's last save."""
+    runner: NotRequired[Runner | None]
+    """Who runs it now (the run lock's holder), or None."""
     error: NotRequired[str]
     """Why the project's state cannot be read."""
 

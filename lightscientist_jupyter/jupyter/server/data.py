@@ -161,6 +161,7 @@ def summary(root: Path, folder: Path, state: ProjectState | None = None) -> Proj
         "goal": where["goal"],
         "pending": where["pending"],
         "updated_at": state.updated_at,
+        "runner": cast(Runner | None, read_holder(Workspace(folder))),
     }
 
 
@@ -199,7 +200,6 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         "reason": state.reason,
         "feedback": state.feedback,
         "last_summary": state.last_summary,
-        "runner": cast(Runner | None, read_holder(ws)),
         "pause_after": state.settings.get("pause_after"),  # a pause request (app/until.py)
         "table": None,
         "layout": None,

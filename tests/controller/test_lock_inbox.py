@@ -116,9 +116,16 @@ def test_lock_left_by_a_dead_process_is_taken_over(workspace, lock_holder):
 
 def test_the_holder_names_the_door_it_came_through(workspace):
     child = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(workspace.root), "-f",
-         "/run/user/1000/jupyter/runtime/kernel-5f0c2d1e-77aa-4b1c-9e8f-0123456789ab.json"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            HOLD_LOCK,
+            str(workspace.root),
+            "-f",
+            "/run/user/1000/jupyter/runtime/kernel-5f0c2d1e-77aa-4b1c-9e8f-0123456789ab.json",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout.readline().strip() == "locked"
@@ -131,7 +138,8 @@ def test_the_holder_names_the_door_it_came_through(workspace):
         child.stdout.close()
     assert door(["/venv/bin/lightscientist", "research", "goal"]) == {"door": "command line"}
     assert door(["/repo/lightscientist_jupyter/__main__.py", "reply", "y"]) == {
-        "door": "command line"}
+        "door": "command line"
+    }
     assert door(["/usr/bin/pytest", "-q"]) == {"door": "program"}
 
 

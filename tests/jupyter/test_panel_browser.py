@@ -130,7 +130,8 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 tab.wait_for(timeout=60_000)
                 # the status bar names the waiting project before the panel was ever opened
                 expect(page.locator(".ls-StatusItem")).to_have_text(
-                    "LightScientist: study waits for you at idea.gate")
+                    "LightScientist: study waits for you at idea.gate"
+                )
                 tab.click()
                 panel = page.locator("#lightscientist-panel")
                 expect(panel).to_be_visible()
@@ -139,7 +140,8 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(panel.locator(".ls-stage")).to_have_text("idea.gate")
                 expect(panel.locator(".ls-status-text")).to_have_text("waiting for you")
                 expect(panel.locator(".ls-runner")).to_contain_text(
-                    f"Running from the command line (pid {runner.pid} on ")
+                    f"Running from the command line (pid {runner.pid} on "
+                )
                 gate = panel.locator(".ls-gate")
                 expect(gate.locator("h3")).to_contain_text("idea.gate")
                 expect(gate.locator(".ls-approves")).to_contain_text("experiment.setup")
@@ -213,8 +215,9 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 ).to_have_count(1)
                 # the next gate is announced, whether the panel shows that project or not
                 toasts = page.locator(".jp-toast-message", has_text="LightScientist:")
-                toast = toasts.filter(has_text=re.compile(
-                    "^LightScientist: study waits for you at experiment.gate$"))
+                toast = toasts.filter(
+                    has_text=re.compile("^LightScientist: study waits for you at experiment.gate$")
+                )
                 expect(toast).to_be_visible(timeout=60_000)
                 expect(toasts).to_have_count(1)
                 expect(tab).to_have_attribute("data-ls-waiting", "1")
@@ -223,13 +226,25 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 # answered from another door: the notification goes with its decision, and
                 # the next one takes its place
                 reply = subprocess.run(
-                    [sys.executable, "-m", "lightscientist_jupyter", "reply", "y",
-                     "--workspace", str(root / "study")],
-                    check=False, capture_output=True, text=True, timeout=60)
+                    [
+                        sys.executable,
+                        "-m",
+                        "lightscientist_jupyter",
+                        "reply",
+                        "y",
+                        "--workspace",
+                        str(root / "study"),
+                    ],
+                    check=False,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
                 assert reply.returncode == 0, reply.stdout + reply.stderr
                 expect(toast).to_have_count(0, timeout=5_000)
                 expect(toasts.filter(has_text="waits for you at paper.review")).to_be_visible(
-                    timeout=60_000)
+                    timeout=60_000
+                )
                 expect(toasts).to_have_count(1)
                 print(f"\nscreenshots: {OUTPUT / 'panel-waiting.png'} {shot}")
             except Exception:

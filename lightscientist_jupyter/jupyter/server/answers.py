@@ -374,7 +374,8 @@ class ProjectSummary(TypedDict):
     updated_at: NotRequired[float]
     """Unix time of the state's last save."""
     runner: NotRequired[Runner | None]
-    """Who runs it now (the run lock's holder), or None."""
+    """Who runs it now (the run lock's holder), None when no process does; always in a
+    project's detail."""
     error: NotRequired[str]
     """Why the project's state cannot be read."""
 
@@ -399,8 +400,6 @@ class ProjectDetail(ProjectSummary):
     """A reviewer's comment waiting for the next worker of the current stage."""
     last_summary: dict[str, str]
     """The latest accepted summary of each stage."""
-    runner: Runner | None
-    """Who runs the project now, None when no process does."""
     pause_after: str | None
     """The stage a pause was asked after (`app/until.py`)."""
     table: StageTableDict | None

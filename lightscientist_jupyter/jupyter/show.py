@@ -34,6 +34,7 @@ from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter import notebook_view
 from lightscientist_jupyter.jupyter.notebook_view import fenced
+from lightscientist_jupyter.literature.bibtex import parse_bibtex
 from lightscientist_jupyter.values.notebook import SUFFIX, reading
 
 TEXT_MAX = 400_000
@@ -94,9 +95,66 @@ def _image_beside(files: Beneath, rel: str, target: str) -> PurePosixPath | None
     return image if image.suffix.lower() in IMAGE_SUFFIXES else None
 
 
+_CITATION = re.compile(r"\[(@[\w:.\-/]+(?:\s*;\s*@[\w:.\-/]+)*)\]")
+BIB_PLACES = ("{folder}/references.bib", "paper/references.bib", "references.bib")
+"""Where a Markdown file's works are looked for: beside it, the paper's, the project's."""
+
+
+def _works(files: Beneath, rel: str) -> dict[str, dict[str, str]]:
+    """The BibTeX entries a Markdown file may cite, by key (none when no file reads)."""
+    folder = str(PurePosixPath(rel).parent)
+    works: dict[str, dict[str, str]] = {}
+    for place in BIB_PLACES:
+        bib = PurePosixPath(place.format(folder=folder)).as_posix().removeprefix("./")
+        try:
+            text = _read_text(files, bib, TEXT_MAX)
+            entries = parse_bibtex(text, bib)
+        except (ShowError, LightScientistError):
+            continue
+        for key, fields in entries:
+            works.setdefault(key, fields)
+    return works
+
+
+def _reference(fields: dict[str, str]) -> str:
+    """One entry of a reference list, in Markdown: authors (year). *Title*. Venue."""
+    authors = [a.strip() for a in fields.get("author", "").split(" and ") if a.strip()]
+    who = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+    venue = fields.get("journal") or fields.get("booktitle") or fields.get("publisher") or ""
+    doi = fields.get("doi", "")
+    parts = [f"{who or 'Anonymous'} ({fields.get('year', 'n.d.')}). *{fields.get('title', '?')}*."]
+    if venue:
+        parts.append(f"{venue}.")
+    if doi:
+        parts.append(f"[doi:{doi}](https://doi.org/{doi})")
+    return " ".join(parts)
+
+
+def cite(text: str, works: dict[str, dict[str, str]]) -> str:
+    """`text` with its Pandoc citations (`[@key]`, `[@a; @b]`) numbered as they first appear
+    and a References list at its end; a key no work names stays as it is, marked."""
+    numbers: dict[str, int] = {}
+
+    def number(match: re.Match[str]) -> str:
+        keys = [k.strip().lstrip("@") for k in match.group(1).split(";")]
+        if not all(k in works for k in keys):
+            return match.group(0) + " *(not in the references)*"
+        shown = [str(numbers.setdefault(k, len(numbers) + 1)) for k in keys]
+        return "[" + ", ".join(shown) + "]"
+
+    cited = _CITATION.sub(number, text)
+    if not numbers:
+        return cited
+    listing = "\n".join(f"{n}. {_reference(works[key])}" for key, n in numbers.items())
+    return f"{cited.rstrip()}\n\n### References\n\n{listing}\n"
+
+
 def load_markdown(files: Beneath, rel: str, limit: int = TEXT_MAX) -> list[Any]:
-    """Markdown split around its image links, each image loaded from beside the file."""
+    """Markdown split around its image links, each image loaded from beside the file; its
+    citations numbered, with the works they name listed at its end (`cite`)."""
     text = _read_text(files, rel, limit)
+    if _CITATION.search(text):
+        text = cite(text, _works(files, rel))
     parts: list[Any] = []
     at = 0
     for match in _IMAGE_LINK.finditer(text):

@@ -394,7 +394,6 @@ export interface IProjectDetail extends IProjectSummary {
   feedback: string | null;
   /** The latest accepted summary of each stage. */
   last_summary: Record<string, string>;
-  runner: IRunner | null;
   /** The stage a pause was asked after (kept in the project's state), or null. */
   pause_after: string | null;
   table: IStageTable | null;

@@ -122,9 +122,12 @@ export class ControlsView {
     const position = progress?.position
       ? `Stage ${progress.position[0]} of ${progress.position[1]} · `
       : '';
-    this._progress.textContent = progress
-      ? `${position}${duration(progress.current_s)} in ${detail.stage ?? '?'}`
-      : '';
+    // at the end there is no stage to be in: the status says done
+    this._progress.textContent =
+      progress && status !== 'done'
+        ? `${position}${duration(progress.current_s)} in ${detail.stage ?? '?'}`
+        : '';
+    this._progress.hidden = !this._progress.textContent;
     const runner = !!detail.runner;
     const waits = status === 'running' || status === 'waiting_user';
     const pauseAfter = detail.pause_after ?? '';

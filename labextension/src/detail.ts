@@ -138,7 +138,9 @@ export class DetailView {
   }
 
   /** After the next redraw that no longer shows decision `id`, say that it was applied. */
-  expectApplied(replied: { id: string; approve: boolean } | null): void {
+  expectApplied(
+    replied: { stage: string; id: string; approve: boolean } | null
+  ): void {
     this._replied = replied;
   }
 
@@ -177,7 +179,7 @@ export class DetailView {
     if (this._replied && detail.pending?.id !== this._replied.id) {
       const verb = this._replied.approve ? 'Approved' : 'Rejected';
       this.say(
-        `${verb} (${this._replied.id}) and applied: the project is now at ` +
+        `${verb} ${this._replied.stage} and applied: the project is now at ` +
           `'${detail.stage}' (${statusWords(detail.status)}).`
       );
       this._replied = null;
@@ -346,7 +348,8 @@ export class DetailView {
   }
 
   private _detail: IProjectDetail | null = null;
-  private _replied: { id: string; approve: boolean } | null = null;
+  private _replied: { stage: string; id: string; approve: boolean } | null =
+    null;
   private _keys: Record<string, string> = {};
   private _buttons: HTMLButtonElement[] = [];
   private _goal: HTMLElement;
@@ -375,11 +378,15 @@ export class DetailView {
 }
 
 /** What the panel says after a reply was accepted. */
-export function describeReply(approve: boolean, answer: IReplyAnswer): string {
-  const verb = approve ? 'Approved' : 'Rejected';
+export function describeReply(
+  approve: boolean,
+  answer: IReplyAnswer,
+  stage: string
+): string {
+  const verb = `${approve ? 'Approved' : 'Rejected'} ${stage}`;
   if (answer.applied_by === 'runner') {
     const pid = answer.runner?.pid ?? '?';
-    return `${verb} (${answer.decision_id}); the run (pid ${pid}) picks it up within a second.`;
+    return `${verb}; the run (pid ${pid}) picks it up within a second.`;
   }
   const moved =
     answer.stage === DONE
@@ -391,5 +398,44 @@ export function describeReply(approve: boolean, answer: IReplyAnswer): string {
   } else if (answer.status === 'running') {
     idle = ` ${answer.messages[answer.messages.length - 1] ?? ''}`;
   }
-  return `${verb} (${answer.decision_id}). ${moved}${idle}`;
+  return `${verb}. ${moved}${idle}`;
+}
+
+/**
+ * Answer `detail`'s pending decision through the server, saying so in `view` (busy while
+ * it goes). Resolves with the server's answer; rejects (and says why) when it is refused.
+ */
+export async function replyFrom(
+  view: DetailView,
+  detail: IProjectDetail | null,
+  approve: boolean,
+  comment = '',
+  toStage: string | null = null
+): Promise<IReplyAnswer> {
+  const pending = detail?.pending;
+  if (!detail || !pending) {
+    throw new Error('Nothing is waiting for a reply in this project.');
+  }
+  view.setBusy(true);
+  view.say(approve ? 'Sending approval…' : 'Sending rejection…');
+  try {
+    const answer = await api.reply({
+      path: detail.path,
+      approve,
+      comment,
+      to_stage: approve ? null : toStage,
+      decision_id: pending.id
+    });
+    view.say(describeReply(approve, answer, pending.stage));
+    const byRunner = answer.applied_by === 'runner';
+    view.expectApplied(
+      byRunner ? { stage: pending.stage, id: pending.id, approve } : null
+    );
+    return answer;
+  } catch (error) {
+    view.say(`Refused: ${(error as Error).message}`);
+    throw error;
+  } finally {
+    view.setBusy(false);
+  }
 }

@@ -26,7 +26,8 @@ import { OPEN_CELL, addOpenCellCommand } from './cells';
 // the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
 /* eslint-disable jupyter/prefer-lazy-imports */
 import { ProjectWatcher } from './notify';
-import { LightScientistPanel } from './panel';
+import { IPanelOptions, LightScientistPanel } from './panel';
+import { projectFactory } from './reference';
 import { skeletonFactory } from './skeleton';
 import { StageStatus, projectToShow } from './status';
 /* eslint-enable jupyter/prefer-lazy-imports */
@@ -94,7 +95,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ) => {
     // the dashboard's skeleton button: its output becomes a cell below (`skeleton.ts`)
     rendermime?.addFactory(skeletonFactory(app), 0);
-    const panel = new LightScientistPanel({
+    const actions: IPanelOptions = {
       kernelOwner: id => kernelOwner(app, id),
       insertCell: code => {
         // the notebook's own commands: a new cell below the active one, then its text
@@ -121,7 +122,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
           });
         }
       }
-    });
+    };
+    // a dashboard whose kernel is gone, drawn from the server (`reference.ts`)
+    rendermime?.addFactory(projectFactory(actions));
+    const panel = new LightScientistPanel(actions);
     panel.title.icon = lightScientistIcon;
     // named for screen readers, as JupyterLab names its own side panels
     panel.node.setAttribute('aria-label', 'LightScientist section');

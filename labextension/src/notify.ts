@@ -20,6 +20,7 @@ import type { IProjectSummary } from './answers';
 import { api } from './api';
 import { shownPath } from './dom';
 
+const PREFIX = 'LightScientist:';
 const VISIBLE_EVERY_MS = 1000;
 const HIDDEN_EVERY_MS = 5000;
 
@@ -116,18 +117,40 @@ export class ProjectWatcher {
     for (const project of projects) {
       const key = keys.get(project.path) ?? '';
       const shown = this._shown.get(project.path);
+      const news = !first && key && key !== this._known!.get(project.path);
       if (shown && shown.key !== key) {
-        Notification.dismiss(shown.id); // no longer true
+        // no longer true: the news takes its place (one notification per project), or
+        // it goes
+        if (
+          news &&
+          Notification.update({ id: shown.id, ...this._news(project) })
+        ) {
+          this._shown.set(project.path, { key, id: shown.id });
+          continue;
+        }
+        Notification.dismiss(shown.id);
         this._shown.delete(project.path);
       }
-      if (!first && key && key !== this._known!.get(project.path)) {
-        this._shown.set(project.path, { key, id: this._announce(project) });
+      if (news && !this._shown.has(project.path)) {
+        const { message, type, ...options } = this._news(project);
+        const id = Notification.manager.notify(message, type, options);
+        this._shown.set(project.path, { key, id });
       }
     }
     for (const [path, shown] of [...this._shown]) {
       if (!keys.has(path)) {
         Notification.dismiss(shown.id); // the project is gone
         this._shown.delete(path);
+      }
+    }
+    // whatever else of ours is still listed is stale: it goes
+    const ours = new Set([...this._shown.values()].map(shown => shown.id));
+    for (const notification of Notification.manager.notifications) {
+      if (
+        notification.message.startsWith(PREFIX) &&
+        !ours.has(notification.id)
+      ) {
+        Notification.dismiss(notification.id);
       }
     }
     const signature = JSON.stringify(
@@ -153,8 +176,13 @@ export class ProjectWatcher {
       : 'LightScientist';
   }
 
-  /** Show the notification of `project`'s news; returns its id. */
-  private _announce(project: IProjectSummary): string {
+  /** The notification of `project`'s news: its words, its kind and its action. */
+  private _news(project: IProjectSummary): {
+    message: string;
+    type: Notification.TypeOptions;
+    autoClose: false;
+    actions: Notification.IAction[];
+  } {
     const where = shownPath(project.path);
     const actions = [
       {
@@ -164,23 +192,17 @@ export class ProjectWatcher {
         displayType: 'accent' as const
       }
     ];
-    const options = { autoClose: false as const, actions };
-    if (project.pending) {
-      return Notification.warning(
-        `LightScientist: ${where} ${pendingWords(project)}`,
-        options
-      );
-    }
-    if (project.status === 'done') {
-      return Notification.success(
-        `LightScientist: ${where} is done: every stage ran and every gate was passed`,
-        options
-      );
-    }
-    return Notification.error(
-      `LightScientist: ${where} failed at ${project.stage ?? '?'}`,
-      options
-    );
+    const [type, words]: [Notification.TypeOptions, string] = project.pending
+      ? ['warning', pendingWords(project)]
+      : project.status === 'done'
+        ? ['success', 'is done: every stage ran and every gate was passed']
+        : ['error', `failed at ${project.stage ?? '?'}`];
+    return {
+      message: `${PREFIX} ${where} ${words}`,
+      type,
+      autoClose: false,
+      actions
+    };
   }
 
   private _projects: IProjectSummary[] = [];

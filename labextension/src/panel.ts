@@ -14,7 +14,7 @@ import { Widget } from '@lumino/widgets';
 
 import type { IProjectDetail, IProjectSummary, IReplyAnswer } from './answers';
 import { api, APIError } from './api';
-import { DetailView, describeReply } from './detail';
+import { DetailView, replyFrom } from './detail';
 import { el } from './dom';
 import { renderProjectList } from './lists';
 import type { KernelOwner } from './runner';
@@ -126,37 +126,17 @@ export class LightScientistPanel extends Widget {
     comment = '',
     toStage: string | null = null
   ): Promise<IReplyAnswer> {
-    const detail = this._detail;
-    const pending = detail?.pending;
-    if (!detail || !pending) {
-      throw new Error(
-        'Nothing is waiting for a reply in the selected project.'
-      );
-    }
-    const view = this._view;
-    view.setBusy(true);
-    view.say(approve ? 'Sending approval…' : 'Sending rejection…');
-    try {
-      const answer = await api.reply({
-        path: detail.path,
-        approve,
-        comment,
-        to_stage: approve ? null : toStage,
-        decision_id: pending.id
-      });
-      view.say(describeReply(approve, answer));
-      this._replied.emit();
-      const byRunner = answer.applied_by === 'runner';
-      view.expectApplied(byRunner ? { id: pending.id, approve } : null);
-      this._fastUntil = Date.now() + FAST_FOR_MS;
-      void this._tick(true);
-      return answer;
-    } catch (error) {
-      view.say(`Refused: ${(error as Error).message}`);
-      throw error;
-    } finally {
-      view.setBusy(false);
-    }
+    const answer = await replyFrom(
+      this._view,
+      this._detail,
+      approve,
+      comment,
+      toStage
+    );
+    this._replied.emit();
+    this._fastUntil = Date.now() + FAST_FOR_MS;
+    void this._tick(true);
+    return answer;
   }
 
   dispose(): void {

@@ -27,6 +27,23 @@ STATUS_WORDS: dict[str, str] = {
 }
 
 
+DOOR_WORDS: dict[str, str] = {
+    "cli": "from the command line",
+    "magic": "with %lightscientist",
+    "api": "from Python",
+    "widget": "from the dashboard",
+    "dashboard": "from the dashboard",
+    "panel": "from the side panel",
+}
+"""Where a reply came from (`vocab.ReplySource`), as a sentence goes on: "approved … from
+the side panel"."""
+
+
+def door_words(source: object) -> str:
+    """`cli` → "from the command line"; an unknown door is named as it is."""
+    return DOOR_WORDS.get(str(source), f"via {source}")
+
+
 def status_words(status: str | None) -> str:
     """`waiting_user` → "waiting for you"; an unknown status is shown as it is."""
     if not status:

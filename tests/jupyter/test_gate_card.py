@@ -55,10 +55,15 @@ def test_the_card_puts_the_action_first_and_the_comm_fallback_replies_once(
     board.tick()
     assert board.gate.actions.card["settled"]
     outcome = board.gate.actions.outcome
-    assert outcome["state"] == "settled" and outcome["text"].startswith("rejected d1 at gate → a")
+    assert outcome["state"] == "settled" and outcome["text"].startswith(
+        "✔ rejected gate → a from the dashboard; now running"
+    )
     # the decision stays on screen, with its comment and where it came from
-    assert "rejected</b> at <code>gate</code> → a — “needs more data”" in board.timeline.value
-    assert "via widget" in board.timeline.value
+    assert (
+        'rejected</b> at <code>gate</code> → a <span class="ls-muted">from the dashboard</span>'
+        " — “needs more data”"
+    ) in board.timeline.value
+    assert "from the dashboard" in board.timeline.value
 
 
 def test_a_dead_kernel_banner_names_the_command_that_resumes(project, make_board):

@@ -170,7 +170,7 @@ def test_a_kernel_restart_shows_the_banner_and_resume_continues(tmp_path):
                 card = dashboard.locator(".ls-gatecard[data-decision]")
                 card.locator("button.ls-approve").click()
                 expect(card.locator(".ls-outcome")).to_contain_text(
-                    re.compile(r"approved d\d+"), timeout=5_000)
+                    re.compile(r"approved idea\.gate"), timeout=5_000)
                 wait_for(lambda: _state(project)["stage"].startswith(("experiment.", "paper.")),
                              "the resumed run to go past idea.gate", within=60)
         finally:

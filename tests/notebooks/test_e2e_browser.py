@@ -10,7 +10,8 @@ to. At `experiment.gate` it saves the notebook, *reloads the page* and approves 
 dashboard again (the click goes through the server extension, so a reloaded page's comm
 does not matter), after checking that the gate's diff shows the analysis and the log as new
 files. The last gate is approved from the command line, and the graph reaches
-`done`; a kernel restart then shows the banner with the command that resumes. Screenshots
+`done`, where no gate card is left; a kernel restart then shows the banner saying the
+project is done, with nothing to resume and no broken-link icon. Screenshots
 at 1400 and 900 px: `test-output/quickstart-<theme>-*.png`.
 
 Needs the built extension, `/usr/bin/chromium` and Python playwright (see
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from support.browser import OUTPUT, axe_problems, launch_chromium, require_browser, start_lab
+from support.waiting import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -69,6 +71,27 @@ def _reply_when_waiting(project: Path, stage: str, timeout: float = 60) -> str:
 
 
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+# what the outputs that hold a dashboard show (for a failure's report)
+OUTPUTS_SEEN = """() => [...document.querySelectorAll('.jp-OutputArea-output')].filter(
+  e => e.matches('.ls-ProjectOutput') || e.querySelector('.lightscientist-dashboard')
+    || /widget/i.test(e.textContent.slice(0, 60))).map(
+  e => e.className + ': ' + e.textContent.slice(0, 120))"""
+# the edges of the dashboards' drawn graphs whose arrowhead is missing: a marker-end that
+# names no marker of the page, or one in a drawing that is not shown
+HEADLESS_EDGES = r"""() => [...document.querySelectorAll(
+    '.lightscientist-dashboard svg.ls-graph path.ls-edge')].filter(
+  p => p.getClientRects().length).filter(p => {
+  const id = (p.getAttribute('marker-end') || '').replace(/^url\(#|\)$/g, '');
+  const marker = id && document.getElementById(id);
+  return !marker || marker.ownerSVGElement !== p.ownerSVGElement;
+}).map(p => p.dataset.from + '->' + p.dataset.to)"""
+# ipywidgets draws a broken-link icon before each widget of a gone kernel
+BROKEN_LINK_ICONS = """() => [...document.querySelectorAll(
+    '.lightscientist-dashboard.jupyter-widgets-disconnected,' +
+    ' .lightscientist-dashboard .jupyter-widgets-disconnected')].filter(e => {
+  const icon = getComputedStyle(e, '::before');
+  return icon.display !== 'none' && icon.content !== 'none';
+}).length"""
 
 
 @pytest.mark.timeout(300)
@@ -85,7 +108,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     OUTPUT.mkdir(exist_ok=True)
     names = ("gate", "gate-900", "approved", "reloaded", "gate-diff", "done", "done-900",
-             "restarted")
+             "restarted", "reloaded-restarted")
     shots = {name: OUTPUT / f"quickstart-{theme}-{name}.png" for name in names}
     for shot in shots.values():
         shot.unlink(missing_ok=True)
@@ -112,6 +135,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")
                              ).click()
 
+                toasts = page.locator(".jp-toast-message", has_text="LightScientist:")
                 dashboard = page.locator(".jp-OutputArea-output .lightscientist-dashboard")
                 graph = dashboard.locator(".ls-graph-wide svg.ls-graph")
                 expect(graph).to_be_visible(timeout=60_000)
@@ -134,6 +158,13 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 (project,) = (root / "studies").iterdir()
                 assert _state(project)["stage"] == "idea.gate"
                 assert _state(project)["decisions"] == []
+                # every cell ran without an error, the check cell included
+                expect(page.locator("[data-mime-type='application/vnd.jupyter.stderr']")
+                       ).to_have_count(0)
+                # the status bar names the waiting project, the side panel never opened
+                expect(page.locator(".ls-StatusItem")).to_have_text(
+                    f"LightScientist: {project.name} waits for you at idea.gate")
+                assert not page.locator("#lightscientist-panel").is_visible()
 
                 # the action comes first: the buttons are in view with the card's top
                 _top(card)
@@ -152,7 +183,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 clicked = time.monotonic()
                 approve.click()
                 outcome = card.locator(".ls-outcome")
-                expect(outcome).to_contain_text(re.compile(r"approved d\d+ .*experiment\.setup"),
+                expect(outcome).to_contain_text(re.compile(r"approved idea\.gate .*experiment\.setup"),
                                                 timeout=2_000)
                 assert time.monotonic() - clicked < 2.5
                 expect(gate_node).to_have_attribute("data-state", "visited", timeout=20_000)
@@ -162,10 +193,18 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 decision = _state(project)["decisions"][0]
                 assert (decision["stage"], decision["approve"], decision["source"]) == (
                     "idea.gate", True, "dashboard")
+                # the side panel opens beside the notebook and stays open
+                page.locator(".jp-SideBar .lm-TabBar-tab[data-id='lightscientist-panel']"
+                             ).click()
+                expect(page.locator("#lightscientist-panel .ls-goal")).to_be_visible()
 
                 # the next gate: save, reload the page, approve from the dashboard again
                 exp_gate = graph.locator("g.ls-node[data-stage='experiment.gate']")
                 expect(exp_gate).to_have_attribute("data-state", "waiting", timeout=60_000)
+                toast = toasts.filter(has_text="waits for you at experiment.gate")
+                expect(toast).to_be_visible(timeout=10_000)
+                expect(toasts).to_have_count(1)  # one per pending decision
+                assert page.evaluate(HEADLESS_EDGES) == []  # with the panel's graph open
                 _top(dashboard)
                 page.screenshot(path=str(shots["approved"]))
                 page.keyboard.press("Control+s")
@@ -194,15 +233,40 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 clicked = time.monotonic()
                 card.locator("button.ls-approve").click()
                 expect(card.locator(".ls-outcome")).to_contain_text(
-                    re.compile(r"approved d\d+ .*paper\."), timeout=2_000)
+                    re.compile(r"approved experiment\.gate .*paper\."), timeout=2_000)
                 assert time.monotonic() - clicked < 2.5
 
+                expect(toast).to_have_count(0, timeout=5_000)  # answered: gone
+
+                # paper.review rejected once, with a comment, from the dashboard
+                review = card.filter(has=page.locator(".ls-card-title", has_text="paper.review"))
+                expect(review).to_be_visible(timeout=60_000)
+                expect(toasts.filter(has_text="waits for you at paper.review")).to_have_count(
+                    1, timeout=10_000)
+                review.locator(".ls-comment").fill("tighten the discussion")
+                review.locator("button.ls-reject").click()
+                expect(review.locator(".ls-outcome")).to_contain_text(
+                    re.compile(r"rejected paper\.review"), timeout=5_000)
+                wait_for(lambda: len(_state(project)["decisions"]) == 3, "the rejection",
+                         within=20)
+                expect(toasts.filter(has_text="waits for you at paper.review")).to_have_count(
+                    0, timeout=5_000)
                 _reply_when_waiting(project, "paper.review")
                 graph = dashboard.locator(".ls-graph-wide svg.ls-graph")
                 expect(graph.locator("g.ls-node[data-stage='done']")).to_have_attribute(
                     "data-state", "done", timeout=30_000)
                 expect(dashboard.locator(".ls-status-line")).to_contain_text(
                     re.compile(r"done.*not running"))
+                # nothing asks any more: the gate card went, its decision is the timeline's
+                expect(dashboard.locator(".ls-gatecard:visible")).to_have_count(0)
+                # one notification, and it says the project is done
+                expect(toasts).to_have_count(1, timeout=10_000)
+                expect(toasts).to_contain_text(f"{project.name} is done")
+                expect(page.locator(".ls-StatusItem")).to_have_text(
+                    f"LightScientist: {project.name} · done")
+                assert page.evaluate(HEADLESS_EDGES) == []
+                expect(dashboard.locator(".ls-timeline")).to_contain_text(
+                    "approved at paper.review → done from the command line")
                 _top(dashboard)
                 page.screenshot(path=str(shots["done"]))
                 page.set_viewport_size({"width": 900, "height": 1300})
@@ -217,12 +281,36 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 page.locator(".jp-Dialog-button.jp-mod-accept", has_text="Restart").click()
                 dead = dashboard.locator(".ls-controls .ls-dead")
                 expect(dead).to_be_visible(timeout=30_000)
-                expect(dead).to_contain_text(f"%lightscientist resume --workspace {project}")
+                # a done project has nothing to resume; nothing says it runs; the banner says
+                # once what the broken-link icon of every widget said
+                expect(dead).to_contain_text("The project is done")
+                expect(dead.locator("button.ls-dead-resume")).to_be_hidden()
+                expect(dashboard.locator(".ls-runner-chip:visible")).to_have_count(0)
+                expect(dashboard.locator(".ls-controls button.ls-cancel:visible")).to_have_count(0)
+                assert page.evaluate(BROKEN_LINK_ICONS) == 0
                 _top(dashboard)
                 page.screenshot(path=str(shots["restarted"]))
+
+                # a reload after the restart: the widgets' models are gone with the kernel;
+                # the dashboard is drawn from the server instead, never "model not found"
+                page.keyboard.press("Control+s")
+                expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=10_000)
+                page.reload()
+                every = page.locator(".jp-OutputArea-output.ls-ProjectOutput .ls-served")
+                expect(every.first).to_be_visible(timeout=60_000)
+                for served in every.all():  # the quickstart shows its dashboard twice
+                    expect(served.locator(".ls-stage")).to_have_text("done")
+                    expect(served.locator("svg.ls-graph:visible [data-stage='done']")
+                           ).to_have_attribute("data-state", "done")
+                    expect(served.locator(".ls-gate:visible")).to_have_count(0)
+                expect(page.get_by_text("model not found")).to_have_count(0)
+                served = every.first
+                _top(served)
+                page.screenshot(path=str(shots["reloaded-restarted"]))
                 print("\nscreenshots: " + " ".join(str(s) for s in shots.values()))
             except Exception:
                 page.screenshot(path=str(OUTPUT / f"quickstart-{theme}-failure.png"))
+                print("dashboard outputs:\n" + "\n".join(page.evaluate(OUTPUTS_SEEN)))
                 print("browser console:\n" + "\n".join(console[-40:]))
                 print("jupyter lab:\n" + "\n".join(lab.output.lines[-60:]))
                 raise
@@ -231,6 +319,8 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
 
     state = _state(project)
     assert state["status"] == "done"
-    assert [(d["stage"], d["source"]) for d in state["decisions"]] == [
-        ("idea.gate", "dashboard"), ("experiment.gate", "dashboard"), ("paper.review", "cli")]
+    assert [(d["stage"], d["approve"], d["source"]) for d in state["decisions"]] == [
+        ("idea.gate", True, "dashboard"), ("experiment.gate", True, "dashboard"),
+        ("paper.review", False, "dashboard"), ("paper.review", True, "cli")]
+    assert state["decisions"][2]["comment"] == "tighten the discussion"
     assert (project / "paper" / "paper.tex").is_file()

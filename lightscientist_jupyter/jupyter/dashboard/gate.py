@@ -29,6 +29,7 @@ from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
 from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, review_card, settled_text
 from lightscientist_jupyter.jupyter.diff_card import DiffCard
+from lightscientist_jupyter.jupyter.look import door_words
 from lightscientist_jupyter.jupyter.provenance_links import ChecksCard
 from lightscientist_jupyter.jupyter.show import preview
 from lightscientist_jupyter.workspace import Workspace
@@ -140,6 +141,7 @@ class GatePanel:
         self.checks.show(pending)
         self.fold.layout.display = "" if outputs else "none"
         self.fold.selected_index = None
+        self.cards.layout.display = ""
         if gate:
             targets = [pending.default_reject] if pending.default_reject else []
             targets += [s for s in self.table.ids() if s not in targets]
@@ -170,9 +172,19 @@ class GatePanel:
             if pending is not None:
                 self._settle(pending, state)
 
+    def close(self) -> None:
+        """Hide the card: the project ended, and its decisions are the timeline's."""
+        with self._lock:
+            self.pending = None
+            self.actions.card = {}
+            self.widget.layout.display = "none"
+
     def _settle(self, pending: PendingDecision, state: Any) -> None:
         self._set_buttons(False)
-        self.fold.layout.display = "none"  # settled: the verdict is what matters now
+        # settled: one line says how (the front end folds the card to it); what was under
+        # review, the diff and the checks, are history now
+        self.fold.layout.display = "none"
+        self.cards.layout.display = "none"
         self.summary.value = ""
         answer = next((d for d in reversed(state.decisions) if d.get("id") == pending.id), None)
         if answer is None:
@@ -211,16 +223,15 @@ class GatePanel:
             message = f"not applied: {exc}"
         self.decided = {"id": pending.id, "approve": approve, "message": message}
         verdict = "approved" if approve else "rejected"
+        if pending.kind != "gate":
+            verdict = "answered yes" if approve else "answered no"
         refused = message.startswith("not applied") or "nothing changed" in message
-        self.actions.outcome = {
-            "state": "refused" if refused else "sent",
-            "text": f"{verdict} {pending.id}: {message}",
-        }
-        self.result.value = (
-            f"<div><b>{verdict}</b> "
-            f"<code>{html.escape(pending.id)}</code> — {html.escape(message)}"
-            "</div>"
-        )
+        # the controller's answer names the stage and the verdict itself ("idea.gate
+        # approved; the project is now at …"), a refusal says why; a queued reply's does not
+        plain = refused or message.startswith(pending.stage)
+        said = message if plain else f"{verdict} {pending.stage}: {message}"
+        self.actions.outcome = {"state": "refused" if refused else "sent", "text": said}
+        self.result.value = f"<div>{html.escape(said)}</div>"
         return message
 
     def _from_browser(self, approve: bool, comment: str, to: str | None, decision_id: str) -> str:
@@ -252,8 +263,8 @@ def _verdict_html(answer: dict[str, Any]) -> str:
         else (" → <b>done</b>" if target == DONE else "")
     )
     comment = f" — “{html.escape(answer['comment'])}”" if answer.get("comment") else ""
+    door = html.escape(door_words(answer.get("source", "?")))
     return (
-        f"<div>✔ <code>{html.escape(answer.get('id', ''))}</code> "
-        f"<b>{verdict}</b> at <code>{html.escape(answer.get('stage', ''))}</code>{where} "
-        f"via {html.escape(str(answer.get('source', '?')))}{comment}</div>"
+        f"<div>✔ <b>{verdict}</b> at <code>{html.escape(answer.get('stage', ''))}</code>"
+        f"{where} {door}{comment}</div>"
     )

@@ -17,7 +17,7 @@ from lightscientist_jupyter.app.recalled import Recalled
 from lightscientist_jupyter.app.reviews import ReviewsCard, is_review_stage, read_reviews
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
-from lightscientist_jupyter.jupyter.look import status_words
+from lightscientist_jupyter.jupyter.look import door_words, status_words
 
 OFFLINE_NOTE = "(Offline demo model"
 SUMMARY_LINES = 2
@@ -80,6 +80,6 @@ def settled_text(pending: PendingDecision, answer: dict[str, Any], state: Any) -
     where = f" → {'done' if target == DONE else target}" if target else ""
     comment = f" — “{answer['comment']}”" if answer.get("comment") else ""
     return (
-        f"{verdict} {pending.id} at {answer.get('stage', pending.stage)}{where} "
-        f"(via {answer.get('source', '?')}; now {status_words(state.status)}){comment}"
+        f"✔ {verdict} {answer.get('stage', pending.stage)}{where} "
+        f"{door_words(answer.get('source', '?'))}; now {status_words(state.status)}{comment}"
     )

@@ -43,7 +43,7 @@ def render(
     chips = [
         chip(status_words(status), status=status, title=f"status: {status}"),
         chip(where, title="current stage", cls="ls-code"),
-        chip(runner, title="who runs the project"),
+        chip(runner, title="who runs the project", cls="ls-runner-chip"),
         chip(f"mode {mode}"),
         chip(f"model {model}"),
         chip(f"elapsed {elapsed}"),

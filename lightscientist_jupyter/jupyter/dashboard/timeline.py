@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lightscientist_jupyter.controller import DONE
+from lightscientist_jupyter.jupyter.look import door_words
 
 
 def render(decisions: Iterable[Mapping[str, Any]], *, limit: int = 30) -> str:
@@ -39,10 +40,11 @@ def render(decisions: Iterable[Mapping[str, Any]], *, limit: int = 30) -> str:
         items.append(
             f'<li class="{"ls-ok" if yes else "ls-err"}" data-decision="'
             f'{html.escape(str(d.get("id", "")))}">'
-            f'<span class="ls-muted">{clock}</span> <code>{html.escape(str(d.get("id", "")))}'
-            f"</code> <b>{verdict}</b> at <code>{html.escape(str(d.get('stage', '')))}</code>"
-            f"{html.escape(where)}{html.escape(comment)} "
-            f'<span class="ls-muted">via {html.escape(str(d.get("source", "?")))}</span></li>'
+            f'<span class="ls-muted">{clock}</span> '
+            f"<b>{verdict}</b> at <code>{html.escape(str(d.get('stage', '')))}</code>"
+            f"{html.escape(where)} "
+            f'<span class="ls-muted">{html.escape(door_words(d.get("source", "?")))}</span>'
+            f"{html.escape(comment)}</li>"
         )
     more = len(rows) - len(shown)
     head = f"Decisions ({len(rows)})" + (f", newest {len(shown)}" if more else "")

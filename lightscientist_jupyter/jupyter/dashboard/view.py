@@ -13,7 +13,8 @@ Threads, and who touches what:
 
 The dashboard reads its project through a small `Source` (the API's `Run` for a run in
 this kernel, its `ProjectView` for one on disk), and displays as the widget plus a static
-fallback (SVG and text) for saved notebooks and front ends without widgets.
+fallback (SVG and text) for saved notebooks and front ends without widgets, plus a reference
+to the project from which the JupyterLab extension draws it once the widget is gone.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ from lightscientist_jupyter.jupyter.dashboard.tree_card import TreeCard
 from lightscientist_jupyter.jupyter.dashboard.widgets import EventStream
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind, ReplySource
 from lightscientist_jupyter.workspace import Workspace
+
+PROJECT_MIME = "application/vnd.lightscientist.project+json"
+"""A dashboard's reference to its project, in its output (read by the JupyterLab extension)."""
 
 BACKFILL_MAX = 50_000
 """Events read from the log when a dashboard opens (for the worker counters and the list)."""
@@ -237,6 +241,11 @@ class Dashboard:
                 self.gate.show(pending, state)
             elif self.gate.pending is not None:
                 self.gate.settle(state)
+            ended = state.status in FINAL_PROJECT_STATUSES
+            if ended != self._shown.get("ended"):
+                self._shown["ended"] = ended
+                if ended:  # nothing asks any more: the decisions are the timeline's
+                    self.gate.close()
         elif self._shown.get("graph") is None:
             self._shown["graph"] = ()
             self.graph.value = graph.responsive_box(self.table, None)
@@ -369,4 +378,7 @@ class Dashboard:
         data = dict(self.widget._repr_mimebundle_() or {})
         data["text/html"] = self.static_html()
         data["text/plain"] = self.text()
+        # the JupyterLab extension draws the project from the server when the widget cannot
+        # be (a page reloaded after a kernel restart): labextension/src/reference.ts
+        data[PROJECT_MIME] = {"root": str(self.workspace.root)}
         return data

@@ -42,8 +42,7 @@ function render({ model, el: root }) {
   const dead = el("div", "ls-dead", undefined, box);
   dead.setAttribute("role", "alert");
   el("b", "", "This dashboard is not live", dead);
-  el("span", "", ": the kernel that drew it restarted or went away, so its run has " +
-     "stopped and what is shown is as it was. ", dead);
+  const deadWhy = el("span", "", "", dead);
   const deadRow = el("div", "ls-row", undefined, dead);
   const deadResume = el("button", styled + " jp-mod-accept ls-dead-resume", "Resume", deadRow);
   deadResume.setAttribute("aria-label", "Resume the project in the background (through the server)");
@@ -63,8 +62,10 @@ function render({ model, el: root }) {
     root.hidden = !r.status;
     if (!r.status) return;
     const pos = r.position ? `stage ${r.position[0]} of ${r.position[1]} · ` : "";
-    where.textContent = `${pos}${r.stage_time || "0s"} in ${r.stage}`;
     const ended = ENDED.includes(r.status);
+    // at the end there is no stage to be in: the status line says done
+    where.textContent = ended ? "" : `${pos}${r.stage_time || "0s"} in ${r.stage}`;
+    where.hidden = ended;
     const final = ended || r.status === "failed" || r.status === "cancelled";
     cancel.hidden = final;
     const waits = r.status === "running" || r.status === "waiting_user";
@@ -73,6 +74,11 @@ function render({ model, el: root }) {
     pausing.textContent = r.pause_after ? `pausing after ${r.pause_after}` : "";
     rerun.hidden = ended;
     resume.hidden = ended || r.runner !== "none";
+    // a gone kernel: a finished project has nothing to resume
+    deadWhy.textContent = ended
+      ? ": the kernel that drew it restarted or went away. The project is done; what is shown is its end."
+      : ": the kernel that drew it restarted or went away, so its run has stopped and what is shown is as it was. ";
+    deadRow.hidden = ended;
     pause.setAttribute("aria-label", `Pause after ${r.stage} finishes`);
     rerun.setAttribute("aria-label", `Re-run ${r.stage} from its start`);
     cancel.setAttribute("aria-label", "Cancel the project and its workers");

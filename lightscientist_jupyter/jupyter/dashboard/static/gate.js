@@ -4,23 +4,23 @@
 // No build step, no imports: it runs offline inside anywidget's front end, after
 // server.js (el, pageConfig, relative, call, viaComm), which gate_actions.py puts before it.
 
-function verdict(d, id) {
+function verdict(d) {
   const yes = d.kind === "question" ? "answered yes" : "approved";
   const no = d.kind === "question" ? "answered no" : "rejected";
   const where = d.to ? ` → now at ${d.to}` : "";
-  return `${d.approve ? yes : no} ${id}${where}`;
+  return `${d.approve ? yes : no} ${d.stage}${where}`;
 }
 
 // after a queued reply, watch the project for up to ANSWER_MS for where it went
-async function settled(cfg, rel, id, approve) {
+async function settled(cfg, rel, id, approve, stage) {
   const until = Date.now() + ANSWER_MS;
   while (Date.now() < until) {
     await new Promise((r) => setTimeout(r, 250));
     const got = await call(cfg, "GET", "project?path=" + encodeURIComponent(rel));
     const found = (got.data?.decisions || []).find((d) => d.id === id);
-    if (found) return verdict(found, id);
+    if (found) return verdict(found);
   }
-  return `${approve ? "approval" : "rejection"} of ${id} sent; the run picks it up`;
+  return `${approve ? "approval" : "rejection"} of ${stage} sent; the run picks it up`;
 }
 
 // at a review stage: each reviewer's scores, the decision they add up to, what was asked
@@ -105,6 +105,8 @@ function render({ model, el: root }) {
     if (!shown) return;
     card.dataset.decision = c.id;
     card.dataset.settled = c.settled ? "true" : "false";
+    // answered: the card folds to the line that says how (the timeline keeps it)
+    for (const part of [title, summary, files, reviews, recalled]) part.classList.toggle("ls-folded", !!c.settled);
     card.setAttribute("aria-label", c.heading || "decision");
     title.textContent = c.heading || "";
     badge.textContent = c.badge || "";
@@ -164,12 +166,13 @@ function render({ model, el: root }) {
 
   async function described(data, cfg, rel, reply) {
     const id = data.decision_id || reply.decision_id;
+    const stage = (model.get("card") || {}).stage || "";
     if (data.applied_by === "server") {
       const words = WORDS[data.status] || data.status;
       const on = data.resumed_by ? ` · going on in the background (pid ${data.resumed_by})` : "";
-      return `${reply.approve ? "approved" : "rejected"} ${id} → now at ${data.stage} (${words})${on}`;
+      return `${reply.approve ? "approved" : "rejected"} ${stage} → now at ${data.stage} (${words})${on}`;
     }
-    return settled(cfg, rel, id, reply.approve);
+    return settled(cfg, rel, id, reply.approve, stage);
   }
 
   async function decide(yes) {

@@ -54,9 +54,9 @@ export class DetailView {
     d.hidden = true;
     this._goal = el('p', { className: 'ls-goal' }, d);
     const status = el('p', { className: 'ls-status' }, d);
-    el('span', { text: 'Stage ' }, status);
+    this._stageWords = [el('span', { text: 'Stage ' }, status)];
     this._stage = el('span', { className: 'ls-stage' }, status);
-    el('span', { text: ' · ' }, status);
+    this._stageWords.push(this._stage, el('span', { text: ' · ' }, status));
     this._status = el('span', { className: 'ls-status-text' }, status);
     this._mode = el('span', { className: 'ls-mode' }, status);
     this._runner = el('p', { className: 'ls-runner' }, d);
@@ -163,6 +163,9 @@ export class DetailView {
     this.node.dataset.path = detail.path;
     this._goal.textContent = detail.goal ?? '';
     this._stage.textContent = detail.stage ?? '?';
+    for (const words of this._stageWords) {
+      words.hidden = detail.stage === DONE; // "Stage done · done" says it twice
+    }
     this._status.textContent = statusWords(detail.status);
     this._status.dataset.status = detail.status ?? '';
     this._mode.textContent = detail.mode ? ` · ${detail.mode} mode` : '';
@@ -348,6 +351,7 @@ export class DetailView {
   }
 
   private _detail: IProjectDetail | null = null;
+  private _stageWords: HTMLElement[];
   private _replied: { stage: string; id: string; approve: boolean } | null =
     null;
   private _keys: Record<string, string> = {};

@@ -25,6 +25,7 @@ import { OPEN_CELL, addOpenCellCommand } from './cells';
 // the panel is added to the shell when the plugin activates, so it is needed at once; so is
 // the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
 /* eslint-disable jupyter/prefer-lazy-imports */
+import { addProjectCommands } from './commands'; // in the palette at once
 import { ProjectWatcher } from './notify';
 import { IPanelOptions, LightScientistPanel } from './panel';
 import { projectFactory } from './reference';
@@ -204,6 +205,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(panel.id);
     };
     const watcher = new ProjectWatcher(panel, showProject);
+    addProjectCommands(app, panel, palette, CATEGORY, () => {
+      void panel.refresh();
+      watcher.poke();
+    });
     const status = new StageStatus(showProject);
     const showStatus = () =>
       status.showProject(

@@ -176,7 +176,8 @@ export class ProjectWatcher {
       : 'LightScientist';
   }
 
-  /** The notification of `project`'s news: its words, its kind and its action. */
+  /** The notification of `project`'s news: its words, its kind and its actions (what
+   * can be done from it at once, then Show). */
   private _news(project: IProjectSummary): {
     message: string;
     type: Notification.TypeOptions;
@@ -184,14 +185,12 @@ export class ProjectWatcher {
     actions: Notification.IAction[];
   } {
     const where = shownPath(project.path);
-    const actions = [
-      {
-        label: project.pending ? 'Show' : 'Open',
-        caption: `Show ${where} in the LightScientist panel`,
-        callback: () => this._open(project.path),
-        displayType: 'accent' as const
-      }
-    ];
+    const show = {
+      label: project.pending ? 'Show' : 'Open',
+      caption: `Show ${where} in the LightScientist panel`,
+      callback: () => this._open(project.path),
+      displayType: 'default' as const
+    };
     const [type, words]: [Notification.TypeOptions, string] = project.pending
       ? ['warning', pendingWords(project)]
       : project.status === 'done'
@@ -201,8 +200,65 @@ export class ProjectWatcher {
       message: `${PREFIX} ${where} ${words}`,
       type,
       autoClose: false,
-      actions
+      actions: [...this._answers(project), show]
     };
+  }
+
+  /** The answers a notification offers for `project`'s pending decision: Approve for a
+   * gate, Yes / No for a question, Stop for a spent budget (raising it needs numbers: the
+   * panel's card); a hand-over is taken in the panel. */
+  private _answers(project: IProjectSummary): Notification.IAction[] {
+    const pending = project.pending;
+    if (!pending) {
+      return [];
+    }
+    const answer = (label: string, approve: boolean, caption: string) => ({
+      label,
+      caption,
+      displayType: 'accent' as const,
+      callback: () => void this._reply(project, approve)
+    });
+    switch (pending.kind) {
+      case 'gate':
+        return [
+          answer(
+            'Approve',
+            true,
+            `Approve ${pending.stage} and move on to ${pending.proposed_next ?? 'the next stage'}`
+          )
+        ];
+      case 'question':
+        return [
+          answer('Yes', true, `Answer yes: ${pending.question}`),
+          answer('No', false, `Answer no: ${pending.question}`)
+        ];
+      case 'budget':
+        return [answer('Stop', false, 'End the project where it is')];
+    }
+    return [];
+  }
+
+  private async _reply(
+    project: IProjectSummary,
+    approve: boolean
+  ): Promise<void> {
+    const pending = project.pending!;
+    try {
+      await api.reply({
+        path: project.path,
+        approve,
+        comment: '',
+        to_stage: null,
+        decision_id: pending.id
+      });
+    } catch (error) {
+      Notification.error(
+        // not our prefix: this one is not a project's news, and stays its 8 s
+        `LightScientist could not answer ${shownPath(project.path)}: ${(error as Error).message}`,
+        { autoClose: 8000 }
+      );
+    }
+    this.poke(); // the decision is answered: its notification goes
   }
 
   private _projects: IProjectSummary[] = [];

@@ -192,8 +192,8 @@ def _cells(
         chunks = sorted({(depth[s] - first[p]) // columns for s in depth if phase[s] == p})
         for chunk in chunks:
             band_of_phase[(p, chunk)] = len(band_of_phase)
-            # a band wrapped onto more rows: "idea", then "idea, continued"
-            band_names[band_of_phase[(p, chunk)]] = p + (", continued" if chunk else "")
+            # a band wrapped onto more rows is named once, on its first
+            band_names[band_of_phase[(p, chunk)]] = "" if chunk else p
     for stage_id in sorted(depth, key=lambda s: order[s]):
         offset = depth[stage_id] - first[phase[stage_id]]
         band = band_of_phase[(phase[stage_id], offset // columns)]

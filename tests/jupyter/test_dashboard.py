@@ -7,6 +7,7 @@ would send is counted by wrapping `Widget._send`. The source behind the dashboar
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import threading
@@ -25,7 +26,7 @@ from lightscientist_jupyter.api.views import ProjectView
 from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.events import EventBus, JsonlWriter
 from lightscientist_jupyter.events.buffer import EventBuffer
-from lightscientist_jupyter.jupyter.dashboard import workers
+from lightscientist_jupyter.jupyter.dashboard import status_line, workers
 from lightscientist_jupyter.jupyter.dashboard.batching import Flusher
 from lightscientist_jupyter.jupyter.dashboard.view import PROJECT_MIME, Dashboard, Source
 from lightscientist_jupyter.jupyter.dashboard.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
@@ -537,6 +538,21 @@ def test_worker_fold_reads_a_real_log(tmp_path: Path):
     assert set(rows) == {"supervisor", "w1"}
     assert rows["supervisor"].role == "supervisor" and rows["w1"].status == "waiting"
     assert workers.render_html({}) == '<div class="ls-workers ls-muted">no workers yet</div>'
+    # a status in a researcher's words, the code's word in its tooltip
+    rows["supervisor"].status = "background"
+    drawn = workers.render_html(rows)
+    assert '<span class="ls-chip" title="background">idle</span>' in drawn
+    assert 'data-status="waiting_user" title="waiting">waiting for input</span>' in drawn
+
+
+def test_a_finished_projects_status_line_says_done_once():
+    common = {"goal": "g", "visit": 1, "runner": "r", "mode": "m", "model": "o", "events": 9}
+    line = functools.partial(status_line.render, elapsed="39s", root=Path("/ws"), **common)
+    running = line(status="running", stage="paper.write")
+    assert '<span class="ls-chip ls-code" title="current stage">paper.write</span>' in running
+    done = line(status="done", stage="done")
+    assert "current stage" not in done  # not "done · done"
+    assert done.count(">done<") == 1
 
 
 def test_the_search_card_draws_the_tree_as_its_nodes_change(tmp_path, write_table, make_board):

@@ -24,6 +24,7 @@ from support.browser import (
     axe_problems,
     launch_chromium,
     require_browser,
+    show_panel,
     spawn,
     start_lab,
     stop,
@@ -132,7 +133,7 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(page.locator(".ls-StatusItem")).to_have_text(
                     "LightScientist: study waits for you at idea.gate"
                 )
-                tab.click()
+                show_panel(page)  # by its keyboard shortcut
                 panel = page.locator("#lightscientist-panel")
                 expect(panel).to_be_visible()
 
@@ -178,10 +179,22 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 for label in (
                     "LightScientist: Open Panel",
                     "LightScientist: Approve Pending Gate (idea.gate)",
+                    "LightScientist: Reject Pending Gate (idea.gate)",
+                    "LightScientist: Pause After This Stage",
+                    "LightScientist: Cancel the Project",
+                    "LightScientist: Re-run This Stage",
                 ):
                     expect(
                         palette.locator(".lm-CommandPalette-item", has_text=label)
                     ).to_have_count(1)
+                page.keyboard.press("Escape")
+                # the project list's context menu holds the run's actions
+                panel.locator(".ls-project[data-path='study']").click(button="right")
+                menu = page.locator(".lm-Menu").last
+                expect(
+                    menu.locator(".lm-Menu-itemLabel", has_text="Pause After This Stage")
+                ).to_be_visible()
+                expect(menu.locator(".lm-Menu-itemLabel", has_text="Resume")).to_have_count(1)
                 page.keyboard.press("Escape")
 
                 gate.locator(".ls-comment").fill("Looks good; go ahead.")
@@ -242,10 +255,16 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 )
                 assert reply.returncode == 0, reply.stdout + reply.stderr
                 expect(toast).to_have_count(0, timeout=5_000)
-                expect(toasts.filter(has_text="waits for you at paper.review")).to_be_visible(
-                    timeout=60_000
-                )
+                review = toasts.filter(has_text="waits for you at paper.review")
+                expect(review).to_be_visible(timeout=60_000)
                 expect(toasts).to_have_count(1)
+                # the notification's own Approve answers the gate; the last one says done
+                page.locator(".jp-toast-button", has_text=re.compile("^Approve$")).click()
+                done = toasts.filter(has_text="study is done")
+                expect(done).to_be_visible(timeout=30_000)
+                expect(toasts).to_have_count(1)
+                expect(page.locator(".ls-StatusItem")).to_have_text("LightScientist: study · done")
+                page.screenshot(path=str(OUTPUT / "panel-done.png"))
                 print(f"\nscreenshots: {OUTPUT / 'panel-waiting.png'} {shot}")
             except Exception:
                 page.screenshot(path=str(OUTPUT / "panel-failure.png"))
@@ -255,9 +274,13 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
         finally:
             browser.close()
 
-    runner_output.wait_for("waiting at paper.review", timeout=60)  # it ran on to the last gate
     state = json.loads((root / "study" / ".lightscientist" / "state.json").read_text())
-    assert state["stage"] == "paper.review"
+    assert (state["stage"], state["status"]) == ("done", "done")
+    assert [(d["stage"], d["source"]) for d in state["decisions"]] == [
+        ("idea.gate", "panel"),
+        ("experiment.gate", "cli"),
+        ("paper.review", "panel"),
+    ]
     assert {"from": "idea.gate", "to": "experiment.setup", "by": "approve"}.items() <= next(
         h for h in state["history"] if h["from"] == "idea.gate"
     ).items()

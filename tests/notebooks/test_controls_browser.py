@@ -24,7 +24,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.browser import OUTPUT, axe_problems, launch_chromium, require_browser, start_lab
+from support.browser import (
+    OUTPUT,
+    axe_problems,
+    launch_chromium,
+    require_browser,
+    show_panel,
+    start_lab,
+)
 from support.waiting import wait_for
 
 from lightscientist_jupyter.controller.lock import read_holder
@@ -118,7 +125,10 @@ def test_a_kernel_restart_shows_the_banner_and_resume_continues(tmp_path):
                 controls = dashboard.locator(".ls-controls")
                 expect(controls.locator(".ls-progress")).to_contain_text(
                     re.compile(r"stage 6 of 14 · \d+s in idea\.gate"), timeout=90_000)
-                expect(controls.locator(".ls-path-chip")).to_have_text(str(project))  # whole
+                # named as the file browser names it; whole in its tooltip and its copy
+                chip = controls.locator(".ls-path-chip")
+                expect(chip).to_have_text("study")
+                expect(chip).to_have_attribute("title", str(project))
                 expect(controls.locator("button.ls-copy-path")).to_be_visible()
                 dead = controls.locator(".ls-dead")
                 expect(dead).to_be_hidden()
@@ -258,8 +268,7 @@ def test_the_panel_resumes_reruns_and_cancels_in_the_dark_theme(tmp_path):
                 expect(controls.locator("button.ls-pause")).to_be_hidden()
                 page.reload()
                 tab.wait_for(timeout=60_000)
-                if not panel.is_visible():
-                    tab.click()
+                show_panel(page)
                 panel.locator(".ls-project[data-path='study']").click()
                 expect(pausing).to_have_text("Pausing after experiment.gate", timeout=30_000)
                 page.set_viewport_size({"width": 900, "height": 1000})

@@ -299,7 +299,8 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 every = page.locator(".jp-OutputArea-output.ls-ProjectOutput .ls-served")
                 expect(every.first).to_be_visible(timeout=60_000)
                 for served in every.all():  # the quickstart shows its dashboard twice
-                    expect(served.locator(".ls-stage")).to_have_text("done")
+                    expect(served.locator(".ls-status-text")).to_have_text("done")
+                    expect(served.locator(".ls-stage")).to_be_hidden()  # not "done · done"
                     expect(served.locator("svg.ls-graph:visible [data-stage='done']")
                            ).to_have_attribute("data-state", "done")
                     expect(served.locator(".ls-gate:visible")).to_have_count(0)

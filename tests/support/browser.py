@@ -289,3 +289,17 @@ def open_panel(page: Any) -> Any:
     tab.wait_for(timeout=60_000)
     tab.click()
     return page.locator("#lightscientist-panel")
+
+
+def show_panel(page: Any, within: float = 30) -> Any:
+    """Open the LightScientist side panel and return it. Its shortcut (Alt+Shift+L) runs the
+    panel's Open command, which activates it and never toggles it closed — unlike a click on
+    its sidebar tab, which closes a panel that a reloaded page's layout restored a moment
+    before. Pressed until the panel shows: the shortcuts load with the settings."""
+    panel = page.locator("#lightscientist-panel")
+    deadline = time.monotonic() + within
+    while not panel.is_visible():
+        assert time.monotonic() < deadline, "the LightScientist panel did not open"
+        page.keyboard.press("Alt+Shift+L")
+        page.wait_for_timeout(250)
+    return panel

@@ -12,6 +12,7 @@ import html
 import shlex
 from pathlib import Path
 
+from lightscientist_jupyter.controller import DONE
 from lightscientist_jupyter.jupyter.look import chip, status_words
 
 
@@ -42,7 +43,8 @@ def render(
     where = stage + (f" (visit {visit})" if visit > 1 else "")
     chips = [
         chip(status_words(status), status=status, title=f"status: {status}"),
-        chip(where, title="current stage", cls="ls-code"),
+        # at the end there is no stage to name: the status says done
+        *([] if stage == DONE else [chip(where, title="current stage", cls="ls-code")]),
         chip(runner, title="who runs the project", cls="ls-runner-chip"),
         chip(f"mode {mode}"),
         chip(f"model {model}"),

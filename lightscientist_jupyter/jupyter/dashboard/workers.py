@@ -29,6 +29,9 @@ _CHIP_STATUS = {
     "interrupted": "stopped",
 }
 """A worker's status drawn with the project's status dots (static/theme.css)."""
+_WORDS = {"background": "idle", "waiting": "waiting for input"}
+"""A worker's status in a researcher's words (`vocab.WorkerStatus`: `background` is a
+session that suspended itself until a message resumes it)."""
 
 
 @dataclasses.dataclass
@@ -128,7 +131,10 @@ def render_html(
                 "white-space:nowrap",
             )
             + _td(html.escape(r.stage))
-            + _td(f'<span class="ls-chip"{mark}>{html.escape(r.status)}</span>' + _jobs(r))
+            + _td(
+                f'<span class="ls-chip"{mark} title="{html.escape(r.status)}">'
+                f"{html.escape(_WORDS.get(r.status, r.status))}</span>" + _jobs(r)
+            )
             + _td(str(r.model_calls), "text-align:right")
             + _td(str(r.tool_calls), "text-align:right")
             + _td(html.escape((spend or {}).get(r.id, "")), "text-align:right;white-space:nowrap")

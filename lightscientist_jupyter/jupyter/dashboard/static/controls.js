@@ -84,7 +84,14 @@ function render({ model, el: root }) {
     cancel.setAttribute("aria-label", "Cancel the project and its workers");
     for (const b of [cancel, pause, rerun, resume]) b.disabled = busy;
     cmd.textContent = model.get("resume") || "%lightscientist resume";
-    pathText.textContent = pathChip.title = model.get("root") || "";
+    // the folder as the file browser names it (from the server root), whole in the tooltip
+    // and in what Copy path copies; outside the server root, the whole path, cut at its start
+    const full = model.get("root") || "";
+    const cfgNow = pageConfig();
+    const rel = cfgNow ? relative(full, cfgNow.serverRoot) : null;
+    pathText.textContent = rel === null ? full : rel || ".";
+    pathChip.title = full;
+    pathChip.dataset.full = full;
     const key = JSON.stringify(r.times || []);
     if (timesList.dataset.key !== key) {
       timesList.dataset.key = key;
@@ -162,16 +169,16 @@ function render({ model, el: root }) {
   pause.addEventListener("click", () => send("pause", outcome));
   resume.addEventListener("click", () => send("resume", outcome));
   deadResume.addEventListener("click", () => send("resume", deadOutcome));
-  function copier(button, source, label) {
+  function copier(button, text, label) {
     button.addEventListener("click", () => {
-      const done = (text) => { button.textContent = text; setTimeout(() => { button.textContent = label; }, 2000); };
+      const done = (said) => { button.textContent = said; setTimeout(() => { button.textContent = label; }, 2000); };
       if (!navigator.clipboard) { done("Select it to copy"); return; }
-      navigator.clipboard.writeText(source.textContent).then(() => done("Copied"),
-                                                             () => done("Select it to copy"));
+      navigator.clipboard.writeText(text()).then(() => done("Copied"),
+                                                 () => done("Select it to copy"));
     });
   }
-  copier(copy, cmd, "Copy");
-  copier(copyPath, pathText, "Copy path");
+  copier(copy, () => cmd.textContent, "Copy");
+  copier(copyPath, () => pathChip.dataset.full || "", "Copy path");
   model.on("change:run", draw);
   model.on("change:resume", draw);
   draw();

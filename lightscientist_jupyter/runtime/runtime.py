@@ -374,8 +374,8 @@ class ExecutionRuntime:
                 pass
 
         dropper = threading.Thread(target=drop, daemon=True, name=f"ls-drop-{session.id}")
+        dropper.start()  # before it is listed: `close`, on another thread, joins the listed
         self._droppers.append(dropper)
-        dropper.start()
 
     def _report(self, update: WorkerUpdate) -> None:
         self.on_update(update)

@@ -60,9 +60,13 @@ class WorkspaceLock:
             "command": " ".join(sys.argv[:3]),
             **door(sys.argv),
         }
+        # written over the last holder's record in one write, padded to a fixed size and
+        # never emptied first: a reader finds a whole record, never an empty file (JSON
+        # allows the trailing spaces)
+        record = json.dumps(info).encode().ljust(RECORD_SIZE)
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(info).encode(), 0)
+            os.pwrite(fd, record, 0)
+            os.ftruncate(fd, len(record))
         except OSError as exc:  # a full disk: the lock is not held, and the file is named
             os.close(fd)
             exc.filename = exc.filename or str(path)
@@ -75,8 +79,7 @@ class WorkspaceLock:
             return
         fd, self._fd = self._fd, None
         # closing the descriptor drops the flock; the record stays until the next holder
-        # writes its own (a record of a lock nobody holds is never read), so a reader never
-        # finds the lock held with its record already emptied
+        # writes its own over it (a record of a lock nobody holds is never read)
         os.close(fd)
 
     def __enter__(self) -> WorkspaceLock:
@@ -103,8 +106,11 @@ def door(argv: list[str]) -> dict[str, str]:
     return {"door": "program"}
 
 
-RECORD_WAIT_S = 0.2
-"""How long a reader waits for the record of a lock just taken (written right after)."""
+RECORD_SIZE = 1024
+"""The bytes of a holder's record (padded with spaces)."""
+RECORD_WAIT_S = 1.0
+"""How long a reader waits for a whole record: a lock taken for the first time has an empty
+file until its holder writes, and a read may meet a write half done."""
 
 
 def read_holder(workspace: Workspace) -> dict[str, Any] | None:
@@ -119,13 +125,12 @@ def read_holder(workspace: Workspace) -> dict[str, Any] | None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                raw = os.pread(fd, 4096, 0)
-                if not raw and time.monotonic() < deadline:
-                    time.sleep(0.01)  # taken a moment ago: its record is being written
-                    continue
                 try:
-                    holder = json.loads(raw or b"{}")
-                except ValueError:
+                    holder = json.loads(os.pread(fd, RECORD_SIZE * 4, 0))
+                except ValueError:  # empty, or met half written
+                    if time.monotonic() < deadline:
+                        time.sleep(0.01)
+                        continue
                     return {}
                 return holder if isinstance(holder, dict) else {}
             fcntl.flock(fd, fcntl.LOCK_UN)

@@ -158,8 +158,9 @@ def test_a_reader_never_finds_the_lock_held_without_its_holder(workspace):
     churner = threading.Thread(target=churn)
     churner.start()
     seen = {"held": 0, "free": 0}
+    deadline = time.monotonic() + 30  # a loaded machine may starve the churning thread
     try:
-        for _ in range(1500):
+        while min(seen.values()) < 300 and time.monotonic() < deadline:
             holder = read_holder(workspace)
             assert holder is None or holder.get("pid") == os.getpid(), holder
             seen["held" if holder else "free"] += 1

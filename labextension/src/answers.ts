@@ -234,6 +234,9 @@ export interface IUsageFigures {
   /** Calls whose tokens were estimated from characters. */
   estimated: number;
   tokens: number;
+  /** The cost as every view words it (`values.usage.dollars`): `$0`, `$0.0123`, `$12.34`,
+   * `cost unknown`. */
+  cost_words: string;
 }
 
 /** The project's counters (`app/usage.py` `status_usage`). */

@@ -21,19 +21,6 @@ import { el, statusWords } from './dom';
 /** The new limit the field suggests: this many times the one reached. */
 const RAISE_BY = 2;
 
-/** A cost as the dashboard words it (values/usage.py `dollars`): `$0` when nothing was
- * charged (the offline model), four decimals under a dollar, cents from one. */
-function cost(figures: IUsageFigures | IUsageTotal): string {
-  const usd = 'cost' in figures ? figures.cost : figures.cost_usd;
-  if (typeof usd !== 'number') {
-    return 'cost unknown';
-  }
-  if (usd === 0) {
-    return '$0';
-  }
-  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
-}
-
 function count(value: number | undefined): string {
   return (value ?? 0).toLocaleString('en-US');
 }
@@ -46,7 +33,7 @@ export function spendWords(figures: IUsageFigures | undefined): string {
   const est = figures.estimated ? ' (est.)' : '';
   return (
     `${count(figures.tokens)} tokens${est} (${count(figures.input_tokens)} in, ` +
-    `${count(figures.output_tokens)} out) · ${cost(figures)} · ` +
+    `${count(figures.output_tokens)} out) · ${figures.cost_words} · ` +
     `${count(figures.model_calls)} model call${figures.model_calls === 1 ? '' : 's'}`
   );
 }
@@ -131,7 +118,7 @@ export class BudgetView {
     el('span', { className: 'ls-badge', text: 'Usage' }, node);
     // the chip short enough for a narrow panel; the in/out split and the calls beside it
     const est = total.estimated ? ' (est.)' : '';
-    const text = `${count(total.tokens)} tokens${est} · ${cost(total)}`;
+    const text = `${count(total.tokens)} tokens${est} · ${total.cost_words}`;
     el(
       'span',
       { className: 'ls-chip ls-usage-words', text, title: words },

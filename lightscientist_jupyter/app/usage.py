@@ -104,9 +104,17 @@ def status_usage(state: ProjectState) -> dict[str, Any]:
 def panel_usage(state: ProjectState) -> dict[str, Any]:
     """The side panel's `usage`: the project's totals (as `status_usage`) and each stage's."""
     stages = {k.rpartition("#")[0] for k in state.usage.get("visits") or {}}
+
+    def worded(used: Usage, figures: dict[str, Any]) -> dict[str, Any]:
+        return {**figures, "cost_words": dollars(used.cost)}  # the panel words no money itself
+
     return {
-        "total": status_usage(state),
-        "stages": {s: budgets.stage_usage(state, s).to_dict() for s in sorted(stages)},
+        "total": worded(budgets.project_usage(state), status_usage(state)),
+        "stages": {
+            s: worded(used, used.to_dict())
+            for s in sorted(stages)
+            for used in [budgets.stage_usage(state, s)]
+        },
     }
 
 

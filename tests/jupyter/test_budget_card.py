@@ -11,6 +11,7 @@ from support.background import stop_background_runs
 from support.real_run import GOAL, cli
 from support.slow import whole_project
 
+from lightscientist_jupyter.app.usage import panel_usage
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.jupyter.dashboard import budget_card, graph, status_line
@@ -45,6 +46,26 @@ def test_the_header_shows_tokens_cost_and_budget():
     assert 'class="ls-chip ls-usage"' in html and "1,234 tokens · $0.0123" in html
     state.usage["total"]["cost_usd"] = None
     assert budget_card.usage_words(state).startswith("1,234 tokens · cost unknown")
+
+
+def test_the_panel_is_sent_its_costs_in_words():
+    """The side panel words no money itself: the server sends each cost as every view words
+    it (the panel's own rule had drifted from the dashboard's once)."""
+    state = ProjectState(goal="g", mode=Mode.AUTO, stage="b", stages_file="t.toml")
+    state.usage = {
+        "total": {"input_tokens": 900, "output_tokens": 100, "model_calls": 3, "cost_usd": 2.5},
+        "visits": {
+            "a#1": {"input_tokens": 500, "model_calls": 1, "cost_usd": 0.0},
+            "b#1": {"input_tokens": 300, "model_calls": 1, "cost_usd": 0.01234},
+            "b#2": {"input_tokens": 100, "model_calls": 1, "cost_usd": None},
+        },
+    }
+    usage = panel_usage(state)
+    assert usage["total"]["cost_words"] == "$2.50"
+    assert usage["stages"]["a"]["cost_words"] == "$0"
+    assert usage["stages"]["b"]["cost_words"] == "cost unknown"  # one call had no price
+    state.usage["visits"]["b#2"]["cost_usd"] = 0.5
+    assert panel_usage(state)["stages"]["b"]["cost_words"] == "$0.5123"
 
 
 @pytest.fixture

@@ -218,6 +218,9 @@ class UsageFigures(TypedDict):
     """Calls whose tokens were estimated from characters (the model reported none)."""
     tokens: int
     """Input and output tokens."""
+    cost_words: str
+    """The cost as every view words it (`values.usage.dollars`): `$0`, `$0.0123`, `$12.34`,
+    `cost unknown`."""
 
 
 class UsageTotal(UsageFigures):

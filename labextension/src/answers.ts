@@ -80,6 +80,16 @@ export interface IRunner {
   kernel?: string;
 }
 
+/** The run controls that apply to a project now (`app.controls.applicable`). */
+export interface IRunActions {
+  cancel: boolean;
+  pause: boolean;
+  rerun: boolean;
+  resume: boolean;
+  /** A pause asked for is still to come. */
+  pausing: boolean;
+}
+
 export interface IStageInfo {
   id: string;
   skill: string;
@@ -380,6 +390,8 @@ export interface IProjectSummary {
   updated_at?: number;
   /** Who runs it now (the run lock's holder), or null. */
   runner?: IRunner | null;
+  /** The run controls that apply now. */
+  actions?: IRunActions;
   error?: string;
 }
 

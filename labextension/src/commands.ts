@@ -29,12 +29,12 @@ export namespace ProjectCommandIDs {
 }
 
 const NO_ARGS = { args: { type: 'object' as const, properties: {} } };
-const FINAL = ['done', 'failed', 'cancelled'];
 
 interface IControlCommand {
   id: string;
   action: ControlAction;
   label: string;
+  /** Whether it applies (the server's rule, `app.controls.applicable`). */
   applies: (project: IProjectSummary) => boolean;
   /** Asked before acting (a destructive action), or '' to act at once. */
   confirm: (project: IProjectSummary) => string;
@@ -45,14 +45,14 @@ const CONTROLS: IControlCommand[] = [
     id: ProjectCommandIDs.pause,
     action: 'pause',
     label: 'Pause After This Stage',
-    applies: p => p.status === 'running' || p.status === 'waiting_user',
+    applies: p => !!p.actions?.pause,
     confirm: () => ''
   },
   {
     id: ProjectCommandIDs.cancel,
     action: 'cancel',
     label: 'Cancel the Project',
-    applies: p => !FINAL.includes(p.status ?? ''),
+    applies: p => !!p.actions?.cancel,
     confirm: p =>
       `Cancel ${shownPath(p.path)} at ${p.stage}? Its workers stop; Resume can start it again later.`
   },
@@ -60,14 +60,14 @@ const CONTROLS: IControlCommand[] = [
     id: ProjectCommandIDs.resume,
     action: 'resume',
     label: 'Resume',
-    applies: p => p.status !== 'done' && !p.runner,
+    applies: p => !!p.actions?.resume,
     confirm: () => ''
   },
   {
     id: ProjectCommandIDs.rerun,
     action: 'rerun',
     label: 'Re-run This Stage',
-    applies: p => p.status !== 'done' && !!p.stage,
+    applies: p => !!p.actions?.rerun,
     confirm: p =>
       `Re-run ${p.stage}? The run stops, the files go back to how they were when the stage ` +
       'started (the later snapshots stay in the history), and it starts again in the background.'

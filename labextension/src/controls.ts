@@ -10,8 +10,6 @@ import type { ControlAction, IProjectDetail } from './answers';
 import { api } from './api';
 import { el } from './dom';
 
-const FINAL = ['done', 'failed', 'cancelled'];
-
 /** 12s, 3m05s, 1h02m: as the dashboard says it. */
 export function duration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
@@ -128,15 +126,16 @@ export class ControlsView {
         ? `${position}${duration(progress.current_s)} in ${detail.stage ?? '?'}`
         : '';
     this._progress.hidden = !this._progress.textContent;
-    const runner = !!detail.runner;
-    const waits = status === 'running' || status === 'waiting_user';
+    // which controls apply is the server's rule (app/controls.py `applicable`), shared by
+    // every screen and the palette's commands
+    const actions = detail.actions;
     const pauseAfter = detail.pause_after ?? '';
-    this._cancel.hidden = FINAL.includes(status);
-    this._pause.hidden = !waits || !!pauseAfter;
-    this._pausing.hidden = !waits || !pauseAfter;
+    this._cancel.hidden = !actions?.cancel;
+    this._pause.hidden = !actions?.pause;
+    this._pausing.hidden = !actions?.pausing;
     this._pausing.textContent = pauseAfter ? `Pausing after ${pauseAfter}` : '';
-    this._rerun.hidden = status === 'done';
-    this._resume.hidden = status === 'done' || runner;
+    this._rerun.hidden = !actions?.rerun;
+    this._resume.hidden = !actions?.resume;
     this._pause.setAttribute(
       'aria-label',
       `Pause after ${detail.stage} finishes`

@@ -37,7 +37,12 @@ from lightscientist_jupyter.controller.inbox import write_command
 from lightscientist_jupyter.controller.inbox_files import CancelArgs, Command, Refused
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.errors import BadInput, Conflict, WorkspaceLocked
-from lightscientist_jupyter.vocab import InboxCommand, ProjectStatus, ReplySource
+from lightscientist_jupyter.vocab import (
+    FINAL_PROJECT_STATUSES,
+    InboxCommand,
+    ProjectStatus,
+    ReplySource,
+)
 from lightscientist_jupyter.workspace import Workspace
 
 if TYPE_CHECKING:  # the screens' controls load no session machinery
@@ -59,6 +64,21 @@ class Done:
     pid: int | None = None
     ok: bool = True
     """False when it did not do what was asked (an `app.ops.catalog.Outcome`)."""
+
+
+def applicable(status: str, *, running: bool, pause_after: str | None) -> dict[str, bool]:
+    """Which run controls apply to a project now — every screen offers only these (the
+    dashboard's row, the side panel's, the palette's commands): Cancel until it ended, Pause
+    while it runs or waits and no pause is asked yet, Re-run and Resume until it is done
+    (Resume only while no process runs it). `pausing`: a pause asked for is still to come."""
+    waits = status in (ProjectStatus.RUNNING, ProjectStatus.WAITING_USER)
+    return {
+        "cancel": status not in FINAL_PROJECT_STATUSES,
+        "pause": waits and not pause_after,
+        "rerun": status != ProjectStatus.DONE,
+        "resume": status != ProjectStatus.DONE and not running,
+        "pausing": waits and bool(pause_after),
+    }
 
 
 def resume_command(ws: Workspace, until: str | None = None) -> str:

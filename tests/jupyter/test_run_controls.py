@@ -16,6 +16,7 @@ from support import waiting_project
 from support.waiting import wait_for
 
 from lightscientist_jupyter.app import controls
+from lightscientist_jupyter.app.controls import applicable
 from lightscientist_jupyter.controller import ResearchController, load_table
 from lightscientist_jupyter.controller.lock import read_holder
 from lightscientist_jupyter.controller.state import load_state
@@ -48,8 +49,13 @@ def test_progress_says_stage_n_of_m_and_the_time_of_each_stage(tmp_path: Path):
     view = run_view(state, table, "none")
     assert view["position"] == shown["position"] and view["stage_time"].endswith("s")
     assert view["times"][-1][0] == "idea.gate"
+    # waiting at a gate, nobody running it: every control applies, and no pause is to come
+    every = {"cancel": True, "pause": True, "rerun": True, "resume": True, "pausing": False}
+    assert view["actions"] == every
+    assert run_view(state, table, "other")["actions"] == {**every, "resume": False}
     # the panel gets the same, from the server
     detail = server_data.project_detail(tmp_path, "p")
+    assert detail["actions"] == view["actions"]
     assert detail["progress"]["position"] == shown["position"]
     assert [r["stage"] for r in detail["progress"]["stages"]] == [r[0] for r in view["times"]]
 
@@ -221,3 +227,18 @@ def test_a_cancel_the_running_process_applies_names_the_door_it_came_through(
     assert out.decode().strip().splitlines()[-1] == "cancelled", out.decode()
     said = door.removesuffix(" (comm)")
     assert load_state(ws.state_file).reason == f"cancelled from the {said}"
+
+
+def test_the_controls_that_apply_are_one_rule_for_every_screen():
+    """`applicable` is what the dashboard's row, the panel's and the palette's commands show:
+    they only draw it."""
+    done = applicable("done", running=False, pause_after=None)
+    assert done == {"cancel": False, "pause": False, "rerun": False, "resume": False,
+                    "pausing": False}  # fmt: skip
+    failed = applicable("failed", running=False, pause_after=None)
+    assert (failed["cancel"], failed["resume"], failed["rerun"]) == (False, True, True)
+    asked = applicable("running", running=True, pause_after="idea.gate")
+    assert (asked["pause"], asked["pausing"], asked["resume"], asked["cancel"]) == (
+        False, True, False, True)  # fmt: skip
+    paused = applicable("paused", running=False, pause_after=None)
+    assert (paused["pause"], paused["resume"]) == (False, True)

@@ -44,6 +44,7 @@ MIRRORS: dict[str, str] = {
     "HistoryStep": "IHistoryStep",
     "AnsweredDecision": "IAnsweredDecision",
     "Runner": "IRunner",
+    "RunActions": "IRunActions",
     "StageInfo": "IStageInfo",
     "StageTableDict": "IStageTable",
     "NodeLayout": "INodeLayout",

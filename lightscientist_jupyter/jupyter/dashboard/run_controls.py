@@ -16,6 +16,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from lightscientist_jupyter.app.controls import applicable
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
@@ -26,17 +27,19 @@ from lightscientist_jupyter.workspace import Workspace
 
 
 def run_view(state: ProjectState | None, table: StageTable, runner: str) -> dict[str, Any]:
-    """What the controls show: status, stage, who runs it (`here`, `other`, `none`), the stage
-    a pause was asked after, "stage N of M", the time in this stage and per stage (`[stage,
-    time, visits]`)."""
+    """What the controls show: status, stage, who runs it (`here`, `other`, `none`), the
+    stage a pause was asked after, the controls that apply (`app.controls.applicable`),
+    "stage N of M", the time in this stage and per stage (`[stage, time, visits]`)."""
     if state is None:
         return {}
     shown = progress.view(state, table)
+    pause_after = state.settings.get("pause_after")  # a pause request (app/until.py)
     return {
         "status": str(state.status),
         "stage": state.stage,
         "runner": runner,
-        "pause_after": state.settings.get("pause_after"),  # a pause request (app/until.py)
+        "pause_after": pause_after,
+        "actions": applicable(str(state.status), running=runner != "none", pause_after=pause_after),
         "position": shown["position"],
         "stage_time": progress.duration(shown["current_s"]),
         "times": [

@@ -116,6 +116,17 @@ class Runner(TypedDict, total=False):
     """For a kernel: its id, which the front end matches with its sessions' kernels."""
 
 
+class RunActions(TypedDict):
+    """The run controls that apply to a project now (`app.controls.applicable`)."""
+
+    cancel: bool
+    pause: bool
+    rerun: bool
+    resume: bool
+    pausing: bool
+    """A pause asked for is still to come."""
+
+
 class StageInfo(TypedDict):
     """One stage of the table (`StageTable.to_dict`)."""
 
@@ -379,6 +390,8 @@ class ProjectSummary(TypedDict):
     runner: NotRequired[Runner | None]
     """Who runs it now (the run lock's holder), None when no process does; always in a
     project's detail."""
+    actions: NotRequired[RunActions]
+    """The run controls that apply now; always in a project's detail."""
     error: NotRequired[str]
     """Why the project's state cannot be read."""
 

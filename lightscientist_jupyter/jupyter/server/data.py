@@ -52,6 +52,7 @@ from lightscientist_jupyter.jupyter.server.answers import (
     ProjectSummary,
     RecalledEntry,
     ReplyAnswer,
+    RunActions,
     Runner,
     StageTableDict,
 )
@@ -153,6 +154,7 @@ def summary(root: Path, folder: Path, state: ProjectState | None = None) -> Proj
         except LightScientistError as exc:
             return {**base, "error": str(exc)}
     where = commands.summary(state)  # in the words every front door uses
+    runner = read_holder(Workspace(folder))
     return {
         **base,
         "status": where["status"],
@@ -161,7 +163,15 @@ def summary(root: Path, folder: Path, state: ProjectState | None = None) -> Proj
         "goal": where["goal"],
         "pending": where["pending"],
         "updated_at": state.updated_at,
-        "runner": cast(Runner | None, read_holder(Workspace(folder))),
+        "runner": cast(Runner | None, runner),
+        "actions": cast(
+            RunActions,
+            controls.applicable(
+                str(state.status),
+                running=runner is not None,
+                pause_after=state.settings.get("pause_after"),
+            ),
+        ),
     }
 
 

@@ -66,14 +66,15 @@ function render({ model, el: root }) {
     // at the end there is no stage to be in: the status line says done
     where.textContent = ended ? "" : `${pos}${r.stage_time || "0s"} in ${r.stage}`;
     where.hidden = ended;
-    const final = ended || r.status === "failed" || r.status === "cancelled";
-    cancel.hidden = final;
-    const waits = r.status === "running" || r.status === "waiting_user";
-    pause.hidden = !waits || !!r.pause_after;
-    pausing.hidden = !waits || !r.pause_after;
+    // which controls apply is the kernel's rule (app/controls.py `applicable`), shared by
+    // every screen
+    const a = r.actions || {};
+    cancel.hidden = !a.cancel;
+    pause.hidden = !a.pause;
+    pausing.hidden = !a.pausing;
     pausing.textContent = r.pause_after ? `pausing after ${r.pause_after}` : "";
-    rerun.hidden = ended;
-    resume.hidden = ended || r.runner !== "none";
+    rerun.hidden = !a.rerun;
+    resume.hidden = !a.resume;
     // a gone kernel: a finished project has nothing to resume
     deadWhy.textContent = ended
       ? ": the kernel that drew it restarted or went away. The project is done; what is shown is its end."

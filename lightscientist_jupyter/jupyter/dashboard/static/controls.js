@@ -4,8 +4,6 @@
 // server extension's control endpoint; only without one does it use the widget's comm.
 // Runs after server.js (el, pageConfig, relative, call, viaComm, WORDS).
 
-const ENDED = ["done"];
-
 function render({ model, el: root }) {
   const box = el("div", "ls-controls", undefined, root);
   box.setAttribute("role", "group");
@@ -62,7 +60,7 @@ function render({ model, el: root }) {
     root.hidden = !r.status;
     if (!r.status) return;
     const pos = r.position ? `stage ${r.position[0]} of ${r.position[1]} · ` : "";
-    const ended = ENDED.includes(r.status);
+    const ended = r.status === "done"; // the banner's Resume stays for any other status
     // at the end there is no stage to be in: the status line says done
     where.textContent = ended ? "" : `${pos}${r.stage_time || "0s"} in ${r.stage}`;
     where.hidden = ended;

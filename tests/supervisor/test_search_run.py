@@ -176,11 +176,17 @@ def test_a_run_killed_during_the_search_resumes_without_rerunning_a_finished_nod
     tree_file = ws / "experiment" / "tree.json"
 
     def midway() -> bool:
+        """A node finished ok and another started, as the event log says. (Not the tree
+        file: a kill the moment it shows a new node may fall before the node's `created`
+        event is written — the tree is saved first — and the test would then measure that
+        moment instead of a kill during the search.)"""
         try:
-            statuses = [n["status"] for n in json.loads(tree_file.read_text())["nodes"]]
-        except (FileNotFoundError, ValueError):
+            said = [e["data"] for e in events(ws) if e["type"] == "search.node"]
+        except (FileNotFoundError, ValueError):  # not yet, or a line being written
             return False
-        return "ok" in statuses and "running" in statuses
+        ended = {d["id"] for d in said if d["event"] == "finished"}
+        ok = any(d["event"] == "finished" and d["status"] == "ok" for d in said)
+        return ok and any(d["event"] == "started" and d["id"] not in ended for d in said)
 
     try:
         wait_for(midway, "a finished node and a running one", within=120)

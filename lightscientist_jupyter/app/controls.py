@@ -202,6 +202,9 @@ def rerun(
                 "Cancel it, then Re-run"
             )
     rewound = history.rewind(ws, stage, source=source)
+    # the stopped run's process may still be letting go (its last steps on the way out):
+    # the resume waits for the lock to be free rather than refusing at once
+    _wait_released(ws, STOP_WAIT_S)
     started = start_resume(ws)
     return Done(f"{rewound.message.split(';')[0]}; {started.message}", started.pid)
 

@@ -13,6 +13,7 @@ from lightscientist_jupyter import memory
 from lightscientist_jupyter.errors import ModelConfigError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.models.resolver import resolve_model
+from lightscientist_jupyter.runtime.recording import forms
 from lightscientist_jupyter.runtime.recording.forms import compared, view_hash
 from lightscientist_jupyter.runtime.recording.recorded import Tape
 from lightscientist_jupyter.runtime.recording.recorder import run_headers
@@ -237,6 +238,27 @@ def test_call_indices_go_on_across_runs_and_replay_across_them(
         replayer.close()
     assert record["result"] == {"kind": "final_message", "text": "finished after the pause"}
     assert [e for e in seen if e.type == "replay.divergence"] == []
+
+
+def test_a_tool_schema_sent_anew_with_each_call_is_made_into_its_view_once(monkeypatch):
+    made: list[str] = []
+    make = forms.tool_views.make
+    monkeypatch.setattr(
+        forms.tool_views,
+        "make",
+        lambda schema, root, scrub: made.append("x") or make(schema, root, scrub),
+    )
+    schema = {
+        "type": "function",
+        "function": {"name": "probe_once", "description": "d", "parameters": {}},
+    }
+    first = forms.tool_views(json.loads(json.dumps(schema)), "")
+    again = forms.tool_views(json.loads(json.dumps(schema)), "")  # equal, a new dict
+    changed = forms.tool_views(
+        {**schema, "function": {**schema["function"], "description": "e"}}, ""
+    )
+    assert first == again and changed[0] != first[0]
+    assert made == ["x", "x"]  # the equal schema was looked up, not made again
 
 
 def test_the_compared_form_masks_times_ids_and_machine_paths():

@@ -184,9 +184,17 @@ class _Views(Generic[View]):
     by the object itself, holding it and its content (LangChain and deepagents copy a message
     to change it)."""
 
-    def __init__(self, make: Callable[[Any, str, Scrub], View], size: int = 4096):
+    def __init__(
+        self,
+        make: Callable[[Any, str, Scrub], View],
+        size: int = 4096,
+        by_value: Callable[[Any], object | None] | None = None,
+    ):
         self.make = make
         self.size = size
+        self.by_value = by_value
+        """What to look an item up by instead (None: as a message), when equal items are
+        built anew for each call (a bound tool's schema: a new dict every call)."""
         self._lock = threading.Lock()
         self._items: OrderedDict[tuple[object, ...], tuple[tuple[object, ...], str, View]] = (
             OrderedDict()
@@ -195,9 +203,13 @@ class _Views(Generic[View]):
 
     def __call__(self, message: Any, root: str, scrub: Scrub = redact) -> tuple[str, View]:
         content = getattr(message, "content", None)
-        if isinstance(content, str) and not getattr(message, "tool_calls", None):
-            key: tuple[object, ...] = (message.type, content, getattr(message, "name", None), root)
-            keep: tuple[object, ...] = ()
+        value = self.by_value(message) if self.by_value is not None else None
+        key: tuple[object, ...]
+        keep: tuple[object, ...] = ()
+        if value is not None:
+            key = (value, root)
+        elif isinstance(content, str) and not getattr(message, "tool_calls", None):
+            key = (message.type, content, getattr(message, "name", None), root)
         else:
             key, keep = (id(message), root), (message, content)
         with self._lock:
@@ -216,7 +228,16 @@ class _Views(Generic[View]):
 
 views = _Views(message_view)
 """`views(message, root) -> (hash, view)`: shared by the recorder and the replay model."""
-tool_views: _Views[ToolView] = _Views(lambda schema, root, scrub: tool_view(schema), size=512)
+def _schema_key(schema: Any) -> object | None:
+    """A bound tool's schema by its content: the model's invocation parameters carry the
+    schemas as new dicts at every call, and making each one's view and hash again cost 2 ms
+    a call (the lookup's `repr` of a schema is some microseconds)."""
+    return repr(schema) if isinstance(schema, dict) else None
+
+
+tool_views: _Views[ToolView] = _Views(
+    lambda schema, root, scrub: tool_view(schema), size=512, by_value=_schema_key
+)
 """`tool_views(schema, "") -> (hash, view)` for bound tools' schemas."""
 
 

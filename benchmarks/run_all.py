@@ -413,6 +413,30 @@ def changes(results: dict[str, dict[str, Any]]) -> str:
   is left of a turn is about 9 ms of LangGraph's step machinery around the model and tool
   nodes, the tools' own durable writes (a started worker: its task, its record and layer 2's
   state, each fsynced), and the record of the decision.
+- **The house (issue 35) against the code before it, on the same work.** 223572f (the last
+  commit before the rooms) and main were run in turn as whole processes on 2026-12-05, on
+  this machine and in one environment. The whole default run cannot be compared: it now
+  carries the search, the reviewers, the notebooks and the lessons (813 events from
+  experiment.setup against 393). The idea phase alone can: a table of the six `idea.*`
+  stages, offline, auto, memory off, 314 events against 310.
+  - The idea phase took 2.05 s against 1.82 s, **1.09×** (medians of 20 pairs). Start-up is
+    not the cause: importing the CLI and the run loop costs the same (0.887 s against
+    0.871 s), and the first event comes at 0.65 s in both.
+  - About 0.2 s of CPU is one scan deepagents makes at the first `create_deep_agent` (the
+    public seam that replaced a patched private): it parses every installed distribution's
+    METADATA (216 here) to tell an editable install. With it skipped by a benchmark-only
+    patch, the ratio was 1.07×. The rest comes with features the same run now has: the
+    guarded path on every workspace read and write (issue 30), and more tools bound to each
+    worker (notebooks, recall, LaTeX), whose schemas LangChain converts at every model call.
+  - Recording: the recorder took 2.2 ms a model call against 1.0 ms. Each call made every
+    bound tool's view and hash again, because the schemas arrive as new dicts each time.
+    They are now looked up by content: 1.1 ms.
+  - One command through a worker's shell, unsandboxed → sandboxed: `true` 7 → 12 ms and
+    `python -c 'import numpy'` 86 → 82 ms, against 7 → 11 ms and 87 → 84 ms (medians of 6
+    runs of 5; the figures are whole milliseconds).
+  - PostgreSQL against SQLite checkpoints, each tree's own ratio: 0.96–1.07× against
+    0.93–1.14× (6 runs each).
+  - So issue 35's "within 5 %" is missed by 4 points on the idea phase, for the reasons above.
 - **Start-up and the first figure (issue 17).** Three costs outside the layers' logic, each
   measured as whole-process pairs (A and B in turn) of this full run on 2026-12-02:
   `scripts/setup` compiles the package's bytecode (an editable install compiles none, and

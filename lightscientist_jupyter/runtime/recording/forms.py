@@ -228,6 +228,8 @@ class _Views(Generic[View]):
 
 views = _Views(message_view)
 """`views(message, root) -> (hash, view)`: shared by the recorder and the replay model."""
+
+
 def _schema_key(schema: Any) -> object | None:
     """A bound tool's schema by its content: the model's invocation parameters carry the
     schemas as new dicts at every call, and making each one's view and hash again cost 2 ms

@@ -57,6 +57,7 @@ LAYERS = {  # first segment under the package -> rank
     "literature": LEAF,
     "memory": LEAF,
     "history": LEAF,
+    "open_notebooks": LEAF,
 }
 MODEL_RESOLVER = f"{PACKAGE}.runtime.models.resolver"
 """The one module that may import the offline scientist (lazily, when `offline` is asked)."""

@@ -493,6 +493,25 @@ export interface IHandoffAnswer {
 
 export type ControlAction = 'cancel' | 'resume' | 'pause' | 'rerun';
 
+/** A change a worker hands to the page that has the notebook open (`opennotebooks.ts`). */
+export interface IPageChange {
+  id: string;
+  project: string;
+  path: string;
+  base: { [key: string]: any } | null;
+  next: { [key: string]: any };
+  by: string;
+}
+
+export interface IOpenNotebooksAnswer {
+  changes: IPageChange[];
+}
+
+export interface ISettledAnswer {
+  id: string;
+  outcome: string;
+}
+
 export interface IControlAnswer {
   path: string;
   action: ControlAction;

@@ -14,11 +14,13 @@ import type {
   IControlAnswer,
   IEventsAnswer,
   INodeAnswer,
+  IOpenNotebooksAnswer,
   IProjectDetail,
   IProjectsAnswer,
   IRefusal,
   IReply,
-  IReplyAnswer
+  IReplyAnswer,
+  ISettledAnswer
 } from './answers';
 
 /** A refusal from the server, carrying its message. */
@@ -91,6 +93,26 @@ export const api = {
       'control',
       {},
       { method: 'POST', body: JSON.stringify(control) }
+    ),
+  openNotebooks: (page: string, paths: string[]) =>
+    requestAPI<IOpenNotebooksAnswer>(
+      'open-notebooks',
+      {},
+      { method: 'POST', body: JSON.stringify({ page, paths }) }
+    ),
+  notebookChange: (
+    project: string,
+    id: string,
+    outcome: string,
+    detail: string
+  ) =>
+    requestAPI<ISettledAnswer>(
+      'notebook-change',
+      {},
+      {
+        method: 'POST',
+        body: JSON.stringify({ project, id, outcome, detail })
+      }
     )
 };
 

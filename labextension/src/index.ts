@@ -27,6 +27,7 @@ import { OPEN_CELL, addOpenCellCommand } from './cells';
 /* eslint-disable jupyter/prefer-lazy-imports */
 import { addProjectCommands } from './commands'; // in the palette at once
 import { ProjectWatcher } from './notify';
+import { OpenNotebooks } from './opennotebooks'; // reports the open notebooks at once
 import { IPanelOptions, LightScientistPanel } from './panel';
 import { projectFactory } from './reference';
 import { skeletonFactory } from './skeleton';
@@ -205,6 +206,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(panel.id);
     };
     const watcher = new ProjectWatcher(panel, showProject);
+    // workers change an open notebook through this page, never under it
+    new OpenNotebooks(app, docManager);
     addProjectCommands(app, panel, palette, CATEGORY, () => {
       void panel.refresh();
       watcher.poke();

@@ -11,6 +11,9 @@ of its shell commands (`notebook_run.run_notebook`). Every notebook these tools 
 in the workspace goes through the guarded path (`Beneath`): none follows a link a sandboxed
 command planted. What a model reads is one short message a call, a refusal included (a path
 outside the workspace, a link, a notebook of the researcher's): one line, never a traceback.
+
+A notebook the researcher has open in JupyterLab is never rewritten underneath the page: the
+change goes to the page, which applies it cell by cell and saves it (`open_notebooks`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
+from lightscientist_jupyter.open_notebooks import Handed, hand_to_pages, pages_with
 from lightscientist_jupyter.runtime.notebook_run import TIMEOUT_S, is_code, run_notebook
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkerShell
 from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
@@ -101,6 +105,10 @@ class Notebooks:
         return rel
 
     def _load(self, tool: str, rel: PurePosixPath) -> Any:
+        return self._read(tool, rel)[0]
+
+    def _read(self, tool: str, rel: PurePosixPath) -> tuple[Any, str]:
+        """The notebook at `rel` and the text it was read from."""
         try:
             text = self.tree.read_text(rel)
         except FileNotFoundError:
@@ -112,16 +120,16 @@ class Notebooks:
         except UnicodeDecodeError:
             raise Refused(f"{rel} is not a notebook (not UTF-8 text)") from None
         try:
-            return nbv.loads(text, str(rel))
+            return nbv.loads(text, str(rel)), text
         except nbv.NotebookProblem as exc:
             raise Refused(str(exc)) from None
 
-    def _own(self, tool: str, rel: PurePosixPath) -> Any:
-        """The notebook at `rel`, which a worker made (else Refused)."""
-        nb = self._load(tool, rel)
+    def _own(self, tool: str, rel: PurePosixPath) -> tuple[Any, str]:
+        """The notebook at `rel`, which a worker made (else Refused), and its text."""
+        nb, text = self._read(tool, rel)
         if nbv.written_by(nb) is None:
             raise Refused(_not_ours(tool, rel))
-        return nb
+        return nb, text
 
     @contextlib.contextmanager
     def _changing(self, rel: PurePosixPath) -> Iterator[None]:
@@ -133,11 +141,23 @@ class Notebooks:
         with lock:
             yield
 
-    def _save(self, rel: PurePosixPath, nb: Any) -> None:
+    def _save(self, tool: str, rel: PurePosixPath, nb: Any, base: str | None) -> str:
+        """Save the notebook `nb` made from the text `base` (None: a new file). One that is
+        open in the researcher's JupyterLab is changed there, by cell, and saved by
+        JupyterLab, never rewritten underneath it (`open_notebooks`); what the answer adds
+        to say so."""
+        text = nbv.dumps(nb)
         try:
-            self.tree.write_atomic(rel, nbv.dumps(nb))
+            if pages_with(self.tree, rel):
+                handed = hand_to_pages(self.tree, rel, base, text, self.shell_of().worker_id)
+                if handed.outcome == "saved":
+                    return " (it is open in JupyterLab: changed and saved there)"
+                if handed.outcome != "closed":
+                    raise Refused(_not_handed(tool, rel, handed))
+            self.tree.write_atomic(rel, text)
         except PathRefused as exc:
             raise Refused(f"{rel} was not saved: {exc}") from None
+        return ""
 
     # ------------------------------------------------------------------ the tools
 
@@ -145,9 +165,10 @@ class Notebooks:
     def create(self, path: str, cells: Sequence[NewCell | dict[str, Any]]) -> str:
         rel = self._rel("notebook_create", path)
         with self._changing(rel):
+            base = None
             if self.tree.lstat(rel) is not None:
                 try:
-                    self._own("notebook_create", rel)
+                    base = self._own("notebook_create", rel)[1]
                 except Refused:
                     raise Refused(_not_ours("notebook_create", rel)) from None
             given = [NewCell.model_validate(c) if isinstance(c, dict) else c for c in cells]
@@ -157,12 +178,12 @@ class Notebooks:
                     nb.cells.append(nbv.new_cell(nb, cell.cell_type, cell.source, cell.id))
             except nbv.NotebookProblem as exc:
                 raise Refused(f"{rel} was not written: {exc}") from None
-            self._save(rel, nb)
+            where = self._save("notebook_create", rel, nb, base)
             ids = [str(c.id) for c in nb.cells]
             shown = ", ".join(ids[:SHOWN_IDS]) + (", …" if len(ids) > SHOWN_IDS else "")
             return (
-                f"created {rel}: {len(ids)} cell{'s' if len(ids) != 1 else ''} ({shown}); "
-                "run it with notebook_run"
+                f"created {rel}: {len(ids)} cell{'s' if len(ids) != 1 else ''} ({shown})"
+                f"{where}; run it with notebook_run"
             )
 
     @_answers
@@ -176,43 +197,46 @@ class Notebooks:
     ) -> str:
         rel = self._rel("notebook_add_cell", path)
         with self._changing(rel):
-            nb = self._own("notebook_add_cell", rel)
+            nb, base = self._own("notebook_add_cell", rel)
             try:
                 position = nbv.cell_index(nb, after, str(rel)) + 1 if after else len(nb.cells)
                 cell = nbv.new_cell(nb, cell_type, source, cell_id)
             except nbv.NotebookProblem as exc:
                 raise Refused(str(exc)) from None
             nb.cells.insert(position, cell)
-            self._save(rel, nb)
+            saved = self._save("notebook_add_cell", rel, nb, base)
             where = f"after '{after}'" if after else "at the end"
-            return f"added cell '{cell.id}' ({cell_type}) to {rel} {where}: {len(nb.cells)} cells"
+            return (
+                f"added cell '{cell.id}' ({cell_type}) to {rel} {where}: "
+                f"{len(nb.cells)} cells{saved}"
+            )
 
     @_answers
     def edit_cell(self, path: str, cell_id: str, source: str) -> str:
         rel = self._rel("notebook_edit_cell", path)
         with self._changing(rel):
-            nb = self._own("notebook_edit_cell", rel)
+            nb, base = self._own("notebook_edit_cell", rel)
             try:
                 cell = nb.cells[nbv.cell_index(nb, cell_id, str(rel))]
             except nbv.NotebookProblem as exc:
                 raise Refused(str(exc)) from None
             cell["source"] = source
             nbv.clear_outputs(cell)
-            self._save(rel, nb)
+            saved = self._save("notebook_edit_cell", rel, nb, base)
             cleared = " (its outputs cleared); run it with notebook_run" if is_code(cell) else ""
-            return f"edited cell '{cell_id}' of {rel}{cleared}"
+            return f"edited cell '{cell_id}' of {rel}{saved}{cleared}"
 
     @_answers
     def delete_cell(self, path: str, cell_id: str) -> str:
         rel = self._rel("notebook_delete_cell", path)
         with self._changing(rel):
-            nb = self._own("notebook_delete_cell", rel)
+            nb, base = self._own("notebook_delete_cell", rel)
             try:
                 del nb.cells[nbv.cell_index(nb, cell_id, str(rel))]
             except nbv.NotebookProblem as exc:
                 raise Refused(str(exc)) from None
-            self._save(rel, nb)
-            return f"deleted cell '{cell_id}' from {rel}: {len(nb.cells)} cells left"
+            saved = self._save("notebook_delete_cell", rel, nb, base)
+            return f"deleted cell '{cell_id}' from {rel}: {len(nb.cells)} cells left{saved}"
 
     @_answers
     def read(self, path: str) -> str:
@@ -223,7 +247,7 @@ class Notebooks:
     def run(self, path: str, cells: Sequence[str] | None = None, timeout: int = TIMEOUT_S) -> str:
         rel = self._rel("notebook_run", path)
         with self._changing(rel):
-            nb = self._own("notebook_run", rel)
+            nb, base = self._own("notebook_run", rel)
             try:
                 ran, message = run_notebook(
                     self.root, rel, nb, self.shell_of(), self.groups, cells, timeout
@@ -233,11 +257,26 @@ class Notebooks:
             except PathRefused as exc:  # a link planted in the worker's home, where the run goes
                 raise Refused(f"notebook_run {rel} did not run: {exc}") from None
             if ran is not None:
-                self._save(rel, ran)
+                message += self._save("notebook_run", rel, ran, base)
             return message
 
 
 # ---------------------------------------------------------------------- messages
+
+
+def _not_handed(tool: str, rel: PurePosixPath, handed: Handed) -> str:
+    """The answer when the researcher's open JupyterLab did not take a change: nothing is
+    written, the worker may try again."""
+    if handed.outcome == "conflict":
+        why = (
+            f"the researcher is editing {handed.detail} of it in JupyterLab and has not "
+            "saved; change other cells, or try again later"
+        )
+    elif handed.outcome == "failed":
+        why = f"JupyterLab could not apply the change ({handed.detail}); try again"
+    else:
+        why = "it is open in JupyterLab, which did not take the change in time; try again"
+    return f"{tool}: {rel} was not changed: {why}"
 
 
 def _not_ours(tool: str, rel: PurePosixPath) -> str:

@@ -73,6 +73,10 @@ MIRRORS: dict[str, str] = {
     "Progress": "IProgress",
     "ProgressStage": "IProgressStage",
     "EventDict": "IEventRecord",
+    # the open notebooks' changes (opennotebooks.ts)
+    "OpenNotebooksAnswer": "IOpenNotebooksAnswer",
+    "PageChange": "IPageChange",
+    "SettledAnswer": "ISettledAnswer",
 }
 """`answers` TypedDict -> the TypeScript interface that mirrors it."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import json
 import os
 import secrets
@@ -30,7 +31,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,10 @@ NO_TOASTS = {
 }
 
 
+RTC_FRONT_END = ("@jupyter/docprovider-extension", "@jupyter/collaboration-extension")
+"""jupyter-collaboration's front-end extensions (its server side is `jupyter_server_ydoc`)."""
+
+
 @contextlib.contextmanager
 def start_lab(
     root: Path,
@@ -170,20 +175,32 @@ def start_lab(
     settings: Mapping[str, Mapping[str, Any]] | None = None,
     env: Mapping[str, str] | None = None,
     start_timeout: float = 90,
+    collaboration: bool = False,
+    args: Sequence[str] = (),
 ) -> Iterator[Lab]:
     """A real `jupyter lab` over `root` on loopback; `scratch` holds its settings, config and
     workspaces. `settings` adds user settings to the toast-free defaults; `env` replaces the
-    server's environment (default: this process's)."""
+    server's environment (default: this process's). Real-time collaboration, which the test
+    environment installs (jupyter-collaboration), is off unless `collaboration`; `args` go
+    to `jupyter lab` after the others."""
     user_settings = scratch / "settings"
     write_settings(user_settings, {**NO_TOASTS, **(settings or {})})
     config = scratch / "jupyter-config"
-    config.mkdir(parents=True, exist_ok=True)
+    (config / "labconfig").mkdir(parents=True, exist_ok=True)
+    if collaboration and importlib.util.find_spec("jupyter_server_ydoc") is None:
+        raise AssertionError(
+            "jupyter-collaboration is not installed: `pip install -e '.[test]'` (scripts/setup)"
+        )
+    extensions = {"lightscientist_jupyter": True, "jupyter_server_ydoc": collaboration}
     (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"lightscientist_jupyter": True}}}),
+        json.dumps({"ServerApp": {"jpserver_extensions": extensions}}), encoding="utf-8"
+    )
+    (config / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {name: not collaboration for name in RTC_FRONT_END}}),
         encoding="utf-8",
     )
     port, token = free_port(), secrets.token_hex(16)
-    args = [
+    command = [
         sys.executable,
         "-m",
         "jupyter",
@@ -199,9 +216,10 @@ def start_lab(
         f"--LabApp.workspaces_dir={scratch / 'workspaces'}",
     ]
     if os.geteuid() == 0:
-        args.append("--allow-root")
+        command.append("--allow-root")
+    command.extend(args)
     server_env = {**(os.environ if env is None else env), "JUPYTER_CONFIG_DIR": str(config)}
-    server, output = spawn(args, cwd=root, env=server_env)
+    server, output = spawn(command, cwd=root, env=server_env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + start_timeout

@@ -17,7 +17,7 @@ No `from __future__ import annotations` here: Python 3.11 decides which keys are
 `NotRequired` from the evaluated annotations, and the test reads `__optional_keys__`.
 """
 
-from typing import Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 from lightscientist_jupyter.app.history import ChangeStatus
 from lightscientist_jupyter.app.reviews import ReviewRow as ReviewRow
@@ -536,6 +536,35 @@ class ControlAnswer(ControlDone):
     path: str
 
 
+class PageChange(TypedDict):
+    """A change a kernel-side writer hands to the page that has the notebook open: the page
+    applies `next` over `base` cell by cell and saves (`open_notebooks`)."""
+
+    id: str
+    project: str
+    """The project folder, relative to the server root."""
+    path: str
+    """The notebook, relative to the server root (as JupyterLab names it)."""
+    base: dict[str, Any] | None
+    """The notebook the change was made from (None: the writer made it anew)."""
+    next: dict[str, Any]
+    by: str
+    """Who made it (a worker's id)."""
+
+
+class OpenNotebooksAnswer(TypedDict):
+    """`POST open-notebooks`: the changes now taken by the reporting page."""
+
+    changes: list[PageChange]
+
+
+class SettledAnswer(TypedDict):
+    """`POST notebook-change`: the page's report is passed to the change's writer."""
+
+    id: str
+    outcome: str
+
+
 class Refusal(TypedDict):
     """Any endpoint's refusal, with its HTTP status."""
 
@@ -554,5 +583,7 @@ Answer: TypeAlias = (
     | ReplyAnswer
     | HandoffAnswer
     | ControlAnswer
+    | OpenNotebooksAnswer
+    | SettledAnswer
 )
 """What an endpoint answers when it does not refuse."""

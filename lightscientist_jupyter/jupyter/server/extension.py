@@ -13,6 +13,9 @@ run the functions of `data` on a worker thread and write their answer or refusal
                                  "budget" (at a budget decision: {"tokens": N} or "usd=…")}
                                 or a hand-over step {"path", "handoff", …} (handoff)
     POST /lightscientist/control  {"path", "action", "stage"}  (control: run controls)
+    POST /lightscientist/open-notebooks  {"page", "paths"}  (open_pages: the page's open
+                                notebooks; answers with the changes it is to apply)
+    POST /lightscientist/notebook-change  {"project", "id", "outcome", "detail"}
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from lightscientist_jupyter.jupyter.server.data import (
     project_file,
     project_reply,
 )
+from lightscientist_jupyter.jupyter.server.open_pages import notebook_change, open_notebooks
 from lightscientist_jupyter.jupyter.server.paths import Refused
 from lightscientist_jupyter.jupyter.server.search import project_node
 
@@ -147,6 +151,20 @@ class ControlHandler(_Handler):
         await self.answer(control, self.json_body())
 
 
+class OpenNotebooksHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self.answer(open_notebooks, self.json_body())
+
+
+class NotebookChangeHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self.answer(notebook_change, self.json_body())
+
+
 ROUTES = (
     ("projects", ProjectsHandler),
     ("project", ProjectHandler),
@@ -155,6 +173,8 @@ ROUTES = (
     ("node", NodeHandler),
     ("reply", ReplyHandler),
     ("control", ControlHandler),
+    ("open-notebooks", OpenNotebooksHandler),
+    ("notebook-change", NotebookChangeHandler),
 )
 
 

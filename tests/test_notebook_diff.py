@@ -72,7 +72,17 @@ def test_diff_shows_a_notebook_by_cell_and_other_files_as_git_does(project: Path
     assert text.index(f"notebook {PATH}") < text.index("diff --git a/out/a.md")
     only = api.diff(project, "a", paths=[PATH])
     assert only.startswith(f"notebook {PATH}:") and "out/a.md" not in only
-    assert PATH in api.diff(project, "a", stat=True)  # --stat stays git's count of lines
+    stat = api.diff(project, "a", stat=True).splitlines()
+    assert stat == [
+        f" {PATH} | 1 cell changed, 2 added, 1 with new outputs",
+        f" {'out/a.md'.ljust(len(PATH))} | 2 +-",
+        " 2 files changed, 1 insertion(+), 1 deletion(-) (the notebook by cell)",
+    ]
+    alone = api.diff(project, "a", stat=True, paths=[PATH]).splitlines()
+    assert alone == [
+        f" {PATH} | 1 cell changed, 2 added, 1 with new outputs",
+        " 1 file changed (the notebook by cell)",
+    ]
 
 
 def test_the_command_line_shows_a_notebook_and_names_one_it_cannot_read(project: Path):

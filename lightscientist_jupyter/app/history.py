@@ -32,8 +32,8 @@ from lightscientist_jupyter.controller.state import ProjectState
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.history.files import KEPT
 from lightscientist_jupyter.history.snapshots import BRANCH, History, Snapshot
-from lightscientist_jupyter.values.notebook import is_notebook
-from lightscientist_jupyter.values.notebook_diff import notebook_diff
+from lightscientist_jupyter.values.notebook import is_notebook, summary_of
+from lightscientist_jupyter.values.notebook_diff import changes_between, notebook_diff
 from lightscientist_jupyter.vocab import DecisionKind, ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -146,16 +146,47 @@ def diff(
         old = resolve(history, ref).id
         new = resolve(history, ref2).id if ref2 else history.tree_now()
     if stat:
-        return history.git("diff", "--stat", old, new, *_exclusions(paths))
+        return _stat(history, old, new, paths)
     return _by_file(history, old, new, paths)
+
+
+def _changed_notebooks(history: History, old: str, new: str, paths: Sequence[str]) -> list[str]:
+    listed = history.git("diff", "--name-only", "--no-renames", "-z", old, new, *_exclusions(paths))
+    return list(filter(is_notebook, filter(None, listed.split("\0"))))
+
+
+def _stat(history: History, old: str, new: str, paths: Sequence[str]) -> str:
+    """git's `--stat`, but a notebook counted by cell (`2 cells changed, 1 added`), not by
+    the lines of its JSON (one edited cell moves dozens: counts, ids, base64 images)."""
+    cells = {}
+    for rel in _changed_notebooks(history, old, new, paths):
+        changes = changes_between(rel, history.read(old, rel), history.read(new, rel))
+        if changes is not None:  # not a notebook on one side: git's count of its lines
+            cells[rel] = summary_of(changes)
+    left_out = [f":(exclude,literal){rel}" for rel in cells]
+    text = history.git("diff", "--stat=200", old, new, *_exclusions(paths), *left_out)
+    split = [line.split(" | ", 1) for line in text.splitlines()[:-1] if " | " in line]
+    rows = [(name.strip(), count.strip()) for name, count in split]
+    rows += cells.items()
+    if not rows:
+        return text
+    width = max(len(name) for name, _ in rows)
+    lines = [f" {name.ljust(width)} | {count}" for name, count in sorted(rows)]
+    total = text.splitlines()[-1].strip() if text.strip() else ""
+    files = int(total.split()[0]) if total else 0
+    summary = f"{files + len(cells)} file{'s' if files + len(cells) != 1 else ''} changed"
+    if total:
+        summary += total[total.index(" changed") + len(" changed") :]
+    if cells:
+        summary += f" (the notebook{'s' if len(cells) != 1 else ''} by cell)"
+    return "\n".join([*lines, f" {summary}"]) + "\n"
 
 
 def _by_file(history: History, old: str, new: str, paths: Sequence[str]) -> str:
     """git's diff from `old` to `new`, but each notebook's change cell by cell
     (`values.notebook_diff`) in place of git's diff of its JSON, in the files' order."""
-    listed = history.git("diff", "--name-only", "--no-renames", "-z", old, new, *_exclusions(paths))
     notebooks = {}
-    for rel in filter(is_notebook, filter(None, listed.split("\0"))):
+    for rel in _changed_notebooks(history, old, new, paths):
         lines = notebook_diff(rel, history.read(old, rel), history.read(new, rel))
         if lines is not None:  # not a notebook on one side: git's diff of its text
             notebooks[rel] = "".join(f"{line}\n" for line in lines)

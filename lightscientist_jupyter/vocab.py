@@ -33,10 +33,14 @@ class ProjectStatus(StrEnum):
     """Shown (by `status`) for a project whose state says `running` while no process runs
     it (its runner was killed or stopped, or it was rewound or forked): `lightscientist
     resume` continues it. Never written to disk."""
+    STARTING = "starting"
+    """Shown (by `status` and the project list) for a project a kernel has started and is
+    still creating on its run's thread (`.lightscientist/starting.json`, while its process
+    lives): its state is not written yet. Never written to `state.json`."""
 
 
 STORED_PROJECT_STATUSES: tuple[ProjectStatus, ...] = tuple(
-    s for s in ProjectStatus if s != ProjectStatus.INTERRUPTED
+    s for s in ProjectStatus if s not in (ProjectStatus.INTERRUPTED, ProjectStatus.STARTING)
 )
 """The statuses `state.json` may hold."""
 

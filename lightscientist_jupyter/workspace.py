@@ -32,6 +32,11 @@ class Workspace:
         return self.state_dir / "state.json"
 
     @property
+    def starting_file(self) -> Path:
+        """Written by a kernel that starts a project here, until the project's state is."""
+        return self.state_dir / "starting.json"
+
+    @property
     def events_file(self) -> Path:
         return self.state_dir / "events.jsonl"
 

@@ -61,7 +61,8 @@ export const STATUS_WORDS: Record<string, string> = {
   cancelled: 'cancelled',
   stopped: 'stopped',
   paused: 'paused',
-  interrupted: 'interrupted'
+  interrupted: 'interrupted',
+  starting: 'starting'
 };
 
 /** A project status in words. */

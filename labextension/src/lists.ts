@@ -44,7 +44,9 @@ export function renderProjectList(
         item
       );
     } else {
-      el('span', { className: 'ls-badge', text: project.stage }, item);
+      if (project.stage) {
+        el('span', { className: 'ls-badge', text: project.stage }, item); // none while starting
+      }
       const status = el(
         'span',
         {

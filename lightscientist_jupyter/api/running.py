@@ -29,7 +29,7 @@ from lightscientist_jupyter.app.ops.run_options import (
     SessionDefaults,
     kept_settings,
 )
-from lightscientist_jupyter.app.starting import check_new
+from lightscientist_jupyter.app.starting import check_new, mark_starting
 from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput, ControllerError, StorageFault
@@ -356,12 +356,23 @@ def start(
     keywords = {**run.project_keywords(), **rest, "skip_model_check": run.skip_model_check}
     table = check_new(root, goal, **given, options=keywords)
 
+    unmark = mark_starting(Workspace(root), goal, str(given["mode"]))
+
     def create(subs: tuple[Subscriber, ...]) -> Project:
         from lightscientist_jupyter.app.project import Project
 
-        return Project.create(
-            root, goal, mode=given["mode"], stage=stage, stages=stages, subscribers=subs, **keywords
-        )
+        try:
+            return Project.create(
+                root,
+                goal,
+                mode=given["mode"],
+                stage=stage,
+                stages=stages,
+                subscribers=subs,
+                **keywords,
+            )
+        finally:
+            unmark()
 
     return _launch(create, subscribers, root=root, table=table, goal=goal)
 

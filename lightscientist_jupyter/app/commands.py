@@ -24,6 +24,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_text
 from lightscientist_jupyter.app import sandboxing
+from lightscientist_jupyter.app.starting import starting
 from lightscientist_jupyter.app.usage import status_usage
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
 from lightscientist_jupyter.controller import budget as budget_rules
@@ -39,6 +40,7 @@ from lightscientist_jupyter.errors import (
     WorkspaceLocked,
 )
 from lightscientist_jupyter.events import EventLog
+from lightscientist_jupyter.values.usage import Usage
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
     CancelSource,
@@ -85,7 +87,11 @@ INTERRUPTED_REASON = (
 def status(ws: Workspace) -> dict[str, Any]:
     """What `lightscientist status --json` prints: the `summary` and the details. A project
     left `running` that no process runs (its runner was killed) is shown `interrupted`, with
-    the reason that says to resume it, as `worker_records` shows its workers."""
+    the reason that says to resume it, as `worker_records` shows its workers. A project a
+    kernel is still creating is shown `starting` (`starting.mark_starting`)."""
+    mark = starting(ws)
+    if mark is not None:
+        return starting_status(ws, mark)
     state = require_project(ws)
     runner = read_holder(ws)
     shown, reason = state.status, state.reason
@@ -104,6 +110,29 @@ def status(ws: Workspace) -> dict[str, Any]:
         "updated_at": state.updated_at,
         "sandbox": sandboxing.status_info(ws, state.settings),
         "usage": status_usage(state),
+    }
+
+
+def starting_status(ws: Workspace, mark: dict[str, Any]) -> dict[str, Any]:
+    """`status` of a project being created (its state is not written yet): the keys of any
+    project's, its goal and mode from the mark, nothing counted yet."""
+    pid = mark.get("pid")
+    return {
+        "status": ProjectStatus.STARTING,
+        "stage": None,
+        "mode": mark.get("mode"),
+        "goal": mark.get("goal"),
+        "pending": None,
+        "visits": {},
+        "reason": f"process {pid} is creating the project (its run starts in a moment)",
+        "workspace": str(ws.root),
+        "stages_file": None,
+        "transitions": 0,
+        "decisions": 0,
+        "runner": {"pid": pid, "host": mark.get("host")},
+        "updated_at": mark.get("started_at"),
+        "sandbox": sandboxing.status_info(ws, {}),
+        "usage": {**Usage().to_dict(), "cost": 0.0, "budget": {}, "hours": 0.0},
     }
 
 

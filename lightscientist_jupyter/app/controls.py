@@ -70,7 +70,10 @@ def applicable(status: str, *, running: bool, pause_after: str | None) -> dict[s
     """Which run controls apply to a project now — every screen offers only these (the
     dashboard's row, the side panel's, the palette's commands): Cancel until it ended, Pause
     while it runs or waits and no pause is asked yet, Re-run and Resume until it is done
-    (Resume only while no process runs it). `pausing`: a pause asked for is still to come."""
+    (Resume only while no process runs it). `pausing`: a pause asked for is still to come.
+    None applies to a project still being created (`starting`)."""
+    if status == ProjectStatus.STARTING:
+        return dict.fromkeys(("cancel", "pause", "rerun", "resume", "pausing"), False)
     waits = status in (ProjectStatus.RUNNING, ProjectStatus.WAITING_USER)
     return {
         "cancel": status not in FINAL_PROJECT_STATUSES,

@@ -77,7 +77,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(info, ensure_ascii=False))
         return EXIT_OK
     print(f"goal:    {printable(info['goal'])}")
-    print(f"stage:   {info['stage']}  (mode {info['mode']})")
+    print(f"stage:   {info['stage'] or '(none yet)'}  (mode {info['mode']})")
     if info["reason"]:
         print(f"reason:  {printable(info['reason'])}")
     runner = info["runner"]

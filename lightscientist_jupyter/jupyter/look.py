@@ -24,6 +24,7 @@ STATUS_WORDS: dict[str, str] = {
     "stopped": "stopped",
     "paused": "paused",
     "interrupted": "interrupted",
+    "starting": "starting",
 }
 
 

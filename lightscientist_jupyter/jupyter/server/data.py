@@ -27,6 +27,7 @@ from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.handoff_card import card as handoff_card
 from lightscientist_jupyter.app.literature import by_cell, gate_sections
 from lightscientist_jupyter.app.recalled import at_decision
+from lightscientist_jupyter.app.starting import starting
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import StageTable, load_table
@@ -59,6 +60,7 @@ from lightscientist_jupyter.jupyter.server.answers import (
 from lightscientist_jupyter.jupyter.server.paper import paper_card, reviews_card
 from lightscientist_jupyter.jupyter.server.paths import (
     EVENTS_FILE,
+    STARTING_FILE,
     STATE_FILE,
     Refused,
     join,
@@ -126,8 +128,10 @@ def find_projects(
     while queue and len(found) < limit and seen < folders:
         folder, level = queue.popleft()
         seen += 1
-        if files.is_file(join(folder, STATE_FILE)):
-            found.append(root / folder)
+        if files.is_file(join(folder, STATE_FILE)) or (
+            files.is_file(join(folder, STARTING_FILE)) and starting(Workspace(root / folder))
+        ):
+            found.append(root / folder)  # a project, or one a live kernel is creating
             continue
         if level >= depth:
             continue
@@ -148,6 +152,21 @@ def find_projects(
 def summary(root: Path, folder: Path, state: ProjectState | None = None) -> ProjectSummary:
     """One row of the project list; a damaged project comes back with `error`."""
     base: ProjectSummary = {"path": relative(root, folder), "name": folder.name}
+    mark = starting(Workspace(folder)) if state is None else None
+    if mark is not None:  # a kernel is creating it: its state comes in a moment
+        return {
+            **base,
+            "status": str(ProjectStatus.STARTING),
+            "mode": str(mark.get("mode")),
+            "goal": str(mark.get("goal")),
+            "pending": None,
+            "updated_at": float(mark.get("started_at") or 0),
+            "runner": None,
+            "actions": cast(
+                RunActions,
+                controls.applicable(ProjectStatus.STARTING, running=True, pause_after=None),
+            ),
+        }
     if state is None:
         try:
             state = load_state(folder / STATE_FILE)

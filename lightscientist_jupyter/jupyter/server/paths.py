@@ -18,6 +18,8 @@ from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.workspace import STATE_DIR, Workspace
 
 STATE_FILE, EVENTS_FILE = f"{STATE_DIR}/state.json", f"{STATE_DIR}/events.jsonl"
+STARTING_FILE = f"{STATE_DIR}/starting.json"
+"""A project a kernel is creating (`app.starting.mark_starting`)."""
 
 
 class Refused(Exception):
@@ -88,5 +90,9 @@ def open_project(root: Path, rel: str) -> tuple[Workspace, str]:
     folder = resolve_inside(root, rel)
     resolve_inside(folder, STATE_FILE, scope="the project folder")
     if not Beneath(folder).is_file(STATE_FILE):
+        if Beneath(folder).is_file(STARTING_FILE):
+            raise Refused(
+                409, f"the project at '{shown(rel)}' is starting: its state comes in a moment"
+            )
         raise Refused(404, f"no LightScientist project at '{shown(rel)}' (no {STATE_FILE} there)")
     return Workspace(folder), relative(root, folder)

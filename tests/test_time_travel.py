@@ -278,3 +278,6 @@ def test_the_side_panels_detail_carries_the_gate_diff(tmp_path: Path):
     shown = {d["path"]: d for d in detail["gate_diff"]}
     brief = shown["idea/brief.md"]
     assert brief["status"] == "new" and any(line.startswith("+") for line in brief["lines"])
+    # its folded line counts the whole diff's lines: a new file's are all added
+    body = (ws / "idea" / "brief.md").read_text().splitlines()
+    assert brief["summary"] == f"+{len(body)} −0"

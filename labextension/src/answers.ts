@@ -271,6 +271,9 @@ export interface IFileDiff {
   /** Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
    * unchanged files. */
   lines: string[];
+  /** The change in a few words for its folded line: "+54 −3", a notebook's "1 cell
+   * changed, 2 added". */
+  summary?: string;
 }
 
 /** The numbers of a gate's paper one notebook cell printed (`app.literature.by_cell`). */

@@ -6,6 +6,8 @@
  * server starts `lightscientist resume --wait` in the background, or says the command.
  */
 
+import { LabIcon, refreshIcon, stopIcon } from '@jupyterlab/ui-components';
+
 import type { ControlAction, IProjectDetail } from './answers';
 import { api } from './api';
 import { el } from './dom';
@@ -23,24 +25,31 @@ export function duration(seconds: number): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
+/**
+ * The run controls as a compact toolbar below the project's state and its pending card:
+ * short labels in one row (the long form in each button's tooltip and accessible name),
+ * only the actions that apply; where the run is goes with the state, above.
+ */
 export class ControlsView {
-  constructor(parent: HTMLElement) {
+  constructor(stateParent: HTMLElement, parent: HTMLElement) {
+    this._progress = el('p', { className: 'ls-progress' }, stateParent);
     const box = el('div', { className: 'ls-controls' }, parent);
     box.setAttribute('role', 'group');
     box.setAttribute('aria-label', 'Run controls');
-    this._progress = el('p', { className: 'ls-progress' }, box);
-    const row = el('div', { className: 'ls-row ls-control-buttons' }, box);
-    const styled = 'jp-Button jp-mod-styled';
-    this._cancel = this._button(
-      row,
-      `${styled} jp-mod-reject ls-cancel`,
-      'Cancel'
+    const row = el(
+      'div',
+      { className: 'ls-row ls-control-buttons ls-toolbar' },
+      box
     );
-    this._pause = this._button(
+    row.setAttribute('role', 'toolbar');
+    row.setAttribute('aria-label', 'Run controls');
+    const styled = 'jp-Button jp-mod-styled jp-mod-small';
+    this._resume = this._button(
       row,
-      `${styled} ls-pause`,
-      'Pause after this stage'
+      `${styled} jp-mod-accept ls-resume`,
+      'Resume'
     );
+    this._pause = this._button(row, `${styled} ls-pause`, 'Pause');
     this._pausing = el(
       'span',
       { className: 'ls-chip ls-warn ls-pausing', text: '' },
@@ -48,11 +57,12 @@ export class ControlsView {
     );
     this._pausing.title =
       'A pause was asked for: the run stops once this stage finishes; Resume goes on';
-    this._rerun = this._button(row, `${styled} ls-rerun`, 'Re-run this stage');
-    this._resume = this._button(
+    // the rarer two as icons, named by their tooltip and accessible name
+    this._rerun = this._iconButton(row, `${styled} ls-rerun`, refreshIcon);
+    this._cancel = this._iconButton(
       row,
-      `${styled} jp-mod-accept ls-resume`,
-      'Resume'
+      `${styled} jp-mod-reject ls-cancel`,
+      stopIcon
     );
     this._ask = el('div', { className: 'ls-row ls-confirm ls-warn' }, box);
     this._ask.setAttribute('role', 'alertdialog');
@@ -136,22 +146,16 @@ export class ControlsView {
     this._pausing.textContent = pauseAfter ? `Pausing after ${pauseAfter}` : '';
     this._rerun.hidden = !actions?.rerun;
     this._resume.hidden = !actions?.resume;
-    this._pause.setAttribute(
-      'aria-label',
-      `Pause after ${detail.stage} finishes`
-    );
-    this._rerun.setAttribute(
-      'aria-label',
-      `Re-run ${detail.stage} from its start`
-    );
-    this._cancel.setAttribute(
-      'aria-label',
-      'Cancel the project and its workers'
-    );
-    this._resume.setAttribute(
-      'aria-label',
-      'Resume the project in the background'
-    );
+    const long: [HTMLButtonElement, string][] = [
+      [this._pause, `Pause after ${detail.stage} finishes`],
+      [this._rerun, `Re-run ${detail.stage} from its start`],
+      [this._cancel, 'Cancel the project and its workers'],
+      [this._resume, 'Resume the project in the background']
+    ];
+    for (const [button, words] of long) {
+      button.setAttribute('aria-label', words);
+      button.title = words;
+    }
     for (const button of [
       this._cancel,
       this._pause,
@@ -192,6 +196,16 @@ export class ControlsView {
     text: string
   ): HTMLButtonElement {
     return el('button', { className, text }, parent);
+  }
+
+  private _iconButton(
+    parent: HTMLElement,
+    className: string,
+    icon: LabIcon
+  ): HTMLButtonElement {
+    const button = el('button', { className: `${className} ls-icon` }, parent);
+    icon.element({ container: button, elementPosition: 'center' });
+    return button;
   }
 
   private _confirm(action: ControlAction, text: string, label: string): void {

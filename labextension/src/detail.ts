@@ -61,13 +61,16 @@ export class DetailView {
     this._mode = el('span', { className: 'ls-mode' }, status);
     this._runner = el('p', { className: 'ls-runner' }, d);
     this._reason = el('p', { className: 'ls-reason' }, d);
-    this._controls = new ControlsView(d);
+    // the state above, then what waits for the researcher, then the run's controls
+    const controls = el('div', { className: 'ls-controls-slot' });
+    this._controls = new ControlsView(d, controls);
     this._controls.onDone = () => _actions.refresh?.();
     this._gate = el('section', { className: 'ls-gate' }, d);
     this._handoff = new HandoffView(d, _actions);
     this._budget = new BudgetView(d); // usage, and a budget decision's card
     this._message = el('p', { className: 'ls-reply-message' }, d);
     this._message.setAttribute('role', 'status');
+    d.appendChild(controls);
 
     const actions = el('div', { className: 'ls-actions' }, d);
     this._process = el(

@@ -8,6 +8,9 @@
 import type { IFileDiff } from './answers';
 import { el } from './dom';
 
+/** A diff of at most this many lines is shown unfolded; a longer one folds to its line. */
+const SHORT_DIFF = 8;
+
 /** Append the diff of each file to `node` under the line `title` (nothing when there is
  * no file). */
 export function renderDiffs(
@@ -24,10 +27,12 @@ export function renderDiffs(
     const file = el('details', { className: 'ls-diff-file' }, box);
     file.dataset.path = diff.path;
     file.dataset.status = diff.status;
-    el('summary', { text: `${diff.path} — ${diff.status}` }, file);
+    const counted = diff.summary ? ` · ${diff.summary}` : '';
+    el('summary', { text: `${diff.path} — ${diff.status}${counted}` }, file);
     if (diff.lines.length === 0) {
       continue;
     }
+    file.open = diff.lines.length <= SHORT_DIFF; // a short diff is read at once
     const pre = el('pre', { className: 'ls-diff-text' }, file);
     pre.tabIndex = 0; // it scrolls: focusable, so that the keyboard scrolls it too
     pre.setAttribute('aria-label', `diff of ${diff.path}`);

@@ -116,8 +116,24 @@ def panel_changes(ws: Workspace) -> list[FileDiff]:
     for change in gate_changes(ws):
         text = change.status in ("new", "changed") and Path(change.path).suffix not in IMAGES
         lines = _lines(change) if text else []
-        shown.append({"path": change.path, "status": change.status, "lines": lines})
+        diff: FileDiff = {"path": change.path, "status": change.status, "lines": lines}
+        if text:
+            diff["summary"] = counts(change)
+        shown.append(diff)
     return shown
+
+
+def counts(change: FileChange) -> str:
+    """A change in a few words for its folded line: a notebook's by cell ("1 cell changed, 2
+    added"), a text's by line ("+54 −3", of the whole diff, not only the lines shown)."""
+    if is_notebook(change.path):
+        cells = changes_between(change.path, change.old, change.new)
+        if cells is not None:
+            return summary_of(cells)
+    body = change.unified()[2:]  # past the two file-name lines
+    added = sum(1 for line in body if line.startswith("+"))
+    removed = sum(1 for line in body if line.startswith("-"))
+    return f"+{added} −{removed}"
 
 
 def card_html(root: Path) -> str:

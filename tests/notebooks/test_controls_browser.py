@@ -222,13 +222,26 @@ def test_the_panel_resumes_reruns_and_cancels_in_the_dark_theme(tmp_path):
                 panel = page.locator("#lightscientist-panel")
                 panel.locator(".ls-project[data-path='study']").click()
                 controls = panel.locator(".ls-controls")
-                expect(controls.locator(".ls-progress")).to_contain_text(
+                # where the run is goes with its state, above the card that waits
+                expect(panel.locator(".ls-detail .ls-progress")).to_contain_text(
                     re.compile(r"Stage 6 of 14 · \d+(m\d+)?s in idea\.gate"))
                 expect(controls.locator(".ls-times summary")).to_contain_text(
                     "Time per stage (6 visited)")
                 resume = controls.locator("button.ls-resume")
                 expect(resume).to_be_visible()
                 expect(controls.locator("button.ls-pause")).to_be_visible()  # at a gate too
+                # state, then the pending card, then the controls: one row of short labels
+                card = panel.locator(".ls-gate").bounding_box()
+                toolbar = controls.locator("[role='toolbar']")
+                buttons = toolbar.locator("button:visible")
+                expect(buttons).to_have_text(["Resume", "Pause", "", ""])  # two icons
+                expect(toolbar.locator("button.ls-rerun")).to_have_attribute(
+                    "aria-label", "Re-run idea.gate from its start")
+                expect(toolbar.locator("button.ls-cancel")).to_have_attribute(
+                    "title", "Cancel the project and its workers")
+                tops = {round(buttons.nth(i).bounding_box()["y"]) for i in range(4)}
+                assert card and len(tops) == 1 and tops.pop() > card["y"], (card, tops)
+                expect(resume).to_have_attribute("title", "Resume the project in the background")
                 problems = axe_problems(page, "#lightscientist-panel")
                 assert not problems, "\n".join(problems)
                 page.screenshot(path=str(OUTPUT / "controls-panel-dark.png"))

@@ -262,6 +262,9 @@ class FileDiff(TypedDict):
     lines: list[str]
     """Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
     unchanged files."""
+    summary: NotRequired[str]
+    """The change in a few words for its folded line (`diff_card.counts`): "+54 −3", or a
+    notebook's "1 cell changed, 2 added"; for a text file or a notebook."""
 
 
 class CellNumbers(TypedDict):

@@ -16,6 +16,7 @@ import {
 } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
@@ -26,7 +27,7 @@ import { OPEN_CELL, addOpenCellCommand } from './cells';
 // the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
 /* eslint-disable jupyter/prefer-lazy-imports */
 import { addProjectCommands } from './commands'; // in the palette at once
-import { ProjectWatcher } from './notify';
+import { IWatcherSettings, ProjectWatcher } from './notify';
 import { OpenNotebooks } from './opennotebooks'; // reports the open notebooks at once
 import { IPanelOptions, LightScientistPanel } from './panel';
 import { projectFactory } from './reference';
@@ -84,7 +85,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     IStatusBar,
     ILayoutRestorer,
     IRenderMimeRegistry,
-    ILabShell
+    ILabShell,
+    ISettingRegistry
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -93,7 +95,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     statusBar: IStatusBar | null,
     restorer: ILayoutRestorer | null,
     rendermime: IRenderMimeRegistry | null,
-    labShell: ILabShell | null
+    labShell: ILabShell | null,
+    settingRegistry: ISettingRegistry | null
   ) => {
     // the dashboard's skeleton button: its output becomes a cell below (`skeleton.ts`)
     rendermime?.addFactory(skeletonFactory(app), 0);
@@ -206,6 +209,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(panel.id);
     };
     const watcher = new ProjectWatcher(panel, showProject);
+    if (settingRegistry) {
+      // the Settings Editor's LightScientist section: notifications and refresh
+      void settingRegistry.load(PLUGIN_ID).then(settings => {
+        const apply = () =>
+          watcher.configure(settings.composite as unknown as IWatcherSettings);
+        apply();
+        settings.changed.connect(apply);
+      });
+    }
     // workers change an open notebook through this page, never under it
     new OpenNotebooks(app, docManager);
     addProjectCommands(app, panel, palette, CATEGORY, () => {

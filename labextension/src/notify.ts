@@ -22,6 +22,7 @@ import { shownPath } from './dom';
 
 const PREFIX = 'LightScientist:';
 const VISIBLE_EVERY_MS = 1000;
+const TICK_MS = 250;
 const HIDDEN_EVERY_MS = 5000;
 
 /** What is worth a notification about a project now ('' for nothing). */
@@ -35,6 +36,22 @@ export function newsKey(project: IProjectSummary): string {
   return project.status === 'done' || project.status === 'failed'
     ? `end:${project.status}`
     : '';
+}
+
+/** Which news the notifications announce (the `notifications` setting). */
+export type Notifications = 'all' | 'decisions' | 'none';
+
+export interface IWatcherSettings {
+  notifications: Notifications;
+  refreshSeconds: number;
+}
+
+/** `key` when the setting announces that kind of news, else '' (no news). */
+export function announced(key: string, notifications: Notifications): string {
+  if (notifications === 'none') {
+    return '';
+  }
+  return notifications === 'decisions' && key.startsWith('end:') ? '' : key;
 }
 
 /** The words of a pending decision, per kind, after the project's name. */
@@ -69,11 +86,19 @@ export class ProjectWatcher {
   ) {
     void this._tick();
     this._timer = window.setInterval(() => {
-      const every = document.hidden ? HIDDEN_EVERY_MS : VISIBLE_EVERY_MS;
+      const every = document.hidden
+        ? Math.max(HIDDEN_EVERY_MS, this._every)
+        : this._every;
       if (Date.now() - this._at >= every - 50) {
         void this._tick();
       }
-    }, VISIBLE_EVERY_MS);
+    }, TICK_MS);
+  }
+
+  /** The user's settings (the Settings Editor's LightScientist section). */
+  configure(settings: IWatcherSettings): void {
+    this._notifications = settings.notifications;
+    this._every = Math.max(1, settings.refreshSeconds) * 1000;
   }
 
   /** Fires when the list of projects (or what one of them is at) changed. */
@@ -113,7 +138,9 @@ export class ProjectWatcher {
       this._busy = false;
     }
     const first = this._known === null;
-    const keys = new Map(projects.map(p => [p.path, newsKey(p)]));
+    const keys = new Map(
+      projects.map(p => [p.path, announced(newsKey(p), this._notifications)])
+    );
     for (const project of projects) {
       const key = keys.get(project.path) ?? '';
       const shown = this._shown.get(project.path);
@@ -261,6 +288,8 @@ export class ProjectWatcher {
     this.poke(); // the decision is answered: its notification goes
   }
 
+  private _notifications: Notifications = 'all';
+  private _every = VISIBLE_EVERY_MS;
   private _projects: IProjectSummary[] = [];
   private _known: Map<string, string> | null = null;
   private _shown = new Map<string, IShown>();

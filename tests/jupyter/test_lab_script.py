@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support.browser import NO_TOASTS, free_port, spawn, stop, write_settings
+from support.browser import NO_TOASTS, free_port, lab_config, spawn, stop, write_settings
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,9 @@ def test_scripts_lab_opens_the_quickstart_with_both_extensions(tmp_path: Path):
          f"--LabApp.user_settings_dir={settings}",
          f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}"],
         cwd=tmp_path,  # the script finds the repository by itself
-        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")},
+        # jupyter-collaboration (installed for its own test) off, as in a newcomer's lab
+        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+             "JUPYTER_CONFIG_DIR": str(lab_config(tmp_path / "config", collaboration=False))},
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:

@@ -167,6 +167,24 @@ RTC_FRONT_END = ("@jupyter/docprovider-extension", "@jupyter/collaboration-exten
 """jupyter-collaboration's front-end extensions (its server side is `jupyter_server_ydoc`)."""
 
 
+def lab_config(folder: Path, *, collaboration: bool, lightscientist: bool = False) -> Path:
+    """A Jupyter config folder (for `JUPYTER_CONFIG_DIR`) with real-time collaboration on or
+    off, server and front end alike; with `lightscientist`, our server extension enabled
+    there too (else it is enabled as the install left it)."""
+    (folder / "labconfig").mkdir(parents=True, exist_ok=True)
+    extensions = {"jupyter_server_ydoc": collaboration}
+    if lightscientist:
+        extensions["lightscientist_jupyter"] = True
+    (folder / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": extensions}}), encoding="utf-8"
+    )
+    (folder / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {name: not collaboration for name in RTC_FRONT_END}}),
+        encoding="utf-8",
+    )
+    return folder
+
+
 @contextlib.contextmanager
 def start_lab(
     root: Path,
@@ -185,19 +203,12 @@ def start_lab(
     to `jupyter lab` after the others."""
     user_settings = scratch / "settings"
     write_settings(user_settings, {**NO_TOASTS, **(settings or {})})
-    config = scratch / "jupyter-config"
-    (config / "labconfig").mkdir(parents=True, exist_ok=True)
     if collaboration and importlib.util.find_spec("jupyter_server_ydoc") is None:
         raise AssertionError(
             "jupyter-collaboration is not installed: `pip install -e '.[test]'` (scripts/setup)"
         )
-    extensions = {"lightscientist_jupyter": True, "jupyter_server_ydoc": collaboration}
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": extensions}}), encoding="utf-8"
-    )
-    (config / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {name: not collaboration for name in RTC_FRONT_END}}),
-        encoding="utf-8",
+    config = lab_config(
+        scratch / "jupyter-config", collaboration=collaboration, lightscientist=True
     )
     port, token = free_port(), secrets.token_hex(16)
     command = [

@@ -195,12 +195,13 @@ def start_lab(
     start_timeout: float = 90,
     collaboration: bool = False,
     args: Sequence[str] = (),
+    app: str = "lab",
 ) -> Iterator[Lab]:
     """A real `jupyter lab` over `root` on loopback; `scratch` holds its settings, config and
     workspaces. `settings` adds user settings to the toast-free defaults; `env` replaces the
     server's environment (default: this process's). Real-time collaboration, which the test
     environment installs (jupyter-collaboration), is off unless `collaboration`; `args` go
-    to `jupyter lab` after the others."""
+    to `jupyter lab` after the others. `app="notebook"` starts Notebook 7 instead."""
     user_settings = scratch / "settings"
     write_settings(user_settings, {**NO_TOASTS, **(settings or {})})
     if collaboration and importlib.util.find_spec("jupyter_server_ydoc") is None:
@@ -215,16 +216,22 @@ def start_lab(
         sys.executable,
         "-m",
         "jupyter",
-        "lab",
+        app,
         "--no-browser",
         "--ip=127.0.0.1",
         f"--port={port}",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        f"--LabApp.user_settings_dir={user_settings}",
-        f"--LabApp.workspaces_dir={scratch / 'workspaces'}",
+    ]
+    if app == "lab":
+        command += [
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+    front = "LabApp" if app == "lab" else "JupyterNotebookApp"
+    command += [
+        f"--{front}.user_settings_dir={user_settings}",
+        f"--{front}.workspaces_dir={scratch / 'workspaces'}",
     ]
     if os.geteuid() == 0:
         command.append("--allow-root")

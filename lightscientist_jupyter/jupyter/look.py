@@ -10,6 +10,7 @@ The side panel spells the same table in `labextension/src/dom.ts` (`STATUS_WORDS
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from lightscientist_jupyter.controller.table import DONE, StageTable
@@ -38,6 +39,15 @@ DOOR_WORDS: dict[str, str] = {
 }
 """Where a reply came from (`vocab.ReplySource`), as a sentence goes on: "approved … from
 the side panel"."""
+
+
+def verdict_words(decision: Mapping[str, Any]) -> str:
+    """How a decision was answered: "approved" or "rejected", for a question "answered yes"
+    or "answered no" (the gate card's folded line, the dashboard's verdict, the timeline)."""
+    yes = bool(decision.get("approve"))
+    if decision.get("kind") == "question":
+        return "answered yes" if yes else "answered no"
+    return "approved" if yes else "rejected"
 
 
 def door_words(source: object) -> str:

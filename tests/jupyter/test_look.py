@@ -29,3 +29,10 @@ def test_the_panel_imports_the_dashboards_style_sheet_and_colours_come_from_the_
     # every colour is a JupyterLab variable (a fallback may follow inside the var())
     for value in re.findall(r"(?:color|fill|stroke|background)\s*:\s*([^;]+);", css):
         assert value.strip().startswith(("var(--jp-", "var(--ls-", "none", "transparent")), value
+
+
+def test_a_decision_is_worded_by_its_kind_and_its_answer():
+    assert look.verdict_words({"kind": "gate", "approve": True}) == "approved"
+    assert look.verdict_words({"kind": "gate", "approve": False}) == "rejected"
+    assert look.verdict_words({"kind": "question", "approve": True}) == "answered yes"
+    assert look.verdict_words({"kind": "question"}) == "answered no"

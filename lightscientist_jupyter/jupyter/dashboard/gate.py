@@ -29,7 +29,7 @@ from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
 from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, review_card, settled_text
 from lightscientist_jupyter.jupyter.diff_card import DiffCard
-from lightscientist_jupyter.jupyter.look import door_words
+from lightscientist_jupyter.jupyter.look import door_words, verdict_words
 from lightscientist_jupyter.jupyter.provenance_links import ChecksCard
 from lightscientist_jupyter.jupyter.show import preview
 from lightscientist_jupyter.workspace import Workspace
@@ -253,9 +253,7 @@ class GatePanel:
 
 
 def _verdict_html(answer: dict[str, Any]) -> str:
-    verdict = "approved" if answer.get("approve") else "rejected"
-    if answer.get("kind") == "question":
-        verdict = "answered yes" if answer.get("approve") else "answered no"
+    verdict = verdict_words(answer)
     target = answer.get("to")
     where = (
         f" → <b>{html.escape(target)}</b>"

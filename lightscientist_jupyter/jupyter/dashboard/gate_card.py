@@ -17,7 +17,7 @@ from lightscientist_jupyter.app.recalled import Recalled
 from lightscientist_jupyter.app.reviews import ReviewsCard, is_review_stage, read_reviews
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
-from lightscientist_jupyter.jupyter.look import door_words, status_words
+from lightscientist_jupyter.jupyter.look import door_words, status_words, verdict_words
 
 OFFLINE_NOTE = "(Offline demo model"
 SUMMARY_LINES = 2
@@ -72,10 +72,7 @@ def review_card(table: StageTable, root: Path, stage: str) -> ReviewsCard | None
 
 def settled_text(pending: PendingDecision, answer: dict[str, Any], state: Any) -> str:
     """One line for a decided card: verdict, where the project went, the comment, from where."""
-    if answer.get("kind") == "question":
-        verdict = "answered yes" if answer.get("approve") else "answered no"
-    else:
-        verdict = "approved" if answer.get("approve") else "rejected"
+    verdict = verdict_words(answer)
     target = answer.get("to")
     where = f" → {'done' if target == DONE else target}" if target else ""
     comment = f" — “{answer['comment']}”" if answer.get("comment") else ""

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lightscientist_jupyter.controller import DONE
-from lightscientist_jupyter.jupyter.look import door_words
+from lightscientist_jupyter.jupyter.look import door_words, verdict_words
 
 
 def render(decisions: Iterable[Mapping[str, Any]], *, limit: int = 30) -> str:
@@ -23,13 +23,8 @@ def render(decisions: Iterable[Mapping[str, Any]], *, limit: int = 30) -> str:
     shown = rows[-limit:]
     items = []
     for d in shown:
-        question = d.get("kind") == "question"
         yes = bool(d.get("approve"))
-        verdict = (
-            ("answered yes" if yes else "answered no")
-            if question
-            else ("approved" if yes else "rejected")
-        )
+        verdict = verdict_words(d)
         ts = d.get("ts") or d.get("time") or d.get("at")
         clock = (
             time.strftime("%H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else ""

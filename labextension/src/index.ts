@@ -209,6 +209,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(panel.id);
     };
     const watcher = new ProjectWatcher(panel, showProject);
+    panel.follow(watcher); // one request for the list, every second, for both
     if (settingRegistry) {
       // the Settings Editor's LightScientist section: notifications and refresh
       void settingRegistry.load(PLUGIN_ID).then(settings => {

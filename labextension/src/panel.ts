@@ -3,8 +3,10 @@
  * one, its status, stage graph, pending gate (with Approve / Reject), outputs and live events.
  *
  * Everything comes from the server extension, which reads the project's files: the panel
- * needs no kernel and rebuilds itself after a page reload. It polls once a second; the event
- * tail is fetched by sequence number (only what is new) and pauses while the panel is hidden.
+ * needs no kernel and rebuilds itself after a page reload. Its project list is the
+ * notifications' watcher's (one request a second for both); the selected project's detail is
+ * polled here, and the event tail is fetched by sequence number (only what is new) and
+ * pauses while the panel is hidden.
  * This module holds the polling and the selection; `detail` and `lists` draw.
  */
 
@@ -38,6 +40,12 @@ export interface IPanelOptions {
   insertCell: (code: string) => void;
   /** Which notebook a kernel of this server belongs to. */
   kernelOwner: KernelOwner;
+}
+
+/** Where the panel may take the project list from (the notifications' watcher). */
+export interface IProjectSource {
+  readonly projects: readonly IProjectSummary[];
+  readonly changed: ISignal<unknown, void>;
 }
 
 export class LightScientistPanel extends Widget {
@@ -96,6 +104,15 @@ export class LightScientistPanel extends Widget {
 
   get projects(): readonly IProjectSummary[] {
     return this._projects;
+  }
+
+  /**
+   * Take the project list from `watcher`, which asks the server for it every second for
+   * the notifications and the badge, instead of asking for it again on a timer of its own.
+   */
+  follow(watcher: IProjectSource): void {
+    this._source = watcher;
+    watcher.changed.connect(() => this._takeProjects([...watcher.projects]));
   }
 
   /** Fetch everything now. */
@@ -164,7 +181,8 @@ export class LightScientistPanel extends Widget {
       const now = Date.now();
       const visible = this.isVisible && !document.hidden;
       const projectsDue = now - this._projectsAt >= PROJECTS_EVERY_MS;
-      if (force || this._projectsAt === 0 || (visible && projectsDue)) {
+      const polled = this._source === null && visible && projectsDue;
+      if (force || this._projectsAt === 0 || polled) {
         await this._loadProjects();
       }
       if (this._selected !== null) {
@@ -195,7 +213,11 @@ export class LightScientistPanel extends Widget {
 
   private async _loadProjects(): Promise<void> {
     this._projectsAt = Date.now();
-    this._projects = (await api.projects()).projects;
+    this._takeProjects((await api.projects()).projects);
+  }
+
+  private _takeProjects(projects: IProjectSummary[]): void {
+    this._projects = projects;
     const paths = this._projects.map(p => p.path);
     if (this._selected === null || !paths.includes(this._selected)) {
       const waiting = this._projects.find(p => p.pending && !p.error);
@@ -277,6 +299,7 @@ export class LightScientistPanel extends Widget {
   private _replied = new Signal<this, void>(this);
   private _view: DetailView;
   private _projects: IProjectSummary[] = [];
+  private _source: IProjectSource | null = null;
   private _selected: string | null = null;
   private _detail: IProjectDetail | null = null;
   private _lastSeq: number | undefined = undefined;

@@ -164,6 +164,17 @@ export class LightScientistPanel extends Widget {
     super.dispose();
   }
 
+  /** Activated (its shortcut, its tab): the keyboard starts at the selected project's row,
+   * from which Tab reaches its pending card's fields and buttons. */
+  protected onActivateRequest(msg: Message): void {
+    super.onActivateRequest(msg);
+    const row =
+      this.node.querySelector<HTMLElement>(
+        '.ls-project[aria-selected="true"]'
+      ) ?? this.node.querySelector<HTMLElement>('.ls-project, .ls-refresh');
+    row?.focus();
+  }
+
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     void this._tick(true);

@@ -26,6 +26,7 @@ from support.browser import (
     spawn,
     start_lab,
     stop,
+    tab_to,
 )
 
 pytestmark = pytest.mark.browser
@@ -102,8 +103,13 @@ def test_panel_raises_the_budget_and_the_project_goes_on(project_root, lab):
         field.fill("0")
         card.get_by_role("button", name="Raise and resume").click()
         expect(outcome).to_have_text("Give the new limit: a number above 4000.")
-        field.fill("1000000")
-        card.get_by_role("button", name="Raise and resume").click()
+        # keyboard only: the panel's shortcut, Tab to the field, the number, Tab, Enter
+        page.keyboard.press("Alt+Shift+L")
+        tab_to(page, field)
+        page.keyboard.press("Control+A")
+        page.keyboard.type("1000000")
+        tab_to(page, card.get_by_role("button", name="Raise and resume"))
+        page.keyboard.press("Enter")
         expect(outcome).to_contain_text("raised to 1,000,000 tokens")
         # the runner picks the reply up and runs the project to its end
         expect(panel.locator(".ls-status-text")).to_have_text("done", timeout=90_000)

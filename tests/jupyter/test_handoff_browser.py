@@ -13,7 +13,14 @@ import re
 
 import nbformat
 import pytest
-from support.browser import OUTPUT, lab_page, launch_chromium, require_browser, start_lab
+from support.browser import (
+    OUTPUT,
+    lab_page,
+    launch_chromium,
+    require_browser,
+    start_lab,
+    tab_to,
+)
 
 from lightscientist_jupyter.controller import ResearchController
 from lightscientist_jupyter.workspace import Workspace
@@ -79,8 +86,12 @@ def test_do_it_myself_shows_the_card_with_its_checklist(lab):
                 expect(cells).to_have_count(2)
                 expect(cells.nth(1)).to_contain_text("'experiment.loop' is yours")
 
-                card.locator(".ls-comment").fill("Ran it by hand.")
-                card.locator(".ls-deliver").click()
+                # keyboard only: the panel's shortcut, Tab to the comment, Tab to Deliver
+                page.keyboard.press("Alt+Shift+L")
+                tab_to(page, card.locator(".ls-comment"))
+                page.keyboard.type("Ran it by hand.")
+                tab_to(page, card.locator(".ls-deliver"))
+                page.keyboard.press("Enter")
                 expect(panel.locator(".ls-handoff-message")).to_contain_text(
                     "experiment/log.md (missing)"
                 )

@@ -28,6 +28,7 @@ from support.browser import (
     spawn,
     start_lab,
     stop,
+    tab_to,
 )
 
 pytestmark = pytest.mark.browser
@@ -197,8 +198,14 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                 expect(menu.locator(".lm-Menu-itemLabel", has_text="Resume")).to_have_count(1)
                 page.keyboard.press("Escape")
 
-                gate.locator(".ls-comment").fill("Looks good; go ahead.")
-                gate.locator(".ls-approve").click()
+                # keyboard only: the shortcut puts the keyboard on the project's row; Tab
+                # reaches the comment box, then Approve, each outlined by the theme's colour
+                page.keyboard.press("Alt+Shift+L")
+                expect(panel.locator(".ls-project[data-path='study']")).to_be_focused()
+                tab_to(page, gate.locator(".ls-comment"))
+                page.keyboard.type("Looks good; go ahead.")
+                tab_to(page, gate.locator(".ls-approve"))
+                page.keyboard.press("Enter")
                 expect(panel.locator(".ls-reply-message")).to_contain_text("picks it up")
                 # the decision's event shows before the run's next hundreds push it out of the
                 # list (it keeps the newest 300)

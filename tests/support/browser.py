@@ -327,6 +327,18 @@ def open_panel(page: Any) -> Any:
     return page.locator("#lightscientist-panel")
 
 
+def tab_to(page: Any, target: Any, presses: int = 150) -> None:
+    """Press Tab until the keyboard is on `target` (failing after `presses`), then check the
+    theme draws where it is (an outline)."""
+    for _ in range(presses):
+        if target.evaluate("e => e === document.activeElement"):
+            outline = target.evaluate("e => getComputedStyle(e).outlineStyle")
+            assert outline != "none", f"{target} has the keyboard but no outline"
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {target}")
+
+
 def show_panel(page: Any, within: float = 30) -> Any:
     """Open the LightScientist side panel and return it. Its shortcut (Alt+Shift+L) runs the
     panel's Open command, which activates it and never toggles it closed — unlike a click on

@@ -538,6 +538,8 @@ export interface IReply {
   comment: string;
   to_stage: string | null;
   decision_id: string | null;
+  /** At a budget decision, raising it: the new limit (`{"tokens": N}`, `{"usd": X}`). */
+  budget?: Record<string, number> | null;
 }
 
 export interface IControl {

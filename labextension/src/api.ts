@@ -13,6 +13,7 @@ import type {
   IControl,
   IControlAnswer,
   IEventsAnswer,
+  IHandoffAnswer,
   INodeAnswer,
   IOpenNotebooksAnswer,
   IProjectDetail,
@@ -93,6 +94,15 @@ export const api = {
       'control',
       {},
       { method: 'POST', body: JSON.stringify(control) }
+    ),
+  handoff: (path: string, step: string, fields: Record<string, string> = {}) =>
+    requestAPI<IHandoffAnswer>(
+      'reply',
+      {},
+      {
+        method: 'POST',
+        body: JSON.stringify({ path, handoff: step, ...fields })
+      }
     ),
   openNotebooks: (page: string, paths: string[]) =>
     requestAPI<IOpenNotebooksAnswer>(

@@ -19,7 +19,21 @@ import { requestAPI } from './api';
 import { el, statusWords } from './dom';
 
 /** The new limit the field suggests: this many times the one reached. */
-const RAISE_BY = 2;
+export const RAISE_BY = 2;
+
+/** The limit the card proposes, and a notification's Raise sends: the spent limit times
+ * `RAISE_BY`, in its own unit (whole tokens, cents of a dollar). */
+export function raisedLimit(details: IBudgetDetails | undefined): {
+  key: string;
+  value: number;
+} {
+  const key = details?.key || 'tokens';
+  const suggested = Number(details?.limit ?? 0) * RAISE_BY;
+  return {
+    key,
+    value: key === 'tokens' ? Math.round(suggested) : +suggested.toFixed(2)
+  };
+}
 
 function count(value: number | undefined): string {
   return (value ?? 0).toLocaleString('en-US');
@@ -39,7 +53,7 @@ export function spendWords(figures: IUsageFigures | undefined): string {
 }
 
 /** A limit as the CLI writes it: `4,000 tokens`, `$5.00`, `3 hours`. */
-function shown(key: string, value: number): string {
+export function shown(key: string, value: number): string {
   if (key === 'usd') {
     return `$${value.toFixed(2)}`;
   }
@@ -187,10 +201,7 @@ export class BudgetView {
     field.min = '0';
     field.step = 'any';
     field.setAttribute('aria-label', `New limit of ${key}`);
-    const suggested = limit * RAISE_BY;
-    field.value = String(
-      key === 'tokens' ? Math.round(suggested) : +suggested.toFixed(2)
-    );
+    field.value = String(raisedLimit(details).value);
     const raise = el(
       'button',
       {

@@ -8,8 +8,8 @@
  * with no kernel running.
  */
 
-import type { IHandoffAnswer, IHandoffCard, IProjectDetail } from './answers';
-import { requestAPI } from './api';
+import type { IHandoffCard, IProjectDetail } from './answers';
+import { api } from './api';
 import { el } from './dom';
 
 export interface IHandoffActions {
@@ -157,14 +157,7 @@ export class HandoffView {
   ): Promise<void> {
     this._message.textContent = `Sending ${step}…`;
     try {
-      const answer = await requestAPI<IHandoffAnswer>(
-        'reply',
-        {},
-        {
-          method: 'POST',
-          body: JSON.stringify({ path: this._path, handoff: step, ...fields })
-        }
-      );
+      const answer = await api.handoff(this._path, step, fields);
       this._message.textContent = answer.message;
     } catch (error) {
       this._message.textContent = `Refused: ${(error as Error).message}`;

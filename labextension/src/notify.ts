@@ -18,6 +18,7 @@ import { Widget } from '@lumino/widgets';
 
 import type { IProjectSummary } from './answers';
 import { api } from './api';
+import { RAISE_BY, raisedLimit, shown } from './budget';
 import { shownPath } from './dom';
 
 const PREFIX = 'LightScientist:';
@@ -232,8 +233,8 @@ export class ProjectWatcher {
   }
 
   /** The answers a notification offers for `project`'s pending decision: Approve for a
-   * gate, Yes / No for a question, Stop for a spent budget (raising it needs numbers: the
-   * panel's card); a hand-over is taken in the panel. */
+   * gate, Yes / No for a question, Raise ×2 (the card's proposal) or Stop for a spent
+   * budget; a hand-over is already the researcher's: Show opens its card. */
   private _answers(project: IProjectSummary): Notification.IAction[] {
     const pending = project.pending;
     if (!pending) {
@@ -259,15 +260,34 @@ export class ProjectWatcher {
           answer('Yes', true, `Answer yes: ${pending.question}`),
           answer('No', false, `Answer no: ${pending.question}`)
         ];
-      case 'budget':
-        return [answer('Stop', false, 'End the project where it is')];
+      case 'budget': {
+        const { key, value } = raisedLimit(pending.details);
+        return [
+          {
+            label: `Raise ×${RAISE_BY}`,
+            caption: `Raise the ${key} limit to ${shown(key, value)} and go on`,
+            displayType: 'accent' as const,
+            callback: () => void this._reply(project, true, { [key]: value })
+          },
+          answer('Stop', false, 'End the project where it is')
+        ];
+      }
     }
     return [];
   }
 
+  private _failed(project: IProjectSummary, error: Error): void {
+    Notification.error(
+      // not our prefix: this one is not a project's news, and stays its 8 s
+      `LightScientist could not answer ${shownPath(project.path)}: ${error.message}`,
+      { autoClose: 8000 }
+    );
+  }
+
   private async _reply(
     project: IProjectSummary,
-    approve: boolean
+    approve: boolean,
+    budget: Record<string, number> | null = null
   ): Promise<void> {
     const pending = project.pending!;
     try {
@@ -276,14 +296,11 @@ export class ProjectWatcher {
         approve,
         comment: '',
         to_stage: null,
-        decision_id: pending.id
+        decision_id: pending.id,
+        budget
       });
     } catch (error) {
-      Notification.error(
-        // not our prefix: this one is not a project's news, and stays its 8 s
-        `LightScientist could not answer ${shownPath(project.path)}: ${(error as Error).message}`,
-        { autoClose: 8000 }
-      );
+      this._failed(project, error as Error);
     }
     this.poke(); // the decision is answered: its notification goes
   }

@@ -127,3 +127,47 @@ def test_panel_raises_the_budget_and_the_project_goes_on(project_root, lab):
     decision = next(d for d in state["decisions"] if d.get("kind") == "budget")
     assert (decision["source"], decision["approve"]) == ("panel", True)
     assert state["budget"]["project"]["tokens"] == 1_000_000
+
+
+def test_a_notification_raises_the_budget_spent_while_the_page_is_open(tmp_path):
+    """The page is open when the run spends its budget: the notification says so, and its
+    Raise ×2 answers the decision with twice the limit (the card's proposal)."""
+    from playwright.sync_api import expect
+
+    require_browser()
+    root = tmp_path / "root"
+    root.mkdir()
+    with start_lab(root, tmp_path / "lab") as server:
+        with lab_page(server.url, server.token, "budget-toast-failure.png", {}) as page:
+            expect(page.locator(".ls-StatusItem")).to_have_count(1, timeout=60_000)
+            command = [sys.executable, "-m", "lightscientist_jupyter", "research", GOAL]
+            command += ["--workspace", str(root / "study"), "--mode", "auto"]
+            command += ["--model", "offline", "--budget", "tokens=4000", "--wait"]
+            env = {**os.environ, "LIGHTSCIENTIST_MODEL": ""}
+            runner, output = spawn(command, cwd=root, env=env)
+            try:
+                toast = page.locator(".jp-toast-message", has_text="spent its budget")
+                expect(toast).to_have_text(
+                    re.compile(
+                        r"^LightScientist: study spent its budget at \S+: raise it or stop$"
+                    ),
+                    timeout=90_000,
+                )
+                raise_it = page.locator(".jp-toast-button", has_text="Raise ×2")
+                expect(raise_it).to_have_attribute(
+                    "title", "Raise the tokens limit to 8,000 tokens and go on"
+                )
+                raise_it.click()
+                state = root / "study" / ".lightscientist" / "state.json"
+                for _ in range(200):
+                    decisions = json.loads(state.read_text())["decisions"]
+                    if decisions:
+                        break
+                    page.wait_for_timeout(100)
+                (decision,) = decisions[:1]
+                assert decision["kind"] == "budget" and decision["approve"] is True
+                assert "8000" in json.dumps(decision)  # the limit it was raised to
+                pending = json.loads(state.read_text())["pending"]  # answered: not again
+                assert pending is None or pending["id"] != decision["id"]
+            finally:
+                stop(runner, output)

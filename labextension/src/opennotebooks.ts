@@ -74,14 +74,22 @@ export function applyChange(
     const will = after.get(id);
     return !was || !will || content(was) !== content(will);
   };
-  const conflicts = notebook.cells
-    .map(cell => cell.toJSON() as Cell)
-    .filter(mine => {
-      const id = String(mine.id);
-      const was = before.get(id);
-      return was && !unchanged(mine, was) && touched(id);
-    })
-    .map(mine => String(mine.id));
+  const open = new Set(notebook.cells.map(cell => cell.id));
+  const conflicts = [
+    // a cell the researcher edited that the worker changed or deleted
+    ...notebook.cells
+      .map(cell => cell.toJSON() as Cell)
+      .filter(mine => {
+        const id = String(mine.id);
+        const was = before.get(id);
+        return was && !unchanged(mine, was) && touched(id);
+      })
+      .map(mine => String(mine.id)),
+    // a cell the researcher deleted that the worker changed
+    ...[...before.keys()].filter(
+      id => !open.has(id) && after.has(id) && touched(id)
+    )
+  ];
   if (conflicts.length) {
     return conflicts;
   }

@@ -134,6 +134,17 @@ def test_a_workers_change_reaches_the_open_notebook_through_the_page(tmp_path, c
                 page.wait_for_timeout(100)
             assert saved_source(folder, "load") == "x = 2  # tuned"
             expect(page.locator(".jp-Dialog")).to_have_count(0)
+
+            # a cell the researcher deleted and has not saved is theirs too
+            cells.nth(2).locator(".jp-InputPrompt").click()
+            page.keyboard.press("Escape")
+            page.keyboard.press("d")
+            page.keyboard.press("d")
+            expect(cells).to_have_count(3)
+            refused = books.edit_cell(NB, "more", "y = x * 100")
+            assert "the researcher is editing cell 'more' of it in JupyterLab" in refused
+            expect(cells).to_have_count(3)
+            assert saved_source(folder, "more") == "y = x * 10"
             page.screenshot(path=str(OUTPUT / f"{name}.png"))
             # and the notebook was a shared document exactly when collaboration was on
             shared = [line for line in lab.output.lines if "YDocExtension" in line]

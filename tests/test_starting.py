@@ -22,7 +22,7 @@ from support.chat_server import ChatServer, tool_call
 
 from lightscientist_jupyter import api
 from lightscientist_jupyter.app import commands
-from lightscientist_jupyter.app.starting import mark_starting
+from lightscientist_jupyter.app.starting_mark import mark_starting
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.jupyter.server.data import list_projects, project_detail
 from lightscientist_jupyter.jupyter.server.paths import Refused

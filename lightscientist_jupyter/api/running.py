@@ -29,7 +29,8 @@ from lightscientist_jupyter.app.ops.run_options import (
     SessionDefaults,
     kept_settings,
 )
-from lightscientist_jupyter.app.starting import check_new, mark_starting
+from lightscientist_jupyter.app.starting import check_new
+from lightscientist_jupyter.app.starting_mark import mark_starting
 from lightscientist_jupyter.controller import ProjectState, ResearchController, StageTable
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import BadInput, ControllerError, StorageFault

@@ -24,7 +24,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_text
 from lightscientist_jupyter.app import sandboxing
-from lightscientist_jupyter.app.starting import starting
+from lightscientist_jupyter.app.starting_mark import starting
 from lightscientist_jupyter.app.usage import status_usage
 from lightscientist_jupyter.controller import ResearchController, StageTable, load_table
 from lightscientist_jupyter.controller import budget as budget_rules

@@ -469,6 +469,10 @@ def test_reply_resume_and_cancel_in_manual_mode(ip, tmp_path, capsys):
     assert [(d["stage"], d["source"]) for d in _decisions(ws)][-1] == ("experiment.gate", "cli")
     assert again.wait(until=("waiting_user", "failed"), timeout=RUN_TIMEOUT) == "waiting_user"
     again.stop()
+    # stop() waits 30 s for the run's thread; on a loaded machine closing its sessions can
+    # take longer, and until the thread ends it holds the run lock: a reply then is queued
+    # for that run, rightly. What follows is about a project nobody runs.
+    _until(lambda: not again.alive, timeout=RUN_TIMEOUT)
 
     # nobody runs it: the project resumes here, and the reply takes effect in that run
     with pytest.raises(UsageError, match="not a stage"):

@@ -305,6 +305,9 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                            ).to_have_attribute("data-state", "done")
                     expect(served.locator(".ls-gate:visible")).to_have_count(0)
                 expect(page.get_by_text("model not found")).to_have_count(0)
+                # the dashboard drawn from the server passes axe-core too, in either theme
+                problems = axe_problems(page, ".ls-ProjectOutput .ls-served")
+                assert not problems, "\n".join(problems)
                 served = every.first
                 _top(served)
                 page.screenshot(path=str(shots["reloaded-restarted"]))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
+import urllib.request
 from pathlib import Path
 
 import nbformat
@@ -25,6 +27,18 @@ HIDDEN = ("LIGHTSCIENTIST_AUTO_APPROVE", "LIGHTSCIENTIST_MODEL", "OPENAI_BASE_UR
 
 def _state(project: Path) -> dict:
     return json.loads((project / ".lightscientist" / "state.json").read_text(encoding="utf-8"))
+
+
+def kernel_idle(url: str, token: str, within: float = 90) -> None:
+    """Wait until the server has a kernel that is idle (the notebook's, started)."""
+    deadline = time.monotonic() + within
+    while True:
+        with urllib.request.urlopen(f"{url}/api/kernels?token={token}", timeout=5) as answer:
+            kernels = json.loads(answer.read())
+        if any(k.get("execution_state") == "idle" for k in kernels):
+            return
+        assert time.monotonic() < deadline, f"no idle kernel: {kernels}"
+        time.sleep(0.3)
 
 
 @pytest.mark.timeout(300)
@@ -51,12 +65,14 @@ def test_a_research_cell_its_dashboard_and_the_panel_in_notebook_7(tmp_path):
             page.goto(server.page_url("notebooks/study.ipynb"))
             idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
             expect(idle).to_have_count(1, timeout=90_000)
+            kernel_idle(server.url, server.token)  # started and connected, not only drawn
             page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
             page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
 
             dashboard = page.locator(".jp-OutputArea-output .lightscientist-dashboard")
+            expect(dashboard).to_be_visible(timeout=120_000)
             gate = dashboard.locator("svg.ls-graph g.ls-node[data-stage='idea.gate']").first
-            expect(gate).to_have_attribute("data-state", "waiting", timeout=90_000)
+            expect(gate).to_have_attribute("data-state", "waiting", timeout=120_000)
             approve = dashboard.locator(".ls-gatecard button.ls-approve")
             expect(approve).to_be_enabled()
             page.screenshot(path=str(OUTPUT / "notebook7-gate.png"))

@@ -27,7 +27,7 @@ from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.handoff_card import card as handoff_card
 from lightscientist_jupyter.app.literature import by_cell, gate_sections
 from lightscientist_jupyter.app.recalled import at_decision
-from lightscientist_jupyter.app.starting import starting
+from lightscientist_jupyter.app.starting_mark import starting
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.controller import StageTable, load_table

@@ -196,3 +196,32 @@ def test_a_report_on_a_change_no_writer_waits_for_is_refused(server_root):
     with pytest.raises(Refused) as refused:
         notebook_change(server_root, {**body, "outcome": "merged"})
     assert refused.value.status == 400 and "saved, conflict, failed" in refused.value.message
+
+
+def test_a_project_at_the_server_root_gets_its_changes_too(tmp_path):
+    (tmp_path / ".lightscientist").mkdir()
+    (tmp_path / ".lightscientist" / "state.json").write_text("{}")
+    groups = ProcessGroups()
+    shell = WorkerShell.of(tmp_path, "w-nb", threading.Event(), ShellPolicy(sandbox=False))
+    books = Notebooks(tmp_path, groups, lambda: shell)
+    books.create(NB, [{"id": "load", "source": "x = 1"}])
+    stop = threading.Event()
+
+    def page() -> None:
+        while not stop.wait(0.05):
+            for change in report(tmp_path, {"page": "p", "paths": [NB]})["changes"]:
+                assert change["project"] == "" and change["path"] == NB
+                (tmp_path / NB).write_text(json.dumps(change["next"]))
+                body = {"project": "", "id": change["id"], "outcome": "saved", "detail": ""}
+                notebook_change(tmp_path, body)
+
+    report(tmp_path, {"page": "p", "paths": [NB]})
+    thread = threading.Thread(target=page, daemon=True)
+    thread.start()
+    try:
+        answer = books.edit_cell(NB, "load", "x = 2")
+    finally:
+        stop.set()
+        thread.join(5)
+        groups.kill_all()
+    assert "(it is open in JupyterLab: changed and saved there)" in answer

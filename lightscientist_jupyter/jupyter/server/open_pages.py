@@ -92,9 +92,9 @@ def notebook_change(root: Path, body: Any) -> SettledAnswer:
     project = below(str(body.get("project") or ""))
     detail = str(body.get("detail") or "")[:2000]
     try:
-        tree = Beneath(root / project) if project else None
-        if tree is None or not Beneath(root).is_file(join(project, STATE_FILE)):
-            raise Refused(404, f"no LightScientist project at '{project}'")
+        if not Beneath(root).is_file(join(project, STATE_FILE)):
+            raise Refused(404, f"no LightScientist project at '{project or '(server root)'}'")
+        tree = Beneath(root / project) if project else Beneath(root)
         settle(tree, str(body.get("id")), str(body.get("outcome")), detail)
     except ValueError as exc:
         raise Refused(400, str(exc)) from None

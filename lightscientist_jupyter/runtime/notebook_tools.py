@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, ParamSpec
@@ -39,6 +40,10 @@ from lightscientist_jupyter.workspace import STATE_DIR
 
 SHOWN_IDS = 8
 """Cell ids `notebook_create`'s message names before `…`."""
+
+SAVE_RETRIES, SAVE_RETRY_S = 5, 0.2
+"""How often, and after how long, a notebook open in JupyterLab is read again when it does
+not parse (a save of JupyterLab's under way)."""
 
 P = ParamSpec("P")
 
@@ -108,7 +113,19 @@ class Notebooks:
         return self._read(tool, rel)[0]
 
     def _read(self, tool: str, rel: PurePosixPath) -> tuple[Any, str]:
-        """The notebook at `rel` and the text it was read from."""
+        """The notebook at `rel` and the text it was read from. A notebook open in JupyterLab
+        is read again for a moment when it does not parse: JupyterLab's save writes the file
+        in place, and a read can meet it half-written."""
+        for _ in range(SAVE_RETRIES):
+            try:
+                return self._read_once(tool, rel)
+            except Refused:
+                if not pages_with(self.tree, rel):
+                    raise
+                time.sleep(SAVE_RETRY_S)
+        return self._read_once(tool, rel)
+
+    def _read_once(self, tool: str, rel: PurePosixPath) -> tuple[Any, str]:
         try:
             text = self.tree.read_text(rel)
         except FileNotFoundError:

@@ -225,3 +225,13 @@ def test_a_project_at_the_server_root_gets_its_changes_too(tmp_path):
         thread.join(5)
         groups.kill_all()
     assert "(it is open in JupyterLab: changed and saved there)" in answer
+
+
+def test_a_notebook_half_written_by_jupyterlabs_save_is_read_again(server_root, books):
+    """JupyterLab writes a notebook in place: a tool that reads it mid-save waits a moment
+    while the page has it open, instead of calling the researcher's notebook broken."""
+    whole = (server_root / SEEN).read_text()
+    (server_root / SEEN).write_text("")  # the save has truncated it, not yet written it
+    report(server_root, {"page": "page-1", "paths": [SEEN]})
+    threading.Timer(0.3, lambda: (server_root / SEEN).write_text(whole)).start()
+    assert books.read(NB).startswith(f"{NB}: 2 cells\n--- cell load (code)\nx = 1")

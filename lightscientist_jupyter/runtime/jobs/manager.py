@@ -274,12 +274,7 @@ class JobManager:
     def _settle_orphan(self, job: Job) -> None:
         """A local job started by another process (a run that was killed). One that ended
         meanwhile ended when its exit status was written, however much later this run looks."""
-        code = local_jobs.exit_code(self, job)
-        if code is not None:
-            status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
-            self.record_end(
-                job.id, status, code, ended_at=_mtime(local_jobs.status_file(self, job))
-            )
+        if self._settled_by_its_status(job):
             return
         pgid = job.pgid
         alive = (
@@ -296,6 +291,8 @@ class JobManager:
                     pgid, job.worker_id, time.monotonic() + job.wall_limit_s, end=end_tree
                 )
             return
+        if self._settled_by_its_status(job):  # it wrote its status and ended just now
+            return
         self.record_end(
             job.id,
             JobStatus.LOST,
@@ -304,6 +301,15 @@ class JobManager:
             "last line)",
             ended_at=_mtime(self.workspace.root / job.log),
         )
+
+    def _settled_by_its_status(self, job: Job) -> bool:
+        """Record the end of an orphan that wrote its exit status; False when it has not."""
+        code = local_jobs.exit_code(self, job)
+        if code is None:
+            return False
+        status = JobStatus.SUCCEEDED if code == 0 else JobStatus.FAILED
+        self.record_end(job.id, status, code, ended_at=_mtime(local_jobs.status_file(self, job)))
+        return True
 
     def mark_reported(self, job_ids: list[str]) -> None:
         with self._lock:

@@ -20,6 +20,11 @@ export default defineConfig([
   },
   jupyterPlugin.configs.recommended,
   {
+    // the build's own scripts run in Node.js
+    files: ['*.mjs'],
+    languageOptions: { globals: globals.node }
+  },
+  {
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       globals: {

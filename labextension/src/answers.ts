@@ -58,6 +58,8 @@ export interface IAnsweredDecision {
   at: number;
   /** The door the answer came through: cli, magic, api, widget, panel or dashboard. */
   source: string;
+  /** How it was answered, in words: approved, rejected, answered yes, answered no. */
+  verdict: string;
   /** For a question: what was asked. */
   question?: string;
   /** For a budget: the new limits (`{}` when it was declined). */

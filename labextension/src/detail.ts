@@ -12,6 +12,7 @@ import { renderGate } from './gate';
 import { HandoffView } from './handoff';
 import { edgeKey, renderGraph } from './graph';
 import { appendEvents } from './lists';
+import { describeReply } from './replywords';
 import { renderPaper, renderReviews } from './reviews';
 import { KernelOwner, runnerWords } from './runner';
 import { renderNode, renderTree } from './tree';
@@ -384,30 +385,6 @@ export class DetailView {
   private _events: HTMLOListElement;
 }
 
-/** What the panel says after a reply was accepted. */
-export function describeReply(
-  approve: boolean,
-  answer: IReplyAnswer,
-  stage: string
-): string {
-  const verb = `${approve ? 'Approved' : 'Rejected'} ${stage}`;
-  if (answer.applied_by === 'runner') {
-    const pid = answer.runner?.pid ?? '?';
-    return `${verb}; the run (pid ${pid}) picks it up within a second.`;
-  }
-  const moved =
-    answer.stage === DONE
-      ? 'The project is done.'
-      : `Now at '${answer.stage}' (${answer.status}).`;
-  let idle = '';
-  if (answer.resumed_by) {
-    idle = ` It goes on in the background (pid ${answer.resumed_by}).`;
-  } else if (answer.status === 'running') {
-    idle = ` ${answer.messages[answer.messages.length - 1] ?? ''}`;
-  }
-  return `${verb}. ${moved}${idle}`;
-}
-
 /**
  * Answer `detail`'s pending decision through the server, saying so in `view` (busy while
  * it goes). Resolves with the server's answer; rejects (and says why) when it is refused.
@@ -433,7 +410,7 @@ export async function replyFrom(
       to_stage: approve ? null : toStage,
       decision_id: pending.id
     });
-    view.say(describeReply(approve, answer, pending.stage));
+    view.say(describeReply(approve, answer, pending.stage, pending.kind));
     const byRunner = answer.applied_by === 'runner';
     view.expectApplied(
       byRunner ? { stage: pending.stage, id: pending.id, approve } : null

@@ -3,15 +3,11 @@
  * the question asked, a comment box, the stage a rejection goes back to, and the buttons.
  */
 
-import type {
-  IGateChecks,
-  IPendingDecision,
-  IProjectDetail,
-  IRecalledEntry
-} from './answers';
+import type { IGateChecks, IPendingDecision, IProjectDetail } from './answers';
 import { joinPath } from './api';
 import { el } from './dom';
 import { renderDiffs } from './diff';
+import { renderRecalled } from './recalled';
 
 export interface IGateActions {
   /** Open a file (a path relative to the server root) in JupyterLab. */
@@ -156,29 +152,6 @@ function renderChecks(
   }
   for (const line of checks.unresolved) {
     el('li', { className: 'ls-unresolved', text: `not traced: ${line}` }, list);
-  }
-}
-
-/** What the stage's visit was given from the user's memory: each entry's kind, the project
- * it came from and its text (the dashboard's gate card lists them alike). */
-function renderRecalled(node: HTMLElement, recalled: IRecalledEntry[]): void {
-  if (!recalled.length) {
-    return;
-  }
-  const section = el('section', { className: 'ls-recalled' }, node);
-  section.setAttribute('aria-label', 'Recalled from memory');
-  el('h4', { text: 'Recalled from memory' }, section);
-  const list = el('ul', {}, section);
-  for (const entry of recalled) {
-    const item = el('li', {}, list);
-    item.dataset.entry = String(entry.id);
-    el('span', { className: 'ls-badge', text: entry.kind }, item);
-    el(
-      'span',
-      { className: 'ls-muted ls-recalled-project', text: entry.project },
-      item
-    );
-    el('span', { className: 'ls-recalled-text', text: entry.text }, item);
   }
 }
 

@@ -3,7 +3,7 @@
  * source, and the line saying why there is no PDF), and the reviews — each reviewer's scores
  * as a small table, the decision they add up to, what the round before asked for. Drawn from
  * what the server reads (`app/paper.py`, `app/reviews.py`), as the dashboard's gate card
- * draws the same reviews (`static/gate.js`), with the same classes.
+ * draws the same reviews with this same code (`widgets/gate.ts`).
  */
 
 import type { IPaperCard, IReviewsCard } from './answers';

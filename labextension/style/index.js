@@ -1,3 +1,3 @@
-import '../../lightscientist_jupyter/jupyter/dashboard/static/theme.css';
+import '../../lightscientist_jupyter/jupyter/dashboard/style/theme.css';
 import './base.css';
 import './handoff.css';

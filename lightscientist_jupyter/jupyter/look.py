@@ -4,7 +4,7 @@ the server sends it to the panel).
 
 The side panel spells the same table in `labextension/src/dom.ts` (`STATUS_WORDS`);
 `tests/jupyter/test_look.py` keeps the two equal. Colours are not here: they are classes of
-`dashboard/static/theme.css` (`ls-chip[data-status=…]`), from JupyterLab's theme variables.
+`dashboard/style/theme.css` (`ls-chip[data-status=…]`), from JupyterLab's theme variables.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Drafts are stacked top to bottom, each node's children in a column to its right, a parent
 level with the middle of its children, so a long branch of improvements grows sideways and
 many nodes grow downwards. A node is a box with its id and kind, then its status and metric
-in words; its status is also the colour of its border (`static/theme.css`, `.ls-tree`, from
+in words; its status is also the colour of its border (`dashboard/style/theme.css`, `.ls-tree`, from
 the dashboard's status colours), never the only cue. The best node carries `★ best` and a
 thicker border, and the edges that lead to it are drawn darker. The same `SearchView` always
 gives the same text; pure functions, like the stage graph's (`dashboard/graph.py`).
@@ -98,7 +98,8 @@ def drawing(view: SearchView) -> SearchDrawing:
 
 
 def render_svg(view: SearchView) -> str:
-    """The tree as an SVG document (classes, no colours: `static/theme.css` styles them)."""
+    """The tree as an SVG document (classes, no colours: `dashboard/style/theme.css` styles
+    them)."""
     where = positions(view)
     width, height = size(view)
     words = summary_words(view)

@@ -91,7 +91,7 @@ def test_the_card_the_graph_and_the_workers_show_the_spend(at_budget):
     assert spend and all(" tok (est.) · $0" in words for words in spend.values())
     svg = graph.render_state(load_table(), state)
     assert budget_card.stage_words(state, state.stage) in svg  # the stage's hover title
-    assert budget_card.card_of(None) == {}
+    assert budget_card.card_of(None) is None
 
 
 def test_the_worker_spend_reads_no_ledger_through_a_link(tmp_path: Path):

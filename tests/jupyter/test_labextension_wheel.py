@@ -1,9 +1,11 @@
-"""The wheel ships the prebuilt JupyterLab extension and the config enabling the server one."""
+"""The wheel ships the prebuilt JupyterLab extension, the dashboard widgets' built modules and
+the config enabling the server extension."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -39,6 +41,19 @@ def test_wheel_ships_the_prebuilt_labextension(wheel_names):
     assert f"{ext}/{package['jupyterlab']['_build']['load']}" in names
     install = json.loads(archive.read(f"{ext}/install.json"))
     assert install["packageName"] == "lightscientist-jupyter"
+
+
+def test_wheel_ships_the_dashboard_widgets_modules(wheel_names):
+    _data, names, archive = wheel_names
+    for name in ("events", "gate", "budget", "controls"):
+        module = f"lightscientist_jupyter/jupyter/dashboard/static/{name}.js"
+        assert module in names
+        text = archive.read(module).decode()
+        assert text.startswith(
+            f"/*! Built by `jlpm build:widgets` from labextension/src/widgets/{name}.ts"
+        )
+        assert re.search(r"^export \{.* as default\b", text, re.M)  # anywidget's module shape
+    assert "lightscientist_jupyter/jupyter/dashboard/style/theme.css" in names
 
 
 def test_wheel_enables_the_server_extension(wheel_names):

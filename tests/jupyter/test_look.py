@@ -24,7 +24,7 @@ def test_the_panel_and_the_dashboard_say_each_status_in_the_same_words():
 
 def test_the_panel_imports_the_dashboards_style_sheet_and_colours_come_from_the_theme():
     index = (REPO / "labextension/style/index.css").read_text(encoding="utf-8")
-    assert "lightscientist_jupyter/jupyter/dashboard/static/theme.css" in index
+    assert "lightscientist_jupyter/jupyter/dashboard/style/theme.css" in index
     css = graph.STYLE_FILE.read_text(encoding="utf-8")
     # every colour is a JupyterLab variable (a fallback may follow inside the var())
     for value in re.findall(r"(?:color|fill|stroke|background)\s*:\s*([^;]+);", css):

@@ -6,6 +6,8 @@ Each answer of the server extension, and each record inside one, is a `TypedDict
 must be the TypedDict's keys, optional (`?:`) exactly where the key is `NotRequired`. The
 declarations themselves are checked against a real project's answers in
 `test_server_answers_sent.py`: what the server sends is the truth both sides describe.
+The same holds for what the kernel sets on the dashboard's widgets (`WIDGET_MIRRORS`), read
+by the modules of `labextension/src/widgets/`.
 
 Only source files are read: the module is in the unit tier.
 """
@@ -20,6 +22,7 @@ from typing import Any, get_args, is_typeddict
 import pytest
 
 from lightscientist_jupyter.jupyter import layout
+from lightscientist_jupyter.jupyter.dashboard import budget_card, gate_card, run_controls, widgets
 from lightscientist_jupyter.jupyter.server import answers
 from lightscientist_jupyter.vocab import DecisionKind
 
@@ -79,6 +82,16 @@ MIRRORS: dict[str, str] = {
     "SettledAnswer": "ISettledAnswer",
 }
 """`answers` TypedDict -> the TypeScript interface that mirrors it."""
+
+WIDGET_MIRRORS: dict[str, tuple[Any, str]] = {
+    # the dashboard's widgets: their synced traits (labextension/src/widgets/views.ts)
+    "GateCardView": (gate_card.GateCardView, "IGateCardView"),
+    "BudgetCardView": (budget_card.BudgetCardView, "IBudgetCardView"),
+    "RunView": (run_controls.RunView, "IRunView"),
+    "EventRow": (widgets.EventRow, "IEventRow"),
+    "Outcome": (widgets.Outcome, "IOutcome"),
+}
+"""A view-model the kernel sets on a dashboard widget -> the interface its module reads."""
 
 NOT_READ_BY_THE_PANEL = {
     "FileAnswer": "the panel opens files in JupyterLab, not through `GET file`",
@@ -149,7 +162,7 @@ def parse_unions(source: str) -> dict[str, set[str]]:
 
 
 def panel_sources() -> str:
-    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(SOURCES.glob("*.ts")))
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(SOURCES.rglob("*.ts")))
 
 
 def flattened(name: str, interfaces: dict[str, Interface]) -> dict[str, bool]:
@@ -192,6 +205,15 @@ def test_each_answer_has_the_keys_its_interface_reads(typed_name, interface):
     typed = getattr(answers, typed_name)
     problems = differences(declared(typed), flattened(interface, interfaces))
     assert not problems, f"answers.{typed_name} vs {interface}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", sorted(WIDGET_MIRRORS))
+def test_each_widget_view_has_the_keys_its_module_reads(name):
+    typed, interface = WIDGET_MIRRORS[name]
+    interfaces = parse_interfaces(panel_sources())
+    assert interface in interfaces, f"no interface {interface} in {SOURCES}"
+    problems = differences(declared(typed), flattened(interface, interfaces))
+    assert not problems, f"{name} vs {interface}:\n" + "\n".join(problems)
 
 
 def test_every_declared_answer_is_mirrored_or_says_why_not():

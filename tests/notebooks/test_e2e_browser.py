@@ -166,6 +166,25 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                     f"LightScientist: {project.name} waits for you at idea.gate")
                 assert not page.locator("#lightscientist-panel").is_visible()
 
+                # the event stream: newest first, filtered in the browser by layer and type,
+                # a row opened whole by Enter
+                events = dashboard.locator(".ls-events")
+                expect(events.locator(".ls-event").first).to_be_visible()
+                expect(events.locator(".ls-events-count")).to_contain_text(" shown · ")
+                events.locator("select.ls-events-layer").select_option("1")
+                expect(events.locator(".ls-event:not(.ls-l1)")).to_have_count(0)
+                expect(events.locator(".ls-event.ls-l1").first).to_be_visible()
+                events.locator("input.ls-events-type").fill("stage.")
+                types = events.locator(".ls-ev-type").all_inner_texts()
+                assert types and all(t.startswith("stage.") for t in types), types
+                first = events.locator(".ls-event").first
+                first.focus()
+                page.keyboard.press("Enter")
+                expect(first).to_have_attribute("aria-expanded", "true")
+                events.locator("input.ls-events-type").fill("")
+                events.locator("select.ls-events-layer").select_option("0")
+                expect(events.locator(".ls-event:not(.ls-l1)").first).to_be_visible()
+
                 # the action comes first: the buttons are in view with the card's top
                 _top(card)
                 box = approve.bounding_box()

@@ -3,5 +3,6 @@
 `view` is the dashboard (its threads and its redraws); `display` shows one for a run or a
 project on disk; the cards (`graph`, `gate`, `budget_card`, `handoff_card`, `run_controls`,
 `status_line`, `timeline`, `workers`) each draw one part, with their anywidget front ends
-in `static/` (loaded by `widgets`; `static/theme.css` is shared with the side panel).
+built from `labextension/src/widgets/` into `static/` (loaded by `widgets`; `style/theme.css` is
+shared with the side panel).
 """

@@ -4,7 +4,7 @@ card of a pending `budget` decision.
 The words come from the controller's state (`state.usage`, `state.budget`), so a dashboard
 drawn from disk shows the same figures as `lightscientist status`.
 
-The card (`BudgetActions`, drawn by `static/budget.js` after `static/server.js`) says what was
+The card (`BudgetActions`, drawn by `labextension/src/widgets/budget.ts`) says what was
 spent, on what (by stage visit), and the limit reached, with a field for the new limit,
 *Raise and resume* (`reply y --budget KEY=N`) and *Stop* (`reply n`). A click goes through
 the server extension's reply endpoint with a `budget` field (`app.usage.reply_budget` reads
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import anywidget
 import traitlets
@@ -30,6 +30,24 @@ from lightscientist_jupyter.vocab import DecisionKind, ReplySource
 
 RAISE_BY = 2
 """The new limit the field suggests: this many times the one reached."""
+
+
+class BudgetCardView(TypedDict):
+    """A pending budget decision as its card shows it (`IBudgetCardView` in
+    `labextension/src/widgets/views.ts`)."""
+
+    id: str
+    stage: str
+    scope: str
+    key: str
+    limit: float
+    spent_value: float
+    heading: str
+    spent: str
+    on_what: str
+    suggested: float
+    """The new limit the field proposes."""
+    settled: bool
 
 
 def usage_words(state: ProjectState) -> str:
@@ -54,10 +72,11 @@ def stage_words(state: ProjectState | None, stage: str) -> str:
     return _spend(used) if used.model_calls else ""
 
 
-def card_of(pending: PendingDecision | None) -> dict[str, Any]:
-    """The synced `card` of `BudgetActions` ({} hides it: no budget decision pending)."""
+def card_of(pending: PendingDecision | None) -> BudgetCardView | None:
+    """The synced `card` of `BudgetActions` (None: no budget decision pending, the card is
+    hidden)."""
     if pending is None or pending.kind != DecisionKind.BUDGET:
-        return {}
+        return None
     d = pending.details
     key, limit = str(d.get("key") or "tokens"), float(d.get("limit") or 0)
     suggested = limit * RAISE_BY
@@ -80,7 +99,7 @@ def card_of(pending: PendingDecision | None) -> dict[str, Any]:
 class BudgetActions(anywidget.AnyWidget):
     """The budget decision's card (see the module's docstring)."""
 
-    _esm = esm("server.js", "budget.js")
+    _esm = esm("budget")
     _css = THEME_CSS
 
     card = traitlets.Dict().tag(sync=True)
@@ -95,9 +114,9 @@ class BudgetActions(anywidget.AnyWidget):
     def show(self, state: ProjectState | None) -> None:
         """Draw the pending budget decision of `state`, or settle / hide the card."""
         card = card_of(state.pending if state is not None else None)
-        if card.get("id") == self.card.get("id"):
+        if card is not None and card["id"] == self.card.get("id"):
             return
-        if not card and self.card and not self.card.get("settled") and state is not None:
+        if card is None and self.card and not self.card.get("settled") and state is not None:
             answer = next((d for d in state.decisions if d.get("id") == self.card["id"]), None)
             verdict = "the decision is no longer pending"
             if answer is not None:
@@ -107,9 +126,9 @@ class BudgetActions(anywidget.AnyWidget):
             self.outcome = {"state": "settled", "text": text}
             self.card = {**self.card, "settled": True}
             return
-        if card:
+        if card is not None:
             self.outcome = {}
-            self.card = card
+            self.card = dict(card)
 
     def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or content.get("kind") != "reply":

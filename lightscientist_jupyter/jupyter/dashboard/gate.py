@@ -157,11 +157,13 @@ class GatePanel:
         self.result.value = ""
         self._set_buttons(True)
         self.actions.outcome = {}
-        self.actions.card = card_of(
-            pending,
-            list(self.reject_to.options) if gate else [],
-            review_card(self.table, self.root, pending.stage),
-            recalled.at_decision(Workspace(self.root), state) if state is not None else [],
+        self.actions.card = dict(
+            card_of(
+                pending,
+                list(self.reject_to.options) if gate else [],
+                review_card(self.table, self.root, pending.stage),
+                recalled.at_decision(Workspace(self.root), state) if state is not None else [],
+            )
         )
         self.widget.layout.display = ""
 

@@ -11,8 +11,8 @@ Either way the button shows "sending…" and then what happened: the decision an
 the project moved to, or why not.
 
 The kernel draws nothing here on a click: it sets `card` (the decision shown) and `outcome`
-(what the kernel side knows); the front end (`static/gate.js` after `static/server.js`, the
-helpers it shares with the run controls; no build step, no imports) draws them.
+(what the kernel side knows); the front end (`labextension/src/widgets/gate.ts`, which
+draws the reviews and the recalled entries with the side panel's own code) draws them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ OnReply = Callable[[bool, str, "str | None", str], str]
 class GateActions(anywidget.AnyWidget):
     """The card: heading, summary, files, and one row of Approve / Reject / comment / target."""
 
-    _esm = esm("server.js", "gate.js")
+    _esm = esm("gate")
     _css = THEME_CSS
 
     card = traitlets.Dict().tag(sync=True)

@@ -1,4 +1,4 @@
-"""What the gate card shows, as plain data for its front end (`gate_actions`, `static/gate.js`).
+"""What the gate card shows, as plain data for its front end (`gate_actions`, `widgets/gate.ts`).
 
 Action first: one heading that says what approving does, a summary of two lines (the full
 text behind it), the files under review, at a review stage the reviewers' scores and the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from lightscientist_jupyter.app.recalled import Recalled
 from lightscientist_jupyter.app.reviews import ReviewsCard, is_review_stage, read_reviews
@@ -23,12 +23,35 @@ OFFLINE_NOTE = "(Offline demo model"
 SUMMARY_LINES = 2
 
 
+class GateCardView(TypedDict):
+    """A pending decision as the gate card shows it (`IGateCardView` in
+    `labextension/src/widgets/views.ts`)."""
+
+    id: str
+    kind: str
+    stage: str
+    next: str
+    heading: str
+    """What approving does, in one line."""
+    summary: str
+    """Two lines of the summary; the whole of it is `summary_full`."""
+    summary_full: str
+    badge: str
+    """`offline demo` for the offline model's note, else ''."""
+    files: list[str]
+    targets: list[list[str]]
+    """`[label, stage]`: where a rejection may send the project, the default first."""
+    reviews: ReviewsCard | None
+    recalled: list[dict[str, Any]]
+    settled: bool
+
+
 def card_of(
     pending: PendingDecision,
     targets: list[tuple[str, str]],
     reviews: ReviewsCard | None = None,
     recalled: Sequence[Recalled] = (),
-) -> dict[str, Any]:
+) -> GateCardView:
     """The synced `card` of `GateActions` for a pending decision (`reviews`: at a review
     stage, each reviewer's scores and the aggregate, `review_card`; `recalled`: what the
     stage's visit was given from the user's memory, `app.recalled`)."""

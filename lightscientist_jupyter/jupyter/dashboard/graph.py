@@ -30,7 +30,7 @@ from lightscientist_jupyter.jupyter.look import stage_states
 
 GATE_GLYPH = "◆"
 """The one mark of a gate, on the dashboard and in the side panel."""
-STYLE_FILE = Path(__file__).with_name("static") / "theme.css"
+STYLE_FILE = Path(__file__).with_name("style") / "theme.css"
 """Colours come from classes styled there with JupyterLab's --jp-* variables (any theme)."""
 
 
@@ -60,7 +60,7 @@ def render_svg(
     """The stage graph as an SVG document; the same inputs always give the same text.
 
     It carries no colours: classes (`ls-node-current`, `ls-edge ls-taken`, ...) that
-    `static/theme.css` styles with the theme's variables, as the side panel's drawing does.
+    `style/theme.css` styles with the theme's variables, as the side panel's drawing does.
     It keeps its layout's size (a narrow view scrolls it rather than shrinking its text).
     """
     lay = graph_layout(table, columns)
@@ -230,7 +230,7 @@ NARROW_COLUMNS = 3
 
 
 def responsive_box(table: StageTable, state: Any | None) -> str:
-    """The graph drawn twice, wide and narrow; `static/theme.css` shows the one that fits the
+    """The graph drawn twice, wide and narrow; `style/theme.css` shows the one that fits the
     dashboard's width (a container query), so a narrow window wraps the bands into more rows
     at the same text size instead of hiding the current stage off to the side."""
     narrow = render_state(table, state, NARROW_COLUMNS)

@@ -6,12 +6,12 @@ extension (`POST <base>/lightscientist/control`, `server.control`), so it works 
 reload and with the kernel gone; only where no server extension answers does it go over the
 comm, to the same `server.control.apply`. The kernel side only sets `run` (what the project
 is doing, from the dashboard's state) and `resume` (the magic for a new kernel); the front
-end (`static/server.js` + `static/controls.js`) draws them.
+end (`labextension/src/widgets/controls.ts`) draws them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import anywidget
 import traitlets
@@ -20,18 +20,36 @@ from lightscientist_jupyter.app.controls import applicable
 from lightscientist_jupyter.controller import ProjectState, StageTable
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
+from lightscientist_jupyter.jupyter.server.answers import RunActions
 from lightscientist_jupyter.jupyter.server.control import apply
 from lightscientist_jupyter.jupyter.server.paths import Refused
 from lightscientist_jupyter.vocab import CancelSource
 from lightscientist_jupyter.workspace import Workspace
 
 
-def run_view(state: ProjectState | None, table: StageTable, runner: str) -> dict[str, Any]:
+class RunView(TypedDict):
+    """Where the run is, and the controls that apply (`IRunView` in
+    `labextension/src/widgets/views.ts`)."""
+
+    status: str
+    stage: str
+    runner: str
+    """Who runs the project: `here`, `other`, `none`."""
+    pause_after: str | None
+    actions: RunActions
+    position: list[int] | None
+    """`[n, m]`: stage n of m; None off the table's main line."""
+    stage_time: str
+    times: list[list[Any]]
+    """`[stage, time, visits]` for each stage visited."""
+
+
+def run_view(state: ProjectState | None, table: StageTable, runner: str) -> RunView | None:
     """What the controls show: status, stage, who runs it (`here`, `other`, `none`), the
     stage a pause was asked after, the controls that apply (`app.controls.applicable`),
     "stage N of M", the time in this stage and per stage (`[stage, time, visits]`)."""
     if state is None:
-        return {}
+        return None
     shown = progress.view(state, table)
     pause_after = state.settings.get("pause_after")  # a pause request (app/until.py)
     return {
@@ -39,7 +57,10 @@ def run_view(state: ProjectState | None, table: StageTable, runner: str) -> dict
         "stage": state.stage,
         "runner": runner,
         "pause_after": pause_after,
-        "actions": applicable(str(state.status), running=runner != "none", pause_after=pause_after),
+        "actions": cast(
+            RunActions,
+            applicable(str(state.status), running=runner != "none", pause_after=pause_after),
+        ),
         "position": shown["position"],
         "stage_time": progress.duration(shown["current_s"]),
         "times": [
@@ -52,7 +73,7 @@ def run_view(state: ProjectState | None, table: StageTable, runner: str) -> dict
 class RunControls(anywidget.AnyWidget):
     """One row of run controls under the status line, and the not-live banner."""
 
-    _esm = esm("server.js", "controls.js")
+    _esm = esm("controls")
     _css = THEME_CSS
 
     root = traitlets.Unicode("").tag(sync=True)

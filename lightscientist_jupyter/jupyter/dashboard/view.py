@@ -267,7 +267,7 @@ class Dashboard:
                 self.status_line.value = status
                 self._status_at = now
             runner = "here" if self.source.live else ("other" if self._running else "none")
-            self.controls.run = run_view(state, self.table, runner)
+            self.controls.run = dict(run_view(state, self.table, runner) or {})
             self._shown["status"] = key
         errors = list(self.flusher.errors) if hasattr(self, "flusher") else []
         problem = (

@@ -11,17 +11,21 @@ Filtering happens in the browser (layer, type or type prefix, worker): it answer
 even while a cell runs and the kernel cannot process widget messages. The filter values
 are synced traits, and `visible()` applies the same rule on the kernel side.
 
-The front end (`static/events.js`, `static/events.css`) has no build step and imports
-nothing from a CDN: it works offline, with anywidget's own JupyterLab extension.
+The front ends of the dashboard's widgets are TypeScript in `labextension/src/widgets/`, built
+with the JupyterLab extension into one ES module each under `static/` (build output, never
+edited), which anywidget loads: nothing comes from a CDN, so they work offline, with
+anywidget's own JupyterLab extension. The style sheets in `style/` are written here and
+shared with the side panel.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import anywidget
 import traitlets
@@ -29,13 +33,29 @@ import traitlets
 from lightscientist_jupyter.events import make_filter
 
 STATIC = Path(__file__).with_name("static")
-THEME_CSS = (STATIC / "theme.css").read_text(encoding="utf-8")
+"""The widgets' modules, built from `labextension/src/widgets/` (`jlpm build:widgets`)."""
+STYLE = Path(__file__).with_name("style")
+THEME_CSS = (STYLE / "theme.css").read_text(encoding="utf-8")
 """The shared style sheet (the panel imports the same file): loaded with the widgets."""
 
+UNBUILT = """export default { render({ el }) {
+  el.className = "ls-err";
+  el.textContent = %s;
+} };"""
 
-def esm(*names: str) -> str:
-    """Front-end modules of `static/` joined into one (anywidget's cannot import each other)."""
-    return "\n".join((STATIC / name).read_text(encoding="utf-8") for name in names)
+
+def esm(name: str) -> Path | str:
+    """The built module of the widget `name` (`static/<name>.js`). Without it (a checkout whose
+    JavaScript was not built) a module that says so in place of the widget, so the rest of the
+    dashboard still shows."""
+    built = STATIC / f"{name}.js"
+    if built.is_file():
+        return built
+    said = (
+        f"The dashboard's {name} widget is not built: run scripts/setup (it builds "
+        f"labextension/ into {STATIC}), then restart the kernel."
+    )
+    return UNBUILT % json.dumps(said)
 
 
 EVENTS_MAX = 500
@@ -47,16 +67,36 @@ TAIL_EVERY_S = 2.0
 MESSAGE_CHARS = 200
 
 
-def compact(raw: Mapping[str, Any]) -> dict[str, Any]:
+class EventRow(TypedDict):
+    """One event as the stream shows it (`IEventRow` in `labextension/src/widgets/views.ts`)."""
+
+    seq: int
+    ts: float
+    layer: int
+    type: str
+    stage: str
+    worker: str
+    message: str
+
+
+class Outcome(TypedDict):
+    """What the kernel side knows of a card's action (`IOutcome`): `sent`, `refused` or
+    `settled`, and the line that says it."""
+
+    state: str
+    text: str
+
+
+def compact(raw: Mapping[str, Any]) -> EventRow:
     """The fields the list shows, with the message cut short: what crosses the wire."""
     message = " ".join(str(raw.get("message") or "").split())
     if len(message) > MESSAGE_CHARS:
         message = message[: MESSAGE_CHARS - 1] + "…"
     return {
-        "seq": raw.get("seq"),
-        "ts": raw.get("ts"),
-        "layer": raw.get("layer"),
-        "type": raw.get("type"),
+        "seq": int(raw.get("seq") or 0),
+        "ts": float(raw.get("ts") or 0),
+        "layer": int(raw.get("layer") or 0),
+        "type": str(raw.get("type") or ""),
         "stage": raw.get("stage") or "",
         "worker": raw.get("worker_id") or "",
         "message": message,
@@ -66,8 +106,8 @@ def compact(raw: Mapping[str, Any]) -> dict[str, Any]:
 class EventStream(anywidget.AnyWidget):
     """Newest events in a bounded, filterable list."""
 
-    _esm = STATIC / "events.js"
-    _css = THEME_CSS + (STATIC / "events.css").read_text(encoding="utf-8")
+    _esm = esm("events")
+    _css = THEME_CSS + (STYLE / "events.css").read_text(encoding="utf-8")
 
     tail = traitlets.List(traitlets.Dict()).tag(sync=True)
     """The last `TAIL_SYNC` events, for views opened later."""
@@ -83,7 +123,7 @@ class EventStream(anywidget.AnyWidget):
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.events: deque[dict[str, Any]] = deque(maxlen=self.maxlen)
+        self.events: deque[EventRow] = deque(maxlen=self.maxlen)
         self.sends = 0
         """Custom messages sent (one per non-empty batch)."""
         self.send_times: deque[float] = deque(maxlen=10_000)
@@ -122,7 +162,7 @@ class EventStream(anywidget.AnyWidget):
             self._tail_at = now
             self._tail_dirty = False
             with self.hold_sync():
-                self.tail = list(self.events)[-TAIL_SYNC:]
+                self.tail = [dict(e) for e in list(self.events)[-TAIL_SYNC:]]
                 self.total = self.received
 
     def load(self, events: Iterable[Mapping[str, Any]], total: int | None = None) -> None:
@@ -132,9 +172,11 @@ class EventStream(anywidget.AnyWidget):
         self.received += total if total is not None else len(items)
         self.sync_tail(quiet=True, force=True)
 
-    def visible(self) -> list[dict[str, Any]]:
+    def visible(self) -> list[EventRow]:
         """The kept events that pass the current filter, oldest first."""
         keep = make_filter(layer=self.layer or None, type=self.type_filter or None)
         return [
-            e for e in self.events if keep(e) and (not self.worker or e["worker"] == self.worker)
+            e
+            for e in self.events
+            if keep(dict(e)) and (not self.worker or e["worker"] == self.worker)
         ]

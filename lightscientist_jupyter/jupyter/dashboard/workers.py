@@ -28,7 +28,7 @@ _CHIP_STATUS = {
     "cancelled": "cancelled",
     "interrupted": "stopped",
 }
-"""A worker's status drawn with the project's status dots (static/theme.css)."""
+"""A worker's status drawn with the project's status dots (style/theme.css)."""
 _WORDS = {"background": "idle", "waiting": "waiting for input"}
 """A worker's status in a researcher's words (`vocab.WorkerStatus`: `background` is a
 session that suspended itself until a message resumes it)."""

@@ -90,6 +90,8 @@ class AnsweredDecision(TypedDict):
     at: float
     source: str
     """The door the answer came through (a `vocab.ReplySource`)."""
+    verdict: str
+    """How it was answered, in words (`look.verdict_words`): every screen says it alike."""
     question: NotRequired[str]
     """For a question: what was asked."""
     budget: NotRequired[dict[str, float]]

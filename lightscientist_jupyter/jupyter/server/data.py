@@ -38,7 +38,7 @@ from lightscientist_jupyter.events import EventDict, read_tail
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.diff_card import panel_changes
 from lightscientist_jupyter.jupyter.layout import graph_layout
-from lightscientist_jupyter.jupyter.look import stage_states
+from lightscientist_jupyter.jupyter.look import stage_states, verdict_words
 from lightscientist_jupyter.jupyter.server.answers import (
     AnsweredDecision,
     CellNumbers,
@@ -225,7 +225,9 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         **summary(root, ws.root, state),
         "visits": state.visits,
         "history": cast(list[HistoryStep], state.history[-HISTORY_MAX:]),
-        "decisions": cast(list[AnsweredDecision], state.decisions),
+        "decisions": [
+            cast(AnsweredDecision, {**d, "verdict": verdict_words(d)}) for d in state.decisions
+        ],
         "reason": state.reason,
         "feedback": state.feedback,
         "last_summary": state.last_summary,

@@ -208,7 +208,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
       app.shell.activateById(panel.id);
     };
-    const watcher = new ProjectWatcher(panel, showProject);
+    const watcher = new ProjectWatcher(panel, showProject, (id, path) => {
+      void app.commands.execute(id, { path });
+    });
     panel.follow(watcher); // one request for the list, every second, for both
     if (settingRegistry) {
       // the Settings Editor's LightScientist section: notifications and refresh

@@ -19,6 +19,7 @@ import { Widget } from '@lumino/widgets';
 import type { IProjectSummary } from './answers';
 import { api } from './api';
 import { RAISE_BY, raisedLimit, shown } from './budget';
+import { ProjectCommandIDs } from './commands';
 import { shownPath } from './dom';
 
 const PREFIX = 'LightScientist:';
@@ -83,7 +84,9 @@ interface IShown {
 export class ProjectWatcher {
   constructor(
     private readonly _panel: Widget,
-    private readonly _open: (path: string) => void
+    private readonly _open: (path: string) => void,
+    private readonly _command: (id: string, path: string) => void = () =>
+      undefined
   ) {
     void this._tick();
     this._timer = window.setInterval(() => {
@@ -232,9 +235,10 @@ export class ProjectWatcher {
     };
   }
 
-  /** The answers a notification offers for `project`'s pending decision: Approve for a
-   * gate, Yes / No for a question, Raise ×2 (the card's proposal) or Stop for a spent
-   * budget; a hand-over is already the researcher's: Show opens its card. */
+  /** The answers a notification offers for `project`'s pending decision: Approve or
+   * Reject (its command's dialog asks what should change) for a gate, Yes / No for a
+   * question, Raise ×2 (the card's proposal) or Stop for a spent budget, Deliver (its
+   * command's dialog) for a stage the researcher holds. */
   private _answers(project: IProjectSummary): Notification.IAction[] {
     const pending = project.pending;
     if (!pending) {
@@ -253,6 +257,21 @@ export class ProjectWatcher {
             'Approve',
             true,
             `Approve ${pending.stage} and move on to ${pending.proposed_next ?? 'the next stage'}`
+          ),
+          this._dialog(
+            'Reject…',
+            `Reject ${pending.stage}, saying what should change`,
+            ProjectCommandIDs.reject,
+            project
+          )
+        ];
+      case 'handoff':
+        return [
+          this._dialog(
+            'Deliver…',
+            `Deliver ${pending.stage}: its outputs are checked first`,
+            ProjectCommandIDs.deliver,
+            project
           )
         ];
       case 'question':
@@ -274,6 +293,25 @@ export class ProjectWatcher {
       }
     }
     return [];
+  }
+
+  /** An action that runs a command on `project` (the command asks what it needs); the
+   * notification stays until the decision is answered, so a dialog cancelled loses nothing. */
+  private _dialog(
+    label: string,
+    caption: string,
+    command: string,
+    project: IProjectSummary
+  ): Notification.IAction {
+    return {
+      label,
+      caption,
+      displayType: 'default',
+      callback: (event: Event) => {
+        event.preventDefault();
+        this._command(command, project.path);
+      }
+    };
   }
 
   private _failed(project: IProjectSummary, error: Error): void {

@@ -201,6 +201,72 @@ def test_the_dashboard_and_the_panel_show_the_same_seven_states(tmp_path, write_
                 problems = axe_problems(page, "#lightscientist-panel")
                 problems += axe_problems(page, ".lightscientist-dashboard")
                 assert not problems, f"{theme}:\n" + "\n".join(problems)
+            _every_action_is_a_command_with_a_shortcut(page, panel)
+            _make(root / "late", table, "gate")  # news after the page loaded: announced
+            _a_notification_offers_the_answers(page)
+
+
+COMMANDS = {
+    "LightScientist: Open Panel": "Alt+Shift+L",
+    "LightScientist: Approve Pending Gate": "Alt+Shift+A",
+    "LightScientist: Reject Pending Gate": "Alt+Shift+R",
+    "LightScientist: Pause After This Stage": "Alt+Shift+P",
+    "LightScientist: Cancel the Project": "Alt+Shift+X",
+    "LightScientist: Resume": "Alt+Shift+G",
+    "LightScientist: Re-run This Stage": "Alt+Shift+E",
+    "LightScientist: Deliver write": "Alt+Shift+D",
+    "LightScientist: Raise the Budget and Go On": "Alt+Shift+B",
+}
+"""Commands the palette lists (with the hand-over project selected) and their shortcuts."""
+
+
+def _every_action_is_a_command_with_a_shortcut(page: Any, panel: Any) -> None:
+    """The palette lists every action with its shortcut; the shortcuts open the dialogs of
+    the actions that ask something first (nothing is sent: each is cancelled)."""
+    from playwright.sync_api import expect
+
+    panel.locator(".ls-project[data-path='handoff']").click()
+    expect(panel.locator(".ls-handoff")).to_be_visible()
+    page.keyboard.press("Control+Shift+C")
+    palette = page.locator(".jp-ModalCommandPalette")
+    palette.locator("input").fill("LightScientist")
+    for label, keys in COMMANDS.items():
+        item = palette.locator(".lm-CommandPalette-item", has_text=re.compile(f"^{label}"))
+        expect(item).to_have_count(1)
+        expect(item.locator(".lm-CommandPalette-itemShortcut")).to_have_text(keys)
+    page.keyboard.press("Escape")
+    # the hand-over's Deliver asks for a summary and the next stage
+    page.keyboard.press(COMMANDS["LightScientist: Deliver write"])
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog.locator(".jp-Dialog-header")).to_have_text("Deliver write in handoff?")
+    expect(dialog.locator("select option")).to_have_text(["check"])
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    # a spent budget's Raise proposes twice the limit
+    panel.locator(".ls-project[data-path='budget']").click()
+    expect(panel.locator(".ls-budgetcard")).to_be_visible()
+    page.keyboard.press(COMMANDS["LightScientist: Raise the Budget and Go On"])
+    expect(dialog.locator(".jp-Dialog-header")).to_have_text("Raise the budget of budget?")
+    expect(dialog.locator("input")).to_have_value("200")
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+
+def _a_notification_offers_the_answers(page: Any) -> None:
+    """A gate reached while the page is open is announced with Approve and Reject…; Reject…
+    asks what should change, and the notification stays while the dialog is cancelled."""
+    from playwright.sync_api import expect
+
+    toast = page.locator(".jp-toast-message", has_text="LightScientist: late waits for you")
+    expect(toast).to_be_visible(timeout=30_000)
+    buttons = page.locator(".Toastify__toast", has=toast).locator(".jp-toast-button")
+    expect(buttons).to_have_text(["Approve", "Reject…", "Show"])
+    buttons.filter(has_text="Reject…").click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog.locator(".jp-Dialog-header")).to_have_text("Reject write in late?")
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    expect(toast).to_be_visible()
 
 
 def _card(kind: str, *, dashboard: bool) -> str:

@@ -281,3 +281,5 @@ def test_the_side_panels_detail_carries_the_gate_diff(tmp_path: Path):
     # its folded line counts the whole diff's lines: a new file's are all added
     body = (ws / "idea" / "brief.md").read_text().splitlines()
     assert brief["summary"] == f"+{len(body)} −0"
+    # a Markdown file is drawn as it reads too, all of it inserted (its source diff stays)
+    assert brief["rendered"].count("<ins>") >= 1 and "<del>" not in brief["rendered"]

@@ -276,6 +276,9 @@ export interface IFileDiff {
   /** The change in a few words for its folded line: "+54 −3", a notebook's "1 cell
    * changed, 2 added". */
   summary?: string;
+  /** For a Markdown file: the new text rendered, what was inserted in `<ins>` and what was
+   * deleted in `<del>`; `lines` stay its source diff. */
+  rendered?: string;
 }
 
 /** The numbers of a gate's paper one notebook cell printed (`app.literature.by_cell`). */

@@ -1,7 +1,8 @@
 """The diff beside each file under review on the gate card: what changed since the last
 approved state (`app.history.gate_changes`) — a new file, changed lines as a unified diff,
-a notebook cell by cell (`notebook_view`), images side by side, a small CSV as a table of
-changed rows, a removed file."""
+Markdown rendered with its insertions and deletions marked (`markdown_diff`, the source diff
+a click away), a notebook cell by cell (`notebook_view`), images side by side, a small CSV as
+a table of changed rows, a removed file."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import ipywidgets as w
 from lightscientist_jupyter.app.history import FileChange, gate_changes
 from lightscientist_jupyter.controller import PendingDecision
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.markdown_diff import rendered_diff
 from lightscientist_jupyter.jupyter.notebook_view import MAX_LINES, change_html, diff_pre
 from lightscientist_jupyter.jupyter.server.answers import FileDiff
 from lightscientist_jupyter.values.notebook import is_notebook, summary_of
@@ -24,6 +26,16 @@ from lightscientist_jupyter.workspace import Workspace
 CSV_ROWS = 200
 """A CSV of at most this many rows is shown as a table of changed rows."""
 IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml"}
+MARKDOWN = (".md", ".markdown")
+
+
+def _rendered(change: FileChange) -> str | None:
+    """A Markdown file's change rendered, insertions and deletions marked (None: not
+    Markdown, or too long to draw)."""
+    if not change.path.lower().endswith(MARKDOWN) or change.status not in ("new", "changed"):
+        return None
+    old = (change.old or b"").decode("utf-8", errors="replace")
+    return rendered_diff(old, (change.new or b"").decode("utf-8", errors="replace"))
 
 
 def _text(data: bytes | None) -> list[str]:
@@ -103,6 +115,14 @@ def render(change: FileChange) -> str:
         body = _image(change, mime)
     elif change.path.endswith(".csv") and (table := _csv(change)) is not None:
         body = table
+    elif (markdown := _rendered(change)) is not None:
+        body = (
+            # it scrolls: reachable with the keyboard, and named
+            f'<div class="ls-diff-rendered" tabindex="0" role="region" '
+            f'aria-label="{html.escape(change.path)} as it reads">{markdown}</div>'
+            f'<details class="ls-diff-source"><summary>Source diff</summary>{_unified(change)}'
+            "</details>"
+        )
     else:
         body = _unified(change)
     status = html.escape(change.status)
@@ -119,6 +139,8 @@ def panel_changes(ws: Workspace) -> list[FileDiff]:
         diff: FileDiff = {"path": change.path, "status": change.status, "lines": lines}
         if text:
             diff["summary"] = counts(change)
+        if (markdown := _rendered(change)) is not None:
+            diff["rendered"] = markdown
         shown.append(diff)
     return shown
 

@@ -197,6 +197,8 @@ def test_the_dashboard_and_the_panel_show_the_same_seven_states(tmp_path, write_
                     assert on_panel["card"] == expected["card"], (state, on_panel)
                     assert set(on_panel["controls"]) == expected["controls"], (state, on_panel)
                     assert on_panel["nodes"]["write"] == expected["write"], (state, on_panel)
+                    if state == "gate":
+                        _the_markdown_diff_reads_as_text(board, panel)
                     page.screenshot(path=str(OUTPUT / f"screens-{theme}-{state}.png"))
                 problems = axe_problems(page, "#lightscientist-panel")
                 problems += axe_problems(page, ".lightscientist-dashboard")
@@ -267,6 +269,20 @@ def _a_notification_offers_the_answers(page: Any) -> None:
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     expect(toast).to_be_visible()
+
+
+def _the_markdown_diff_reads_as_text(board: Any, panel: Any) -> None:
+    """The gate's new notes.md is drawn as it reads on both screens, all of it inserted;
+    its source diff is one click away."""
+    from playwright.sync_api import expect
+
+    for screen in (board, panel):
+        expect(screen.locator(".ls-diff-rendered ins")).to_have_text("notes")
+        source = screen.locator("details.ls-diff-source")
+        expect(source.locator(".ls-diff-text")).to_be_hidden()
+        source.locator("summary").click()
+        expect(source.locator(".ls-diff-text")).to_contain_text("+notes")
+        source.locator("summary").click()
 
 
 def _card(kind: str, *, dashboard: bool) -> str:

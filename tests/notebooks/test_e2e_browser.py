@@ -236,13 +236,17 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 _top(card)
                 page.screenshot(path=str(shots["reloaded"]))
                 # beside the files under review, what changed since idea.gate's approval:
-                # the analysis and the log are new, their lines drawn as additions
+                # the analysis and the log are new, drawn as they read, all of them inserted;
+                # their source diffs, a click away, draw the lines as additions
                 diffs = dashboard.locator(".ls-cards .ls-diff-card")
                 for name in ("experiment/analysis.md", "experiment/log.md"):
                     shown = diffs.locator(".ls-diff-file", has=page.locator(
-                        "code", has_text=re.compile(f"^{re.escape(name)}$")))
+                        "b > code", has_text=re.compile(f"^{re.escape(name)}$")))
                     expect(shown).to_have_attribute("data-status", "new")
                     expect(shown).to_contain_text(f"{name} — new")
+                    expect(shown.locator(".ls-diff-rendered ins").first).to_be_visible()
+                    expect(shown.locator(".ls-diff-rendered del")).to_have_count(0)
+                    shown.locator(".ls-diff-source > summary").click()
                     expect(shown.locator(".ls-diff-add").first).to_be_visible()
                     # the shared style sheet's rule (--jp-success-color1) is applied
                     rule = shown.evaluate("e => getComputedStyle(e).borderLeftWidth")

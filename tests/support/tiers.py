@@ -36,6 +36,7 @@ UNIT_MODULES = (
     "events/test_printer.py",
     "jupyter/test_layout.py",
     "jupyter/test_look.py",
+    "jupyter/test_markdown_diff.py",
     "jupyter/test_server_answers.py",
     "supervisor/test_decisions.py",
     "supervisor/test_loop_state.py",

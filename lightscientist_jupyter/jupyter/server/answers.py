@@ -267,6 +267,9 @@ class FileDiff(TypedDict):
     summary: NotRequired[str]
     """The change in a few words for its folded line (`diff_card.counts`): "+54 −3", or a
     notebook's "1 cell changed, 2 added"; for a text file or a notebook."""
+    rendered: NotRequired[str]
+    """For a Markdown file: the new text rendered as HTML, what was inserted in `<ins>` and
+    what was deleted in `<del>` (`jupyter.markdown_diff`); `lines` stay its source diff."""
 
 
 class CellNumbers(TypedDict):

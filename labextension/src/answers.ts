@@ -552,3 +552,12 @@ export interface IControl {
   action: ControlAction;
   stage: string | null;
 }
+
+/** `POST defaults`: the Settings Editor's defaults the kernels now take ('' for one the
+ * session decides), and the file that keeps them. */
+export interface IDefaultsAnswer {
+  model: string;
+  mode: string;
+  budget: string;
+  path: string;
+}

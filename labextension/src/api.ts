@@ -12,6 +12,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import type {
   IControl,
   IControlAnswer,
+  IDefaultsAnswer,
   IEventsAnswer,
   IHandoffAnswer,
   INodeAnswer,
@@ -103,6 +104,12 @@ export const api = {
         method: 'POST',
         body: JSON.stringify({ path, handoff: step, ...fields })
       }
+    ),
+  defaults: (values: { model: string; mode: string; budget: string }) =>
+    requestAPI<IDefaultsAnswer>(
+      'defaults',
+      {},
+      { method: 'POST', body: JSON.stringify(values) }
     ),
   openNotebooks: (page: string, paths: string[]) =>
     requestAPI<IOpenNotebooksAnswer>(

@@ -11,6 +11,7 @@ import {
 import {
   Dialog,
   ICommandPalette,
+  Notification,
   showDialog,
   showErrorMessage
 } from '@jupyterlab/apputils';
@@ -21,6 +22,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import { api } from './api';
 import { OPEN_CELL, addOpenCellCommand } from './cells';
 
 // the panel is added to the shell when the plugin activates, so it is needed at once; so is
@@ -213,10 +215,22 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     panel.follow(watcher); // one request for the list, every second, for both
     if (settingRegistry) {
-      // the Settings Editor's LightScientist section: notifications and refresh
+      // the Settings Editor's LightScientist section: notifications and refresh for this
+      // page; the runs' defaults for the kernels, through the server
       void settingRegistry.load(PLUGIN_ID).then(settings => {
-        const apply = () =>
+        let handed = '';
+        const apply = () => {
           watcher.configure(settings.composite as unknown as IWatcherSettings);
+          const { model, mode, budget } = settings.composite as Record<
+            string,
+            string
+          >;
+          const values = { model, mode, budget };
+          if (JSON.stringify(values) !== handed) {
+            handed = JSON.stringify(values);
+            void handDefaults(values);
+          }
+        };
         apply();
         settings.changed.connect(apply);
       });
@@ -274,3 +288,19 @@ function kernelOwner(app: JupyterFrontEnd, kernelId: string): string | null {
 }
 
 export default plugin;
+
+/** Hand the runs' defaults to the server, which keeps them for the kernels; a value to fix
+ * is said in a notification that names the setting. */
+async function handDefaults(values: {
+  model: string;
+  mode: string;
+  budget: string;
+}): Promise<void> {
+  try {
+    await api.defaults(values);
+  } catch (error) {
+    Notification.error(`LightScientist settings: ${(error as Error).message}`, {
+      autoClose: 10000
+    });
+  }
+}

@@ -501,3 +501,17 @@ def test_the_magics_class_is_configurable(ip):
     assert isinstance(ip.magics_manager.registry["LightScientistMagics"], LightScientistMagics)
     traits = LightScientistMagics.class_traits(config=True)
     assert {"model", "base_url", "mode", "workspace"} <= set(traits)
+
+
+def test_the_settings_editors_defaults_sit_below_config(ip, tmp_path, monkeypatch, fresh_defaults):
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "jupyter-config"))
+    from lightscientist_jupyter.app import lab_defaults
+
+    lab_defaults.save({"model": "offline", "mode": "auto", "budget": "tokens=5000"})
+    fresh_defaults.config.LightScientistMagics.pop("mode", None)  # as in a fresh kernel
+    now = fresh_defaults.defaults()
+    assert (now.model, now.mode, now.budget) == ("offline", "auto", "tokens=5000")
+    ip.run_line_magic("config", 'LightScientistMagics.mode = "manual"')
+    ip.run_line_magic("config", 'LightScientistMagics.budget = "usd=1"')
+    now = fresh_defaults.defaults()
+    assert (now.model, now.mode, now.budget) == ("offline", "manual", "usd=1")

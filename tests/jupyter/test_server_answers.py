@@ -80,6 +80,8 @@ MIRRORS: dict[str, str] = {
     "OpenNotebooksAnswer": "IOpenNotebooksAnswer",
     "PageChange": "IPageChange",
     "SettledAnswer": "ISettledAnswer",
+    # the Settings Editor's defaults for the kernels (index.ts)
+    "DefaultsAnswer": "IDefaultsAnswer",
 }
 """`answers` TypedDict -> the TypeScript interface that mirrors it."""
 

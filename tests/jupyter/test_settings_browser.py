@@ -8,6 +8,7 @@ with `none` there is none, while the status bar and the panel's badge still say 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,35 @@ def test_the_notifications_setting_decides_what_is_announced(
             else:
                 page.wait_for_timeout(3000)  # several of the watcher's rounds
                 expect(toasts).to_have_count(0)
+
+
+def test_the_runs_defaults_reach_the_kernels_and_a_bad_one_is_named(tmp_path: Path):
+    """The Settings Editor's model, mode and budget go to the server, which keeps them where
+    the kernels read them (`app.lab_defaults`); a budget to fix is refused, and a notification
+    names the setting, while what was kept before stays."""
+    import json
+
+    from playwright.sync_api import expect
+
+    require_browser()
+    root = tmp_path / "root"
+    root.mkdir()
+    kept = tmp_path / "jupyter-config" / "lightscientist" / "defaults.json"  # start_lab's
+    good = {"model": "offline", "mode": "auto", "budget": "tokens=5000"}
+    with start_lab(root, tmp_path, settings={PLUGIN: good}) as lab:
+        with lab_page(lab.url, lab.token, "settings-defaults-failure.png", {"lab": lab.output}):
+            deadline = time.monotonic() + 60
+            while not kept.exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert json.loads(kept.read_text()) == good
+    with start_lab(root, tmp_path, settings={PLUGIN: {**good, "budget": "lots"}}) as lab:
+        with lab_page(
+            lab.url, lab.token, "settings-defaults-failure.png", {"lab": lab.output}
+        ) as page:
+            toast = page.locator(".jp-toast-message", has_text="LightScientist settings:")
+            expect(toast).to_have_text(
+                "LightScientist settings: Default budget: 'lots' must look like key=number, "
+                "e.g. tokens=2000000",
+                timeout=60_000,
+            )
+            assert json.loads(kept.read_text()) == good

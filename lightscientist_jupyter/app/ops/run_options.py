@@ -169,6 +169,19 @@ class SessionDefaults:
         return cls(**values)
 
 
+    def over(self, lab: Mapping[str, str], explicit: set[str]) -> SessionDefaults:
+        """These defaults over JupyterLab's (`app.lab_defaults`): a model or a budget the
+        session has not set, and the mode unless `%config` set it (`explicit`: the names the
+        session's configuration holds), come from there."""
+        filled: dict[str, Any] = {}
+        for name in ("model", "budget"):
+            if getattr(self, name) is None and lab.get(name):
+                filled[name] = lab[name]
+        if "mode" not in explicit and lab.get("mode"):
+            filled["mode"] = lab["mode"]
+        return dataclasses.replace(self, **filled)
+
+
 @dataclasses.dataclass(frozen=True)
 class RunOptions:
     """How to run a project: the options `research` and `resume` share (see `arguments`)."""

@@ -34,6 +34,7 @@ from traitlets import Bool, Enum, List, TraitType, Unicode
 from traitlets.config import Configurable
 
 from lightscientist_jupyter import api
+from lightscientist_jupyter.app import lab_defaults
 from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Operation
 from lightscientist_jupyter.app.ops.run_options import (
     SESSION_DEFAULTS,
@@ -284,8 +285,10 @@ class LightScientistMagics(Magics, SessionTraits):  # type: ignore[misc,valid-ty
     `%config` defaults are `SessionTraits`."""
 
     def defaults(self) -> SessionDefaults:
-        """The session's `%config` defaults now."""
-        return SessionDefaults.of(self)
+        """The session's `%config` defaults now, over the ones set in JupyterLab's Settings
+        Editor (`app.lab_defaults`)."""
+        explicit = set(self.config.get(type(self).__name__, {}))
+        return SessionDefaults.of(self).over(lab_defaults.load(), explicit)
 
     def workspace_of(self, args: argparse.Namespace) -> str:
         return getattr(args, "workspace", None) or self.defaults().workspace or "."

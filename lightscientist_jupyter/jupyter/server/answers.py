@@ -573,6 +573,16 @@ class SettledAnswer(TypedDict):
     outcome: str
 
 
+class DefaultsAnswer(TypedDict):
+    """`POST defaults`: the Settings Editor's defaults the kernels now take ('' for one the
+    session decides), and the file that keeps them (`app.lab_defaults`)."""
+
+    model: str
+    mode: str
+    budget: str
+    path: str
+
+
 class Refusal(TypedDict):
     """Any endpoint's refusal, with its HTTP status."""
 
@@ -593,5 +603,6 @@ Answer: TypeAlias = (
     | ControlAnswer
     | OpenNotebooksAnswer
     | SettledAnswer
+    | DefaultsAnswer
 )
 """What an endpoint answers when it does not refuse."""

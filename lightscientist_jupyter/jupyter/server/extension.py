@@ -16,6 +16,8 @@ run the functions of `data` on a worker thread and write their answer or refusal
     POST /lightscientist/open-notebooks  {"page", "paths"}  (open_pages: the page's open
                                 notebooks; answers with the changes it is to apply)
     POST /lightscientist/notebook-change  {"project", "id", "outcome", "detail"}
+    POST /lightscientist/defaults  {"model", "mode", "budget"}  (defaults: the Settings
+                                Editor's, kept for the kernels)
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from lightscientist_jupyter.jupyter.server.data import (
     project_file,
     project_reply,
 )
+from lightscientist_jupyter.jupyter.server.defaults import save_defaults
 from lightscientist_jupyter.jupyter.server.open_pages import notebook_change, open_notebooks
 from lightscientist_jupyter.jupyter.server.paths import Refused
 from lightscientist_jupyter.jupyter.server.search import project_node
@@ -165,6 +168,13 @@ class NotebookChangeHandler(_Handler):
         await self.answer(notebook_change, self.json_body())
 
 
+class DefaultsHandler(_Handler):
+    @tornado.web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self.answer(save_defaults, self.json_body())
+
+
 ROUTES = (
     ("projects", ProjectsHandler),
     ("project", ProjectHandler),
@@ -175,6 +185,7 @@ ROUTES = (
     ("control", ControlHandler),
     ("open-notebooks", OpenNotebooksHandler),
     ("notebook-change", NotebookChangeHandler),
+    ("defaults", DefaultsHandler),
 )
 
 

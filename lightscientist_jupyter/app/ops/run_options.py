@@ -168,7 +168,6 @@ class SessionDefaults:
             values[default.name] = value
         return cls(**values)
 
-
     def over(self, lab: Mapping[str, str], explicit: set[str]) -> SessionDefaults:
         """These defaults over JupyterLab's (`app.lab_defaults`): a model or a budget the
         session has not set, and the mode unless `%config` set it (`explicit`: the names the

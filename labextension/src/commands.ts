@@ -20,6 +20,7 @@ import { Widget } from '@lumino/widgets';
 import type { ControlAction, IProjectSummary } from './answers';
 import { api } from './api';
 import { raisedLimit, shown } from './budget';
+import { confirmWords } from './controlwords';
 import { shownPath } from './dom';
 import type { LightScientistPanel } from './panel';
 
@@ -71,8 +72,7 @@ const CONTROLS: IControlCommand[] = [
     action: 'cancel',
     label: 'Cancel the Project',
     applies: p => !!p.actions?.cancel,
-    confirm: p =>
-      `Cancel ${shownPath(p.path)} at ${p.stage}? Its workers stop; Resume can start it again later.`
+    confirm: p => confirmWords('cancel', p.stage ?? '?')!.question
   },
   {
     id: ProjectCommandIDs.resume,
@@ -86,9 +86,7 @@ const CONTROLS: IControlCommand[] = [
     action: 'rerun',
     label: 'Re-run This Stage',
     applies: p => !!p.actions?.rerun,
-    confirm: p =>
-      `Re-run ${p.stage}? The run stops, the files go back to how they were when the stage ` +
-      'started (the later snapshots stay in the history), and it starts again in the background.'
+    confirm: p => confirmWords('rerun', p.stage ?? '?')!.question
   }
 ];
 
@@ -181,7 +179,7 @@ export function addProjectCommands(
         const question = control.confirm(project);
         if (question) {
           const result = await showDialog({
-            title: 'LightScientist',
+            title: `LightScientist · ${shownPath(project.path)}`,
             body: question,
             buttons: [
               Dialog.cancelButton({ label: 'Keep going' }),

@@ -10,6 +10,7 @@ import { LabIcon, refreshIcon, stopIcon } from '@jupyterlab/ui-components';
 
 import type { ControlAction, IProjectDetail } from './answers';
 import { api } from './api';
+import { CONTROL_LABELS, confirmWords, controlTitle } from './controlwords';
 import { el } from './dom';
 
 /** 12s, 3m05s, 1h02m: as the dashboard says it. */
@@ -47,9 +48,9 @@ export class ControlsView {
     this._resume = this._button(
       row,
       `${styled} jp-mod-accept ls-resume`,
-      'Resume'
+      CONTROL_LABELS.resume
     );
-    this._pause = this._button(row, `${styled} ls-pause`, 'Pause');
+    this._pause = this._button(row, `${styled} ls-pause`, CONTROL_LABELS.pause);
     this._pausing = el(
       'span',
       { className: 'ls-chip ls-warn ls-pausing', text: '' },
@@ -82,22 +83,15 @@ export class ControlsView {
     this._timesTitle = el('summary', { text: 'Time per stage' }, times);
     this._timesList = el('ul', { className: 'ls-times-list' }, times);
 
-    this._cancel.addEventListener('click', () =>
-      this._confirm(
-        'cancel',
-        `Cancel the project at ${this._stage()}? Its workers stop; Resume can start it again later.`,
-        'Cancel the project'
-      )
-    );
-    this._rerun.addEventListener('click', () =>
-      this._confirm(
-        'rerun',
-        `Re-run ${this._stage()}? The run stops, the files go back to how they were when ` +
-          'the stage started (the later snapshots stay in the history), and it starts ' +
-          'again in the background.',
-        `Re-run ${this._stage()}`
-      )
-    );
+    for (const [button, action] of [
+      [this._cancel, 'cancel'],
+      [this._rerun, 'rerun']
+    ] as const) {
+      button.addEventListener('click', () => {
+        const words = confirmWords(action, this._stage())!;
+        this._confirm(action, words.question, words.label);
+      });
+    }
     this._yes.addEventListener('click', () => {
       this._ask.hidden = true;
       const action = this._confirming;
@@ -146,13 +140,14 @@ export class ControlsView {
     this._pausing.textContent = pauseAfter ? `Pausing after ${pauseAfter}` : '';
     this._rerun.hidden = !actions?.rerun;
     this._resume.hidden = !actions?.resume;
-    const long: [HTMLButtonElement, string][] = [
-      [this._pause, `Pause after ${detail.stage} finishes`],
-      [this._rerun, `Re-run ${detail.stage} from its start`],
-      [this._cancel, 'Cancel the project and its workers'],
-      [this._resume, 'Resume the project in the background']
+    const long: [HTMLButtonElement, ControlAction][] = [
+      [this._pause, 'pause'],
+      [this._rerun, 'rerun'],
+      [this._cancel, 'cancel'],
+      [this._resume, 'resume']
     ];
-    for (const [button, words] of long) {
+    for (const [button, action] of long) {
+      const words = controlTitle(action, detail.stage ?? '?');
       button.setAttribute('aria-label', words);
       button.title = words;
     }

@@ -145,7 +145,7 @@ def test_panel_shows_the_gate_and_approves_it(prerequisites, project_root, lab):
                     f"Running from the command line (pid {runner.pid} on "
                 )
                 gate = panel.locator(".ls-gate")
-                expect(gate.locator("h3")).to_contain_text("idea.gate")
+                expect(gate.locator(":scope > h3")).to_contain_text("idea.gate")
                 expect(gate.locator(".ls-approves")).to_contain_text("experiment.setup")
                 expect(gate.locator(".ls-gate-outputs")).to_contain_text("idea/brief.md")
                 expect(

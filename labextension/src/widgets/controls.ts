@@ -7,6 +7,13 @@
  * endpoint; only without one over the widget's comm.
  */
 
+import type { ControlAction } from '../answers';
+import {
+  CONTROL_ICONS,
+  CONTROL_LABELS,
+  confirmWords,
+  controlTitle
+} from '../controlwords';
 import { el } from '../dom';
 import {
   call,
@@ -31,7 +38,7 @@ export interface IControlsTraits {
   resume: string;
 }
 
-type Action = 'cancel' | 'pause' | 'rerun' | 'resume';
+type Action = ControlAction;
 
 const BUTTON = 'jp-Button jp-mod-styled';
 
@@ -41,6 +48,21 @@ function button(
   text: string
 ): HTMLButtonElement {
   return el('button', { className: `${BUTTON} ${className}`, text }, parent);
+}
+
+/** A small button holding only `action`'s icon (its name comes with the tooltip). */
+function iconButton(
+  parent: HTMLElement,
+  className: string,
+  action: 'rerun' | 'cancel'
+): HTMLButtonElement {
+  const node = el(
+    'button',
+    { className: `${BUTTON} jp-mod-small ls-icon ${className}` },
+    parent
+  );
+  node.innerHTML = CONTROL_ICONS[action] ?? ''; // our own drawing, no outside text
+  return node;
 }
 
 /** A button that copies `text()` and says so for two seconds. */
@@ -71,7 +93,9 @@ class RunControls {
     const box = el('div', { className: 'ls-controls' }, root);
     box.setAttribute('role', 'group');
     box.setAttribute('aria-label', 'run controls');
-    const row = el('div', { className: 'ls-row ls-live' }, box);
+    const row = el('div', { className: 'ls-row ls-live ls-toolbar' }, box);
+    row.setAttribute('role', 'toolbar');
+    row.setAttribute('aria-label', 'Run controls');
     this._where = el(
       'span',
       {
@@ -81,8 +105,13 @@ class RunControls {
       },
       row
     );
-    this._cancel = button(row, 'jp-mod-reject ls-cancel', 'Cancel');
-    this._pause = button(row, 'ls-pause', 'Pause after this stage');
+    // the common two labelled, the rarer two as icons named by their tooltip (the panel's)
+    this._resume = button(
+      row,
+      'jp-mod-accept ls-resume',
+      CONTROL_LABELS.resume
+    );
+    this._pause = button(row, 'ls-pause', CONTROL_LABELS.pause);
     this._pausing = el(
       'span',
       {
@@ -92,8 +121,8 @@ class RunControls {
       },
       row
     );
-    this._rerun = button(row, 'ls-rerun', 'Re-run this stage');
-    this._resume = button(row, 'jp-mod-accept ls-resume', 'Resume');
+    this._rerun = iconButton(row, 'ls-rerun', 'rerun');
+    this._cancel = iconButton(row, 'jp-mod-reject ls-cancel', 'cancel');
     const pathBox = el('div', { className: 'ls-row ls-path' }, box);
     this._pathChip = el(
       'span',
@@ -148,24 +177,16 @@ class RunControls {
     copy.setAttribute('aria-label', 'Copy the resume command');
     const deadOutcome = outcomeLine(dead);
 
-    const stage = () => this._model.get('run')?.stage || '';
-    this._cancel.addEventListener('click', () =>
-      this._confirm(
-        'cancel',
-        `Cancel the project at ${stage()}? Its workers stop; Resume can start it ` +
-          'again later.',
-        'Cancel the project'
-      )
-    );
-    this._rerun.addEventListener('click', () =>
-      this._confirm(
-        'rerun',
-        `Re-run ${stage()}? The run stops, the files go back to how they were when the ` +
-          'stage started (the later snapshots stay in the history), and it starts again ' +
-          'in the background.',
-        `Re-run ${stage()}`
-      )
-    );
+    for (const [node, action] of [
+      [this._cancel, 'cancel'],
+      [this._rerun, 'rerun']
+    ] as const) {
+      node.addEventListener('click', () => {
+        const stage = this._model.get('run')?.stage || '';
+        const words = confirmWords(action, stage)!;
+        this._confirm(action, words.question, words.label);
+      });
+    }
     this._yes.addEventListener('click', () => {
       ask.hidden = true;
       const action = this._confirming;
@@ -224,12 +245,11 @@ class RunControls {
       : ': the kernel that drew it restarted or went away, so its run has stopped and ' +
         'what is shown is as it was. ';
     this._deadRow.hidden = ended; // a finished project has nothing to resume
-    this._pause.setAttribute('aria-label', `Pause after ${r.stage} finishes`);
-    this._rerun.setAttribute('aria-label', `Re-run ${r.stage} from its start`);
-    this._cancel.setAttribute(
-      'aria-label',
-      'Cancel the project and its workers'
-    );
+    for (const action of ['resume', 'pause', 'rerun', 'cancel'] as const) {
+      const words = controlTitle(action, r.stage || '?');
+      this._buttons[action].setAttribute('aria-label', words);
+      this._buttons[action].title = words;
+    }
     for (const b of [this._cancel, this._pause, this._rerun, this._resume]) {
       b.disabled = this._busy;
     }
@@ -305,6 +325,15 @@ class RunControls {
     showOutcome(node, answer.ok ? 'ok' : 'err', answer.text);
     this._busy = false;
     this.draw();
+  }
+
+  private get _buttons(): Record<Action, HTMLButtonElement> {
+    return {
+      resume: this._resume,
+      pause: this._pause,
+      rerun: this._rerun,
+      cancel: this._cancel
+    };
   }
 
   private _root: HTMLElement;

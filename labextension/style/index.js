@@ -1,3 +1,2 @@
 import '../../lightscientist_jupyter/jupyter/dashboard/style/theme.css';
 import './base.css';
-import './handoff.css';

@@ -28,7 +28,10 @@ def test_the_panel_imports_the_dashboards_style_sheet_and_colours_come_from_the_
     css = graph.STYLE_FILE.read_text(encoding="utf-8")
     # every colour is a JupyterLab variable (a fallback may follow inside the var())
     for value in re.findall(r"(?:color|fill|stroke|background)\s*:\s*([^;]+);", css):
-        assert value.strip().startswith(("var(--jp-", "var(--ls-", "none", "transparent")), value
+        # currentcolor: the text colour the theme gave the element (an icon drawn in it)
+        assert value.strip().startswith(
+            ("var(--jp-", "var(--ls-", "none", "transparent", "currentcolor")
+        ), value
 
 
 def test_a_decision_is_worded_by_its_kind_and_its_answer():

@@ -39,15 +39,6 @@ opened again inserts nothing)."""
 CHECK_EVERY_S = 1.0
 """How often the checklist looks at the disk."""
 
-STYLE = """<style>
-.ls-handoff { border: 2px solid var(--jp-brand-color1); border-radius: 4px; padding: 6px;
-  margin: 6px 0; background: var(--jp-layout-color1); color: var(--jp-ui-font-color1); }
-.ls-handoff-check li { list-style: none; }
-.ls-handoff-check .ls-ready { color: var(--jp-success-color1); }
-.ls-handoff-check .ls-missing { color: var(--jp-ui-font-color2); }
-.ls-handoff-muted { color: var(--jp-ui-font-color2); }
-</style>"""
-
 
 class HandoffCard:
     """The hand-over card of one project's dashboard."""
@@ -97,7 +88,7 @@ class HandoffCard:
             ]
         )
         self.form.add_class("ls-handoff")
-        self.widget = w.VBox([w.HTML(STYLE), self.take_button, self.form, self.result])
+        self.widget = w.VBox([self.take_button, self.form, self.result])  # style: theme.css
         self.widget.add_class("ls-handoff-card")
         self.form.layout.display = "none"
         self.take_button.layout.display = "none"
@@ -170,8 +161,8 @@ class HandoffCard:
             message, ok = str(exc), False
         else:
             message, ok = done.message, done.accepted is not False
-        color = "var(--jp-success-color1)" if ok else "var(--jp-error-color1)"
-        self.result.value = f"<div style='color:{color}'>{html.escape(message, quote=False)}</div>"
+        said = html.escape(message, quote=False)
+        self.result.value = f"<div class='{'ls-ok' if ok else 'ls-err'}'>{said}</div>"
         return message
 
     def take(self) -> str:

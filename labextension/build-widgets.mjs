@@ -14,7 +14,7 @@ const out = path.resolve(
   here,
   '../lightscientist_jupyter/jupyter/dashboard/static'
 );
-const names = ['events', 'gate', 'budget', 'controls'];
+const names = ['events', 'gate', 'budget', 'controls', 'handoff'];
 const banner =
   'Built by `jlpm build:widgets` from labextension/src/widgets/[name].ts; do not edit.';
 

@@ -45,7 +45,7 @@ def test_wheel_ships_the_prebuilt_labextension(wheel_names):
 
 def test_wheel_ships_the_dashboard_widgets_modules(wheel_names):
     _data, names, archive = wheel_names
-    for name in ("events", "gate", "budget", "controls"):
+    for name in ("events", "gate", "budget", "controls", "handoff"):
         module = f"lightscientist_jupyter/jupyter/dashboard/static/{name}.js"
         assert module in names
         text = archive.read(module).decode()

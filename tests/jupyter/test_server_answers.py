@@ -22,7 +22,13 @@ from typing import Any, get_args, is_typeddict
 import pytest
 
 from lightscientist_jupyter.jupyter import layout
-from lightscientist_jupyter.jupyter.dashboard import budget_card, gate_card, run_controls, widgets
+from lightscientist_jupyter.jupyter.dashboard import (
+    budget_card,
+    gate_card,
+    handoff_card,
+    run_controls,
+    widgets,
+)
 from lightscientist_jupyter.jupyter.server import answers
 from lightscientist_jupyter.vocab import DecisionKind
 
@@ -92,6 +98,7 @@ WIDGET_MIRRORS: dict[str, tuple[Any, str]] = {
     "RunView": (run_controls.RunView, "IRunView"),
     "EventRow": (widgets.EventRow, "IEventRow"),
     "Outcome": (widgets.Outcome, "IOutcome"),
+    "TakeView": (handoff_card.TakeView, "ITakeView"),
 }
 """A view-model the kernel sets on a dashboard widget -> the interface its module reads."""
 

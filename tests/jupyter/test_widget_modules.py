@@ -33,7 +33,7 @@ def test_no_file_under_static_is_written_by_hand():
 
 
 def test_each_widget_loads_the_module_built_from_its_typescript():
-    for name in ("events", "gate", "budget", "controls"):
+    for name in ("events", "gate", "budget", "controls", "handoff"):
         assert (WIDGETS / f"{name}.ts").is_file()
         assert widgets.esm(name) == widgets.STATIC / f"{name}.js"
         built = (widgets.STATIC / f"{name}.js").read_text(encoding="utf-8")

@@ -16,15 +16,11 @@ import {
 } from '../controlwords';
 import { el } from '../dom';
 import {
-  call,
+  act,
   follow,
   located,
-  noExtension,
   outcomeLine,
-  refusal,
   showOutcome,
-  viaComm,
-  type IAnswer,
   type IRenderProps,
   type IWidgetModel
 } from './host';
@@ -299,26 +295,10 @@ class RunControls {
       action,
       stage: action === 'resume' ? null : r.stage || null
     };
-    let answer: IAnswer | null = null;
-    const where = located(this._model.get('root'));
-    if (where) {
-      try {
-        const got = await call(where.cfg, 'POST', 'control', {
-          path: where.rel,
-          from: 'dashboard',
-          ...body
-        });
-        if (got.status === 200) {
-          answer = { ok: true, text: got.data.message };
-        } else if (!noExtension(got)) {
-          answer = { ok: false, text: refusal('not done', got) };
-        }
-      } catch {
-        answer = null; // the server did not answer: try the kernel
-      }
-    }
-    answer ??= await viaComm(
+    const answer = await act(
       this._model,
+      'control',
+      body,
       { kind: 'control', ...body },
       'no answer from the server or the kernel within 2 s'
     );

@@ -165,39 +165,65 @@ export interface IWidgetReply {
   budget?: Record<string, number> | null;
 }
 
+/** How an answer of the server is said (it may wait for the run to take a reply). */
+export type Words = (
+  data: any,
+  cfg: IPageConfig,
+  rel: string
+) => Promise<string>;
+
 /**
- * Send a reply through the server extension, else through the kernel's comm. `described`
- * words the server's answer (it may wait for the run to take the reply); `late` is said
- * when the kernel is mute too.
+ * An action through the server extension's `endpoint` (`body` with the project's path and
+ * `from: "dashboard"`), else — no server extension, or no answer — the `comm` message to the
+ * kernel; `late` is said when the kernel is mute too, `refused` before a refusal's reason.
  */
-export async function sendReply<T extends { root: string }>(
+export async function act<T extends { root: string }>(
   model: IWidgetModel<T>,
-  reply: IWidgetReply,
+  endpoint: string,
+  body: Record<string, unknown>,
+  comm: Record<string, unknown>,
   late: string,
-  described: (data: any, cfg: IPageConfig, rel: string) => Promise<string>
+  words: Words = async data => String(data?.message ?? ''),
+  refused = 'not done'
 ): Promise<IAnswer> {
   const where = located(model.get('root'));
   if (where) {
     try {
-      const got = await call(where.cfg, 'POST', 'reply', {
+      const got = await call(where.cfg, 'POST', endpoint, {
         path: where.rel,
         from: 'dashboard',
-        ...reply
+        ...body
       });
       if (got.status === 200) {
-        return {
-          ok: true,
-          text: await described(got.data, where.cfg, where.rel)
-        };
+        return { ok: true, text: await words(got.data, where.cfg, where.rel) };
       }
       if (!noExtension(got)) {
-        return { ok: false, text: refusal('not applied', got) };
+        return { ok: false, text: refusal(refused, got) };
       }
     } catch {
       // the server did not answer: try the kernel
     }
   }
-  return viaComm(model, { kind: 'reply', ...reply }, late);
+  return viaComm(model, comm, late);
+}
+
+/** A reply through the server extension, else through the kernel's comm (`act`). */
+export function sendReply<T extends { root: string }>(
+  model: IWidgetModel<T>,
+  reply: IWidgetReply,
+  late: string,
+  described: Words
+): Promise<IAnswer> {
+  const message = { ...reply } as Record<string, unknown>;
+  return act(
+    model,
+    'reply',
+    message,
+    { kind: 'reply', ...message },
+    late,
+    described,
+    'not applied'
+  );
 }
 
 /** A refusal in words: `not applied: <the server's message>`. */

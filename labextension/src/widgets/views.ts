@@ -77,3 +77,9 @@ export interface IEventRow {
   worker: string;
   message: string;
 }
+
+/** The take button of the hand-over card (`handoff_card.TakeView`): its label, '' when no
+ * stage can be taken now. */
+export interface ITakeView {
+  label: string;
+}

@@ -1,7 +1,7 @@
 """The side panel's hand-over requests, on the server's reply endpoint.
 
     POST /lightscientist/reply  {"path", "handoff": "take" | "deliver" | "give-back",
-                                 "stage", "summary", "next_stage", "decision_id"}
+                                 "stage", "summary", "next_stage", "decision_id", "from"}
 
 A body with `handoff` is one of these (the approve/reject replies are `data.
 project_reply`); the operation is `app.handoff.hand`, applied through the runner's inbox or,
@@ -56,7 +56,7 @@ def reply(root: Path, body: dict[str, Any]) -> HandoffAnswer:
             stage=_text(body, "stage"),
             summary=_text(body, "summary") or "",
             next_stage=_text(body, "next_stage"),
-            source=ReplySource.PANEL,
+            source=ReplySource.DASHBOARD if body.get("from") == "dashboard" else ReplySource.PANEL,
         )
     except BadInput as exc:
         raise Refused(400, str(exc)) from None

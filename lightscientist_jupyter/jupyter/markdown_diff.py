@@ -17,6 +17,7 @@ drawing may be rough: the source diff stays one click away on both screens.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 
 import mistune
@@ -39,8 +40,11 @@ SKIPPED = "…"
 _RENDER = mistune.create_markdown(escape=True, plugins=["table", "strikethrough", "url"])
 
 
+@functools.lru_cache(maxsize=32)
 def rendered_diff(old: str, new: str) -> str | None:
-    """The HTML of `new` with the change from `old` marked, or None when too long to draw."""
+    """The HTML of `new` with the change from `old` marked, or None when too long to draw.
+    Kept for the same two texts: the panel asks for a gate's detail every second, and a long
+    PROCESS.md takes tens of milliseconds to draw."""
     old_lines, new_lines = _clean(old).splitlines(), _clean(new).splitlines()
     if max(len(old_lines), len(new_lines)) > MAX_LINES:
         return None

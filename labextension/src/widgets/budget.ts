@@ -11,6 +11,7 @@ import {
   follow,
   outcomeLine,
   sendReply,
+  showDecision,
   showOutcome,
   type IRenderProps,
   type IWidgetModel
@@ -75,14 +76,10 @@ class BudgetCard {
 
   draw(): void {
     const c = this._model.get('card') || {};
-    this._root.hidden = !c.id;
-    if (!c.id) {
+    if (!showDecision(this._root, this._card, c, 'budget')) {
       return;
     }
     const key = c.key || '';
-    this._card.dataset.decision = c.id;
-    this._card.dataset.settled = c.settled ? 'true' : 'false';
-    this._card.setAttribute('aria-label', c.heading || 'budget');
     this._title.textContent = c.heading || '';
     this._spent.textContent = c.spent || '';
     this._onWhat.textContent = c.on_what || '';

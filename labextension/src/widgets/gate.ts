@@ -18,6 +18,7 @@ import {
   located,
   outcomeLine,
   sendReply,
+  showDecision,
   showOutcome,
   type IPageConfig,
   type IRenderProps,
@@ -162,16 +163,11 @@ class GateCard {
 
   draw(): void {
     const c = this._model.get('card') || {};
-    this._root.hidden = !c.id;
-    if (!c.id) {
+    if (!showDecision(this._root, this._card, c, 'decision')) {
       return;
     }
-    const card = this._card;
     const gate = c.kind === 'gate';
     const settledNow = !!c.settled;
-    card.dataset.decision = c.id;
-    card.dataset.settled = settledNow ? 'true' : 'false';
-    card.setAttribute('aria-label', c.heading || 'decision');
     // answered: the card folds to the line that says how (the timeline keeps it)
     for (const part of [
       this._title,

@@ -274,3 +274,30 @@ export function follow<T>(
   draw();
   return () => model.off(traits, draw);
 }
+
+/** What every pending decision's card shows of it (`IGateCardView`, `IBudgetCardView`). */
+export interface IDecisionView {
+  id?: string;
+  settled?: boolean;
+  heading?: string;
+}
+
+/**
+ * Mark `card` as the card of the decision `view`: its id, whether it is answered, its name
+ * for screen readers; the widget (`root`) hidden while no decision is shown. False then.
+ */
+export function showDecision<V extends IDecisionView>(
+  root: HTMLElement,
+  card: HTMLElement,
+  view: V,
+  name: string
+): view is V & { id: string } {
+  root.hidden = !view.id;
+  if (!view.id) {
+    return false;
+  }
+  card.dataset.decision = view.id;
+  card.dataset.settled = view.settled ? 'true' : 'false';
+  card.setAttribute('aria-label', view.heading || name);
+  return true;
+}

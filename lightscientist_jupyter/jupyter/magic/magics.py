@@ -291,7 +291,8 @@ class LightScientistMagics(Magics, SessionTraits):  # type: ignore[misc,valid-ty
         return SessionDefaults.of(self).over(lab_defaults.load(), explicit)
 
     def workspace_of(self, args: argparse.Namespace) -> str:
-        return getattr(args, "workspace", None) or self.defaults().workspace or "."
+        # the session's own default: JupyterLab's settings hold none, so no file is read
+        return getattr(args, "workspace", None) or SessionDefaults.of(self).workspace or "."
 
     @line_magic
     def lightscientist(self, line: str = "") -> Any:

@@ -39,9 +39,7 @@ class WorkspaceLock:
         path = self.workspace.lock_file
         mkdirs(path.parent)
         fd = NO_LINKS.open_fd(path, os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _take(fd):
             os.close(fd)
             holder = read_holder(self.workspace) or {}
             since = holder.get("since")
@@ -87,6 +85,33 @@ class WorkspaceLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+READERS_WAIT_S = 1.0
+"""How long taking the lock waits out readers: `read_holder` holds a shared lock for a
+moment to look (a dashboard, the side panel's server, a reply), which refuses an exclusive
+one as a holder would."""
+
+
+def _take(fd: int) -> bool:
+    """Take the exclusive lock on `fd`: True, or False while a holder has it. Only a
+    holder's lock refuses for good; readers' shared ones are waited out (a reader's look
+    takes microseconds, so a run started while the panel polls is never refused)."""
+    deadline = time.monotonic() + READERS_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+        try:  # a shared lock is granted beside readers, never beside a holder
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.002)
 
 
 _KERNEL_FILE = re.compile(r"kernel-([0-9A-Za-z-]+)\.json$")

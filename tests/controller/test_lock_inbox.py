@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -151,9 +151,8 @@ def test_a_reader_never_finds_the_lock_held_without_its_holder(workspace):
 
     def churn() -> None:
         while not stop.is_set():
-            with contextlib.suppress(WorkspaceLocked):  # a reader's shared lock, a moment
-                with WorkspaceLock(workspace):
-                    pass
+            with WorkspaceLock(workspace):  # a reader's look never refuses it
+                pass
 
     churner = threading.Thread(target=churn)
     churner.start()
@@ -168,6 +167,24 @@ def test_a_reader_never_finds_the_lock_held_without_its_holder(workspace):
         stop.set()
         churner.join(timeout=10)
     assert seen["held"] and seen["free"], seen
+
+
+def test_a_reader_looking_never_refuses_the_lock_a_holder_does(workspace):
+    """`read_holder` looks under a shared lock for a moment (the dashboard every second, the
+    side panel's server at every poll): a run taking the project meanwhile waits that
+    moment out instead of failing as if a process ran it; a holder still refuses it."""
+    with WorkspaceLock(workspace):  # the file, as a run before left it
+        pass
+    reader = os.open(workspace.lock_file, os.O_RDONLY)
+    try:
+        fcntl.flock(reader, fcntl.LOCK_SH)  # a look that lasts 50 ms
+        threading.Timer(0.05, fcntl.flock, (reader, fcntl.LOCK_UN)).start()
+        with WorkspaceLock(workspace) as lock:
+            assert lock.held
+            with pytest.raises(WorkspaceLocked, match=f"being run by pid {os.getpid()}"):
+                WorkspaceLock(workspace).acquire()
+    finally:
+        os.close(reader)
 
 
 # ------------------------------------------------------------------ atomic files

@@ -14,7 +14,15 @@ const out = path.resolve(
   here,
   '../lightscientist_jupyter/jupyter/dashboard/static'
 );
-const names = ['events', 'gate', 'budget', 'controls', 'handoff'];
+const names = [
+  'events',
+  'gate',
+  'budget',
+  'controls',
+  'handoff',
+  'graph',
+  'tree'
+];
 const banner =
   'Built by `jlpm build:widgets` from labextension/src/widgets/[name].ts; do not edit.';
 

@@ -239,7 +239,8 @@ def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Pa
     from lightscientist_jupyter.controller import load_table
     from lightscientist_jupyter.controller.state import load_state
     from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
-    from lightscientist_jupyter.jupyter.diff_card import card_html
+    from lightscientist_jupyter.jupyter.diff_card import gate_diff
+    from lightscientist_jupyter.workspace import Workspace
 
     ws = tmp_path / "project"
     proc = cli(ws, "research", "g", "--mode", "manual")
@@ -256,15 +257,14 @@ def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Pa
     lock = "experiment/.run_experiment.lock"  # the study script's own lock: removed
     assert lock not in proc.stdout and f"b/{lock}" not in full and not (ws / lock).exists()
 
-    html = card_html(ws)
-    assert "<code>experiment/analysis.md</code></b> — new" in html
-    assert "<code>experiment/log.md</code></b> — new" in html
-    assert f"<code>{lock}</code>" not in html
+    shown = {d["path"]: d["status"] for d in gate_diff(Workspace.at(ws), images=True)}
+    assert shown["experiment/analysis.md"] == shown["experiment/log.md"] == "new"
+    assert lock not in shown
     state = load_state(ws / ".lightscientist" / "state.json")
     panel = GatePanel(lambda *a: "ok", load_table(state.stages_file), ws)
     panel.show(state.pending)
-    assert panel.diff.widget in panel.cards.children
-    assert "experiment/analysis.md</code></b> — new" in panel.diff.widget.value
+    card = panel.actions.card["diff"]
+    assert {d["path"]: d["status"] for d in card} == shown  # what the gate widget draws
 
 
 @pytest.mark.slow

@@ -155,6 +155,22 @@ export interface IGraphLayout {
   bands: IBandLayout[];
 }
 
+/** The stage graph of a project (`jupyter/graph_view.py`): what both screens draw. */
+export interface IGraphView {
+  /** The same graph wrapped after 6, 3, 2 and 1 columns, widest first. */
+  layouts: IGraphLayout[];
+  /** How each stage is drawn (`look.stage_states`). */
+  states: Record<string, string>;
+  /** Transitions the project has made, `[from, to]`. */
+  taken: [string, string][];
+  visits: Record<string, number>;
+  /** Each stage's hover title. */
+  titles: Record<string, string>;
+  title: string;
+  /** The graph in words, for a screen reader. */
+  label: string;
+}
+
 export interface IOutputFile {
   stage: string;
   name: string;
@@ -279,6 +295,41 @@ export interface IFileDiff {
   /** For a Markdown file: the new text rendered, what was inserted in `<ins>` and what was
    * deleted in `<del>`; `lines` stay its source diff. */
   rendered?: string;
+  /** For a notebook: each changed cell (`lines` stay the same change as text). */
+  cells?: ICellDiff[];
+  /** For a small CSV: its changed rows. */
+  table?: ICsvDiff;
+  /** For an image: both versions (the dashboard's; the panel's answer leaves them out). */
+  images?: IDiffImages;
+}
+
+/** Pictures before and after, side by side: `data:` URLs (none: there was none). */
+export interface IDiffImages {
+  before: string[];
+  after: string[];
+}
+
+/** One changed cell of a notebook. */
+export interface ICellDiff {
+  id: string;
+  /** code or markdown. */
+  type: string;
+  /** added, removed, changed (its source), outputs (its outputs alone). */
+  kind: string;
+  /** The kind in words: "source changed". */
+  how: string;
+  /** Unified diff lines of its source. */
+  source: string[];
+  /** Unified diff lines of what its outputs print. */
+  outputs: string[];
+  /** Its PNG images before and after, when they changed (the dashboard's). */
+  images?: IDiffImages;
+}
+
+/** A CSV's changed rows: `rows` are `[add|del, cell, …]`. */
+export interface ICsvDiff {
+  header: string[];
+  rows: string[][];
 }
 
 /** The numbers of a gate's paper one notebook cell printed (`app.literature.by_cell`). */
@@ -420,11 +471,8 @@ export interface IProjectDetail extends IProjectSummary {
   /** The stage a pause was asked after (kept in the project's state), or null. */
   pause_after: string | null;
   table: IStageTable | null;
-  layout: IGraphLayout | null;
-  /** The same graph with its bands wrapped after 3, 2 and 1 columns, for a narrow panel. */
-  layouts_narrow: IGraphLayout[];
-  /** How each stage is drawn (`look.stage_states`, the dashboard's rule). */
-  node_states: Record<string, string>;
+  /** The stage graph; null when the table cannot be read. */
+  graph: IGraphView | null;
   table_error: string | null;
   outputs: IOutputFile[];
   process_md: IProcessFile;

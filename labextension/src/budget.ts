@@ -1,9 +1,10 @@
 /**
  * What a project spends, and the pause before it spends too much (issue 14), in the panel:
  * the project's usage (tokens in and out, cost or "cost unknown", model calls), each stage's
- * (a list, and the stage graph's hover titles), and a pending decision of kind `budget` as
- * a card: what was spent, on what, the limit reached, a field for the new limit, "Raise and
- * resume" (a reply approve=true with a `budget` field) and "Stop" (approve=false). The
+ * (a list; the stage graph's hover titles carry them too, from `graph_view.py`), and a
+ * pending decision of kind `budget` as a card: what was spent, on what, the limit reached,
+ * a field for the new limit, "Raise and resume" (a reply approve=true with a `budget`
+ * field) and "Stop" (approve=false). The
  * figures come from `detail.usage` (`app/usage.py` `panel_usage`); the words follow the
  * dashboard's card (`jupyter/dashboard/budget_card.py`).
  */
@@ -85,14 +86,13 @@ export class BudgetView {
     this._outcome.className = 'ls-outcome';
   }
 
-  render(detail: IProjectDetail, graph: HTMLElement): void {
+  render(detail: IProjectDetail): void {
     this._path = detail.path;
     const usage = detail.usage;
     const words = spendWords(usage?.total);
     this.node.hidden = !words && detail.pending?.kind !== 'budget';
     this._drawTotal(usage?.total, words);
     this._drawStages(usage?.stages ?? {});
-    titleStages(graph, usage?.stages ?? {});
     const pending = detail.pending?.kind === 'budget' ? detail.pending : null;
     this._card.hidden = !pending;
     if (!pending) {
@@ -276,22 +276,4 @@ export class BudgetView {
   private _stages: HTMLUListElement;
   private _card: HTMLElement;
   private _outcome: HTMLElement;
-}
-
-/** Add each stage's spend to its hover title in the stage graph (kept once per redraw). */
-function titleStages(
-  graph: HTMLElement,
-  stages: Record<string, IUsageFigures>
-): void {
-  for (const g of Array.from(graph.querySelectorAll('g[data-stage]'))) {
-    const title = g.querySelector(':scope > title');
-    const stage = (g as SVGGElement).dataset.stage ?? '';
-    if (!title) {
-      continue;
-    }
-    const base = title.getAttribute('data-base') ?? title.textContent ?? '';
-    title.setAttribute('data-base', base);
-    const words = spendWords(stages[stage]);
-    title.textContent = words ? `${base}\n${words}` : base;
-  }
 }

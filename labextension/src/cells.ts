@@ -14,7 +14,9 @@ import { InputDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 import type { IDocumentManager } from '@jupyterlab/docmanager';
 
-export const OPEN_CELL = 'lightscientist:open-notebook-cell';
+import { OPEN_CELL } from './checks';
+
+export { OPEN_CELL };
 
 /** What of JupyterLab's `Notebook` the command needs (no dependency on the package). */
 interface INotebookCells {

@@ -10,12 +10,12 @@ import { el, focusable, statusWords } from './dom';
 import { ControlsView } from './controls';
 import { renderGate } from './gate';
 import { HandoffView } from './handoff';
-import { edgeKey, renderGraph } from './graph';
+import { GraphBox } from './graph';
 import { appendEvents } from './lists';
 import { describeReply } from './replywords';
 import { renderPaper, renderReviews } from './reviews';
 import { KernelOwner, runnerWords } from './runner';
-import { renderNode, renderTree } from './tree';
+import { SearchBox } from './tree';
 
 const DONE = 'done';
 const EVENTS_KEEP = 300;
@@ -94,22 +94,12 @@ export class DetailView {
     );
 
     const graph = section(d, 'ls-graph-section', 'Stage graph');
-    this._graph = el('div', { className: 'ls-graph-box' }, graph);
-    this._graph.title = 'Click to fit the graph to the panel (or back)';
-    focusable(this._graph, 'Stage graph (scrolls sideways)');
-    this._graph.addEventListener('click', () =>
-      this._graph.classList.toggle('ls-graph-fit')
-    );
-    new ResizeObserver(() => this._fitGraph()).observe(this._graph);
+    this._graph = new GraphBox(graph);
     this._search = section(d, 'ls-search-section', 'Search');
     this._search.hidden = true;
-    this._tree = el('div', { className: 'ls-tree-box' }, this._search);
-    focusable(
-      this._tree,
-      'Search tree (scrolls sideways); a node shows its diff and log'
+    this._tree = new SearchBox(this._search, node =>
+      api.node(this._detail?.path ?? '', node)
     );
-    this._node = el('div', { className: 'ls-node-detail' }, this._search);
-    this._node.setAttribute('aria-live', 'polite');
     this._paper = section(d, 'ls-paper-section', 'Paper');
     this._paper.hidden = true;
     this._paperLinks = el('div', { className: 'ls-paper' }, this._paper);
@@ -132,8 +122,7 @@ export class DetailView {
     this._keys = {};
     this._budget.reset();
     this._controls.reset();
-    this._picked = null;
-    this._node.textContent = '';
+    this._tree.reset();
   }
 
   /** Show a line about the reply under the gate. */
@@ -198,16 +187,9 @@ export class DetailView {
       this._buttons = renderGate(this._gate, detail, pending, this._actions);
     });
     this._handoff.render(detail);
-    const graphKey = [
-      detail.layout,
-      detail.stage,
-      detail.status,
-      detail.visits,
-      detail.history,
-      detail.node_states,
-      pending?.id
-    ];
-    this._once('graph', graphKey, () => this._renderGraph(detail));
+    this._once('graph', detail.graph, () =>
+      this._graph.show(detail.graph, detail.table_error ?? undefined)
+    );
     this._once('search', [detail.path, detail.search], () =>
       this._renderSearch(detail)
     );
@@ -215,7 +197,7 @@ export class DetailView {
       this._renderPaper(detail)
     );
     this._once('outputs', detail.outputs, () => this._renderOutputs(detail));
-    this._budget.render(detail, this._graph); // after the graph: its stage titles
+    this._budget.render(detail);
   }
 
   /** Run `draw` when `value` differs from what section `name` last drew. */
@@ -233,87 +215,9 @@ export class DetailView {
     }
   }
 
-  private _renderGraph(detail: IProjectDetail): void {
-    this._graph.textContent = '';
-    this._drawings = [];
-    if (!detail.layout) {
-      const text = detail.table_error ?? 'No stage table.';
-      el('p', { className: 'ls-reason', text }, this._graph);
-      return;
-    }
-    const taken = new Set(
-      (detail.history ?? [])
-        .filter(step => step.from)
-        .map(step => edgeKey(step.from!, step.to))
-    );
-    const state = {
-      current: detail.stage ?? null,
-      status: detail.status ?? null,
-      visits: detail.visits,
-      states: detail.node_states ?? {},
-      taken
-    };
-    // drawn wide and narrower; `_fitGraph` shows the widest that fits the panel's width
-    const layouts = [detail.layout, ...(detail.layouts_narrow ?? [])];
-    this._drawings = layouts.map((layout, i) => {
-      const drawing = renderGraph(layout, state);
-      drawing.classList.toggle('ls-panel-graph-narrow', i > 0);
-      this._graph.appendChild(drawing);
-      return drawing;
-    });
-    this._fitGraph();
-  }
-
-  /** Show the widest drawing of the graph that fits the panel (else the narrowest). */
-  private _fitGraph(): void {
-    const room = this._graph.clientWidth;
-    if (!room || !this._drawings.length) {
-      return; // hidden: fitted when it is shown (the resize observer)
-    }
-    const fits =
-      this._drawings.find(d => Number(d.getAttribute('width')) <= room) ??
-      this._drawings[this._drawings.length - 1];
-    for (const drawing of this._drawings) {
-      drawing.style.display = drawing === fits ? '' : 'none';
-    }
-  }
-
   private _renderSearch(detail: IProjectDetail): void {
-    const search = detail.search;
-    this._search.hidden = search === null;
-    this._tree.textContent = '';
-    if (search === null) {
-      return;
-    }
-    if (search.drawing === null) {
-      el('p', { className: 'ls-muted', text: search.note ?? '' }, this._tree);
-      return;
-    }
-    const ids = search.drawing.nodes.map(n => n.id);
-    if (this._picked !== null && !ids.includes(this._picked)) {
-      this._picked = null; // a rewind took it away
-      this._node.textContent = '';
-    }
-    const pick = (node: string) => {
-      this._picked = node;
-      this._renderSearch(detail);
-    };
-    this._tree.appendChild(renderTree(search.drawing, this._picked, pick));
-    if (this._picked !== null) {
-      void this._showNode(detail.path, this._picked);
-    }
-  }
-
-  /** Fetch node `node` and show it under the tree (a later pick wins). */
-  private async _showNode(path: string, node: string): Promise<void> {
-    try {
-      const answer = await api.node(path, node);
-      if (this._picked === node && this._detail?.path === path) {
-        renderNode(this._node, answer);
-      }
-    } catch (error) {
-      this._node.textContent = `Node ${node} cannot be shown: ${(error as Error).message}`;
-    }
+    this._search.hidden = detail.search === null;
+    this._tree.show(detail.search);
   }
 
   private _renderPaper(detail: IProjectDetail): void {
@@ -372,16 +276,13 @@ export class DetailView {
   private _controls: ControlsView;
   private _message: HTMLElement;
   private _process: HTMLButtonElement;
-  private _graph: HTMLElement;
-  private _drawings: SVGSVGElement[] = [];
+  private _graph: GraphBox;
   private _outputs: HTMLUListElement;
   private _paper: HTMLDetailsElement;
   private _paperLinks: HTMLElement;
   private _reviews: HTMLElement;
   private _search: HTMLDetailsElement;
-  private _tree: HTMLElement;
-  private _node: HTMLElement;
-  private _picked: string | null = null;
+  private _tree: SearchBox;
   private _events: HTMLOListElement;
 }
 

@@ -3,11 +3,16 @@
  * the question asked, a comment box, the stage a rejection goes back to, and the buttons.
  */
 
-import type { IGateChecks, IPendingDecision, IProjectDetail } from './answers';
+import { Sanitizer } from '@jupyterlab/apputils';
+
+import type { IPendingDecision, IProjectDetail } from './answers';
 import { joinPath } from './api';
+import { renderChecks } from './checks';
 import { el } from './dom';
 import { renderDiffs } from './diff';
 import { renderRecalled } from './recalled';
+
+const sanitizer = new Sanitizer();
 
 export interface IGateActions {
   /** Open a file (a path relative to the server root) in JupyterLab. */
@@ -114,45 +119,11 @@ function describeGate(
       actions.openFile(joinPath(detail.path, name))
     );
   }
-  renderDiffs(node, detail.gate_diff); // what changed beside each file (diff.ts)
-  renderChecks(node, detail.gate_checks, actions);
-}
-
-/** Where the paper's numbers come from: each notebook cell with the numbers it printed (a
- * button opens the notebook at that cell), then any number no result file holds. */
-function renderChecks(
-  node: HTMLElement,
-  checks: IGateChecks | null,
-  actions: IGateActions
-): void {
-  if (!checks || (!checks.cells.length && !checks.unresolved.length)) {
-    return;
-  }
-  const section = el('div', { className: 'ls-gate-checks' }, node);
-  el('h4', { text: "The paper's numbers and their cells" }, section);
-  const list = el('ul', {}, section);
-  for (const traced of checks.cells) {
-    const item = el('li', {}, list);
-    const button = el(
-      'button',
-      {
-        className: 'ls-link ls-cell-link',
-        text: `${traced.path.split('/').pop()} · cell ${traced.cell}`,
-        title: `Open ${traced.path} at cell ${traced.cell}`
-      },
-      item
-    );
-    button.addEventListener('click', () =>
-      actions.openCell(traced.path, traced.cell)
-    );
-    const shown = traced.numbers.slice(0, 8).join(', ');
-    const more =
-      traced.numbers.length > 8 ? ` and ${traced.numbers.length - 8} more` : '';
-    el('span', { text: `: ${shown}${more}` }, item);
-  }
-  for (const line of checks.unresolved) {
-    el('li', { className: 'ls-unresolved', text: `not traced: ${line}` }, list);
-  }
+  // what changed beside each file, where the paper's numbers come from
+  renderDiffs(node, detail.gate_diff, html => sanitizer.sanitize(html));
+  renderChecks(node, detail.gate_checks, (button, path, cell) =>
+    button.addEventListener('click', () => actions.openCell(path, cell))
+  );
 }
 
 /** The stage a rejection sends the project back to ('' keeps the table's default). */

@@ -1,28 +1,19 @@
 /**
- * The stage graph, drawn from the layout the server sends (`jupyter/layout.py`).
+ * The stage graph, drawn from the view the kernel or the server computes
+ * (`jupyter/graph_view.py`): the same drawing on the notebook's dashboard (the graph widget,
+ * `widgets/graph.ts`) and in the side panel.
  *
- * The layout (every box, band caption and edge route) is computed once, in Python, and the
- * notebook dashboard draws the same one: this module only turns it into SVG elements and
- * marks the project's state on them. The state of each stage (pending, visited, current,
- * waiting, failed, done) comes from the server too, computed by the dashboard's own rule
- * (`look.stage_states`), so both screens draw a budget stop or a failed project alike.
- * Colours come from the theme (style/base.css).
+ * The view holds every box, band caption and edge route (`jupyter/layout.py`), wrapped at a
+ * few widths, and the state, visits and hover title of each stage: this module only turns
+ * it into SVG elements and shows the widest drawing that fits (`GraphBox`). Colours come
+ * from the theme (dashboard/style/theme.css). A saved notebook's static copy is the same
+ * view drawn by `dashboard/graph.py`, for pages without JavaScript.
  */
 
-import type { IGraphLayout, INodeLayout } from './answers';
-import { svg } from './dom';
+import type { IGraphLayout, IGraphView, INodeLayout } from './answers';
+import { el, focusable, svg } from './dom';
 
-export interface IGraphState {
-  current: string | null;
-  status: string | null;
-  visits: Record<string, number>;
-  /** How each stage is drawn, as the server sends it (`node_states`). */
-  states: Record<string, string>;
-  /** Transitions the project has made, as `from\u0000to`. */
-  taken: Set<string>;
-}
-
-/** The key of an edge in `IGraphState.taken`. */
+/** The key of an edge in a set of taken ones. */
 export function edgeKey(source: string, target: string): string {
   return `${source}\u0000${target}`;
 }
@@ -56,21 +47,23 @@ export function defineArrowhead(root: SVGSVGElement, markerId: string): void {
   svg('path', { d: 'M0,0 L8,4 L0,8 z', class: 'ls-arrowhead' }, marker);
 }
 
-/** Draw `layout` as an SVG element at its own size; the project's state is marked. Each
- * drawing defines its own arrowhead (`uniqueMarkerId`). */
+/** Draw `layout` as an SVG element at its own size, with the project's state of `view`
+ * marked. Each drawing defines its own arrowhead (`uniqueMarkerId`). */
 export function renderGraph(
   layout: IGraphLayout,
-  state: IGraphState,
-  markerId = uniqueMarkerId('ls-panel-arrow')
+  view: IGraphView,
+  markerId = uniqueMarkerId('ls-arrow')
 ): SVGSVGElement {
+  const taken = new Set(view.taken.map(([from, to]) => edgeKey(from, to)));
   const root = svg('svg', {
     class: 'ls-graph',
     width: layout.width,
     height: layout.height,
     viewBox: `0 0 ${layout.width} ${layout.height}`,
     role: 'img',
-    'aria-label': 'Stage graph'
+    'aria-label': view.label
   });
+  svg('title', {}, root).textContent = view.title;
   defineArrowhead(root, markerId);
 
   for (const band of layout.bands) {
@@ -84,7 +77,7 @@ export function renderGraph(
   const edgeGroup = svg('g', { class: 'ls-edges' }, root);
   for (const edge of layout.edges) {
     const classes = ['ls-edge', `ls-edge-${edge.kind}`];
-    if (state.taken.has(edgeKey(edge.source, edge.target))) {
+    if (taken.has(edgeKey(edge.source, edge.target))) {
       classes.push('ls-taken');
     }
     const path = svg(
@@ -102,7 +95,7 @@ export function renderGraph(
   }
   const nodeGroup = svg('g', { class: 'ls-nodes' }, root);
   for (const node of layout.nodes) {
-    drawNode(node, state, nodeGroup);
+    drawNode(node, view, nodeGroup);
   }
   return root;
 }
@@ -124,14 +117,10 @@ function nodeClasses(node: INodeLayout, drawn: string): string[] {
   return classes;
 }
 
-function drawNode(
-  node: INodeLayout,
-  state: IGraphState,
-  parent: Element
-): void {
+function drawNode(node: INodeLayout, view: IGraphView, parent: Element): void {
   const { x, y, width: w, height: h } = node;
-  const visits = state.visits[node.id] ?? 0;
-  const drawn = state.states[node.id] ?? 'pending';
+  const visits = view.visits[node.id] ?? 0;
+  const drawn = view.states[node.id] ?? 'pending';
   const g = svg(
     'g',
     {
@@ -141,9 +130,10 @@ function drawNode(
     },
     parent
   );
-  svg('rect', { x, y, width: w, height: h, rx: node.done ? h / 2 : 5 }, g);
+  svg('title', {}, g).textContent = view.titles[node.id] ?? node.id;
+  svg('rect', { x, y, width: w, height: h, rx: node.done ? h / 2 : 6 }, g);
   if (node.gate) {
-    // as on the dashboard: a double border and the gate glyph
+    // a double border and the gate glyph
     svg(
       'rect',
       {
@@ -151,41 +141,104 @@ function drawNode(
         y: y + 3,
         width: w - 6,
         height: h - 6,
-        rx: 3,
+        rx: 4,
         class: 'ls-gate-mark'
       },
       g
     );
     const tag = svg(
       'text',
-      { x: x + w - 6, y: y + 11, class: 'ls-gate-tag' },
+      { x: x + w - 6, y: y + 12, class: 'ls-gate-tag' },
       g
     );
     tag.textContent = '◆';
   }
   const label = svg(
     'text',
-    { x: x + w / 2, y: y + h / 2 + 4, class: 'ls-label' },
+    { x: x + w / 2, y: Math.round(y + h / 2 + 4), class: 'ls-label' },
     g
   );
   label.textContent = node.label;
   if (visits > 1) {
     const count = svg(
       'text',
-      { x: x + w - 6, y: y + h - 5, class: 'ls-visits' },
+      { x: x + w - 6, y: y + h - 4, class: 'ls-visits' },
       g
     );
     count.textContent = `×${visits}`;
   }
-  const title = [node.id];
-  if (node.gate) {
-    title.push('gate: waits for approval in manual mode');
+}
+
+/** A drawing may be shown down to this part of its size (its text at 10.4 px of 11.5),
+ * rather than a narrower drawing with more rows. */
+export const SHRINK = 0.9;
+
+let boxes = 0;
+
+/**
+ * The graph in a box drawn at each of the view's widths (widest first), which shows the
+ * widest drawing that fits the box's width, down to `SHRINK` of its size (else the
+ * narrowest, which scrolls sideways). The choice is the box's own style sheet of container
+ * queries, so it holds however the page lays the box out: hidden, scrolled out of view,
+ * resized. A click fits the shown drawing to the box's width, or back. The dashboard's
+ * widget and the side panel use it as it is.
+ */
+export class GraphBox {
+  readonly node: HTMLElement;
+
+  constructor(parent: HTMLElement, name = 'Stage graph') {
+    boxes += 1;
+    this._id = `ls-graph-box-${boxes}`;
+    const node = (this.node = el('div', { className: 'ls-graph-box' }, parent));
+    node.classList.add(this._id);
+    node.title = 'Click to fit the graph to the width (or back)';
+    focusable(node, `${name} (scrolls sideways)`);
+    node.addEventListener('click', () => node.classList.toggle('ls-graph-fit'));
   }
-  if (visits) {
-    title.push(`visited ${visits}×`);
+
+  /** Draw `view` (null: say `missing` instead). */
+  show(view: IGraphView | null, missing = 'No stage table.'): void {
+    this.node.textContent = '';
+    if (!view) {
+      el('p', { className: 'ls-reason', text: missing }, this.node);
+      return;
+    }
+    const widths = view.layouts.map(layout => layout.width);
+    el('style', { text: fitRules(`.${this._id}`, widths) }, this.node);
+    for (const layout of view.layouts) {
+      this.node.appendChild(renderGraph(layout, view));
+    }
   }
-  if (node.id === state.current && state.status) {
-    title.push(`current stage (${state.status})`);
-  }
-  svg('title', {}, g).textContent = title.join('\n');
+
+  private readonly _id: string;
+}
+
+/** The container queries that show, of drawings `widths` wide in `box`, the one that fits. */
+export function fitRules(box: string, widths: number[]): string {
+  const px = (value: number) => `${Math.floor(value)}px`;
+  const rules = [
+    `${box} { container-type: inline-size; }`,
+    `${box} > svg.ls-graph { display: none; }`
+  ];
+  widths.forEach((width, i) => {
+    const from = i < widths.length - 1 ? px(width * SHRINK) : null;
+    const below = i > 0 ? px(widths[i - 1] * SHRINK) : null;
+    const range = [
+      from ? `(min-width: ${from})` : '',
+      below ? `(max-width: calc(${below} - 0.02px))` : ''
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    const shown = `${box} > svg.ls-graph:nth-of-type(${i + 1})`;
+    // down to SHRINK of its size; the narrowest keeps that and scrolls
+    const size = `display: block; width: 100%; height: auto; max-width: ${width}px; min-width: ${px(width * SHRINK)};`;
+    rules.push(
+      range
+        ? `@container ${range} { ${shown} { ${size} } }`
+        : `${shown} { ${size} }`
+    );
+  });
+  // a click fits it to the width, however narrow (the last rule: it wins a tie)
+  rules.push(`${box}.ls-graph-fit > svg.ls-graph { min-width: 0; }`);
+  return rules.join('\n');
 }

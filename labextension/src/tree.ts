@@ -6,8 +6,13 @@
  * against its parent's as a diff, and the end of its job's log.
  */
 
-import type { INodeAnswer, ISearchDrawing, ITreeBox } from './answers';
-import { renderDiffs } from './diff';
+import type {
+  INodeAnswer,
+  ISearchCard,
+  ISearchDrawing,
+  ITreeBox
+} from './answers';
+import { asText, renderDiffs } from './diff';
 import { el, focusable, svg } from './dom';
 import { defineArrowhead, uniqueMarkerId } from './graph';
 
@@ -164,7 +169,7 @@ export function renderNode(box: HTMLElement, answer: INodeAnswer): void {
     answer.unchanged
   );
   if (answer.changes.length) {
-    renderDiffs(box, answer.changes, title);
+    renderDiffs(box, answer.changes, asText, title); // a node's diff is text only
   } else {
     el('p', { className: 'ls-muted', text: title }, box);
   }
@@ -201,4 +206,84 @@ export function filesLine(
   }
   const same = unchanged ? `, ${unchanged} unchanged` : '';
   return `Files against its parent ${against}: ${differ} differ${same}`;
+}
+
+/** How a screen fetches one node's detail (the panel: the server; the dashboard's widget:
+ * the server, else its kernel). */
+export type NodeFetcher = (node: string) => Promise<INodeAnswer>;
+
+/**
+ * A search stage's tree as both screens show it: the tree in words, the drawing (it scrolls
+ * sideways), and the node picked below it, whole. The pick is kept across redraws (the
+ * node's card follows it as it runs and ends) and dropped when a rewind took the node away.
+ */
+export class SearchBox {
+  constructor(
+    parent: HTMLElement,
+    private readonly _fetch: NodeFetcher
+  ) {
+    this._words = el('p', { className: 'ls-muted ls-tree-words' }, parent);
+    this._tree = el('div', { className: 'ls-tree-box' }, parent);
+    focusable(
+      this._tree,
+      'Search tree (scrolls sideways); a node shows its diff and log'
+    );
+    this._node = el('div', { className: 'ls-node-detail' }, parent);
+    this._node.setAttribute('aria-live', 'polite');
+  }
+
+  /** Forget the pick: another project is shown. */
+  reset(): void {
+    this._picked = null;
+    this._node.textContent = '';
+    this._card = null;
+  }
+
+  /** Draw `card` (null: no search stage; nothing is drawn). */
+  show(card: ISearchCard | null): void {
+    this._card = card;
+    this._tree.textContent = '';
+    this._words.textContent = '';
+    if (card === null) {
+      return;
+    }
+    const drawing = card.drawing;
+    if (drawing === null) {
+      this._words.textContent = card.note ?? '';
+      return;
+    }
+    this._words.textContent = drawing.words;
+    if (
+      this._picked !== null &&
+      !drawing.nodes.some(n => n.id === this._picked)
+    ) {
+      this._picked = null; // a rewind took it away
+      this._node.textContent = '';
+    }
+    const pick = (node: string) => {
+      this._picked = node;
+      this.show(this._card);
+    };
+    this._tree.appendChild(renderTree(drawing, this._picked, pick));
+    if (this._picked !== null) {
+      void this._showNode(this._picked);
+    }
+  }
+
+  private async _showNode(node: string): Promise<void> {
+    try {
+      const answer = await this._fetch(node);
+      if (this._picked === node) {
+        renderNode(this._node, answer);
+      }
+    } catch (error) {
+      this._node.textContent = `Node ${node} cannot be shown: ${(error as Error).message}`;
+    }
+  }
+
+  private _card: ISearchCard | null = null;
+  private _picked: string | null = null;
+  private _words: HTMLElement;
+  private _tree: HTMLElement;
+  private _node: HTMLElement;
 }

@@ -22,7 +22,7 @@ def render_html(detail: NodeDetail) -> str:
     if node.summary:
         parts.append(f'<div class="ls-node-summary">{html.escape(node.summary)}</div>')
     parts.append(f'<div class="ls-muted">{html.escape(files_line(detail))}</div>')
-    parts += [diff_card.render(change) for change in detail.changes]
+    parts += [diff_card.render(diff_card.file_diff(c, images=True)) for c in detail.changes]
     if detail.log is None:
         parts.append('<div class="ls-muted">the node ran no job</div>')
     else:

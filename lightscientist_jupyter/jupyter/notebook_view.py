@@ -9,29 +9,19 @@ the researcher ran shows in their page as trusted, so a worker's HTML, SVG or Ja
 (which could run code there) and widget views (their models died with the kernel that made
 them) are left out; a table pandas saved as HTML shows as its plain text.
 
-`change_html` draws `values.notebook.cell_changes` for the gate card: per changed cell its id,
-how it changed, a unified diff of its source, a unified diff of what its outputs print, and
-its images before and after side by side. Every text is escaped: the card is an `HTML`
-widget, which sets its value as the page's HTML.
+`diff_pre` draws unified diff lines as static HTML, every text escaped (`diff_card.render`,
+a saved notebook's copy of what the live screens draw with `labextension/src/diff.ts`).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import html
 import re
 from typing import Any
 
 from IPython.display import Markdown
 
-from lightscientist_jupyter.values.notebook import CellChange, output_text
-from lightscientist_jupyter.values.notebook_diff import (
-    HOW,
-    image_line,
-    outputs_diff,
-    source_diff,
-)
+from lightscientist_jupyter.values.notebook import output_text
 
 SHOWN = ("text/plain", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif")
 """MIME types of saved outputs shown again (see the module's docstring)."""
@@ -125,50 +115,3 @@ def diff_pre(lines: list[str], label: str) -> str:
     aria = html.escape(label, quote=True)
     # it scrolls: focusable, so that the keyboard scrolls it too
     return f'<pre class="ls-diff-text" tabindex="0" aria-label="{aria}">{"".join(rows)}</pre>'
-
-
-def _png(data: str) -> str | None:
-    """A `data:` URL of a base64 PNG, or None for anything that is not one."""
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return f"data:image/png;base64,{data}" if raw.startswith(b"\x89PNG") else None
-
-
-def images_side_by_side(before: list[str], after: list[str]) -> str:
-    def figure(images: list[str], label: str) -> str:
-        pictures = "".join(
-            f'<img src="{src}" alt="{label}" style="max-width:100%">'
-            for src in filter(None, map(_png, images))
-        )
-        caption = f"<figcaption>{label}{'' if images else ': none'}</figcaption>"
-        return f"<figure>{pictures}{caption}</figure>"
-
-    return f'<div class="ls-diff-images">{figure(before, "before")}{figure(after, "after")}</div>'
-
-
-def cell_html(path: str, change: CellChange) -> str:
-    """One cell's change: a heading with its id and how it changed, then its diffs."""
-    title = (
-        f"<b>cell <code>{html.escape(change.cell_id)}</code></b> "
-        f"({html.escape(change.cell_type)}) — {HOW[change.kind]}"
-    )
-    parts = [title]
-    source = source_diff(path, change)
-    if source:
-        parts.append(diff_pre(source, f"source of cell {change.cell_id}"))
-    printed = outputs_diff(path, change)
-    if printed:
-        parts.append(diff_pre(printed, f"outputs of cell {change.cell_id}"))
-    if image_line(change) is not None:
-        parts.append(images_side_by_side(change.images_before, change.images_after))
-    cell_id, kind = html.escape(change.cell_id, quote=True), html.escape(change.kind, quote=True)
-    return (
-        f'<div class="ls-diff-cell" data-cell="{cell_id}" data-kind="{kind}">{"".join(parts)}</div>'
-    )
-
-
-def change_html(path: str, changes: list[CellChange]) -> str:
-    """A notebook's changed cells (the unchanged ones left out)."""
-    return "".join(cell_html(path, c) for c in changes if c.kind != "same")

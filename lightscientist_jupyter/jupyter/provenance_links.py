@@ -1,6 +1,7 @@
-"""A paper's numbers traced to the notebook cells that printed them, as links in a notebook:
-the report of `%lightscientist check` and the gate card's check section, for a stage whose
-table entry has `numbers:` checks.
+"""A paper's numbers traced to the notebook cells that printed them: the report of
+`%lightscientist check` as links in a notebook, and what the gate card shows of them on both
+screens (`gate_checks`, drawn by `labextension/src/checks.ts`), for a stage whose table entry
+has `numbers:` checks.
 
 A traced item (`controller.provenance.Item` with `notebook` and `cell`) gets a button that
 runs the JupyterLab command `lightscientist:open-notebook-cell` through JupyterLab's command
@@ -18,12 +19,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import ipywidgets as w
-
-from lightscientist_jupyter.app.literature import gate_sections
+from lightscientist_jupyter.app.literature import by_cell, gate_sections
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import PendingDecision, StageTable
 from lightscientist_jupyter.errors import LightScientistError
+from lightscientist_jupyter.jupyter.server.answers import CellNumbers, GateChecks
 
 OPEN_CELL = "lightscientist:open-notebook-cell"
 """The extension's command (`labextension/src/cells.ts`)."""
@@ -78,20 +78,27 @@ def report_html(root: Path, sections: Iterable[tuple[str, Sequence[Any]]]) -> st
     )
 
 
-class ChecksCard:
-    """The gate card's check section: the stage's `numbers:` checks run now, each number
-    with the cell that printed it."""
-
-    def __init__(self, root: Path, table: StageTable):
-        self.root = root
-        self.table = table
-        self.widget = w.HTML()
-        self.widget.add_class("ls-checks-card")
-
-    def show(self, pending: PendingDecision | None) -> None:
-        try:
-            sections = gate_sections(self.root, self.table, pending)
-            text = report_html(self.root, sections)
-        except (LightScientistError, OSError) as exc:  # never hides the buttons
-            text = f"<div>(no check: {html.escape(str(exc))})</div>"
-        self.widget.value = f"<div>Numbers and their cells</div>{text}" if text else ""
+def gate_checks(
+    root: Path, table: StageTable, pending: PendingDecision | None, prefix: str
+) -> GateChecks | None:
+    """The numbers of the paper a pending gate approves, grouped by the notebook cell that
+    printed each, for the gate card on both screens (None at no such gate). A notebook's
+    path is `prefix` joined to its workspace path: the project's path under the server root
+    for the side panel, the workspace's own for the kernel (the cell command makes it
+    relative)."""
+    try:
+        sections = gate_sections(root, table, pending)
+    except (LightScientistError, OSError) as exc:  # never hides the card's buttons
+        return {"cells": [], "unresolved": [f"no check: {exc}"]}
+    if not sections:
+        return None
+    cells, unresolved = by_cell(sections)
+    shown: list[CellNumbers] = [
+        {
+            "path": f"{prefix}/{c['notebook']}" if prefix else c["notebook"],
+            "cell": c["cell"],
+            "numbers": c["numbers"],
+        }
+        for c in cells
+    ]
+    return {"cells": shown, "unresolved": unresolved}

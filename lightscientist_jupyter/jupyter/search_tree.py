@@ -1,4 +1,6 @@
-"""A search stage's tree drawn as deterministic SVG (`%lightscientist tree`).
+"""A search stage's tree: where each node's box goes (`drawing`, what both live screens draw
+with `labextension/src/tree.ts`: the dashboard's search widget and the side panel), and the
+same tree as deterministic static SVG for `%lightscientist tree` (`render_svg`).
 
 Drafts are stacked top to bottom, each node's children in a column to its right, a parent
 level with the middle of its children, so a long branch of improvements grows sideways and
@@ -13,10 +15,19 @@ from __future__ import annotations
 
 import html
 
-from lightscientist_jupyter.app.search import SearchView, metric_text, summary_line, tree_lines
+from lightscientist_jupyter.app.search import (
+    SearchView,
+    TreeUnavailable,
+    metric_text,
+    read_tree,
+    summary_line,
+    tree_lines,
+)
+from lightscientist_jupyter.controller import StageTable
 from lightscientist_jupyter.jupyter.dashboard.graph import scroll_box, style_tag
-from lightscientist_jupyter.jupyter.server.answers import SearchDrawing
+from lightscientist_jupyter.jupyter.server.answers import SearchCard, SearchDrawing
 from lightscientist_jupyter.values.search import Node
+from lightscientist_jupyter.workspace import Workspace
 
 BOX_WIDTH, BOX_HEIGHT = 150, 40
 COLUMN_GAP, ROW_GAP, MARGIN = 36, 10, 8
@@ -62,6 +73,23 @@ def size(view: SearchView) -> tuple[float, float]:
     width = 2 * MARGIN + columns * BOX_WIDTH + (columns - 1) * COLUMN_GAP
     height = 2 * MARGIN + rows * BOX_HEIGHT + (rows - 1) * ROW_GAP
     return width, height
+
+
+NO_NODE_YET = "no node has started yet"
+
+
+def search_card(ws: Workspace, table: StageTable) -> SearchCard | None:
+    """The tree of the table's search stages as both screens show it (drawn by
+    `labextension/src/tree.ts`), or why there is none yet; None without a search stage."""
+    stages = [s.id for s in table if s.search is not None]
+    if not stages:
+        return None
+    try:
+        view = read_tree(ws)
+    except TreeUnavailable as exc:
+        note = NO_NODE_YET if "no search tree" in str(exc) else str(exc)
+        return {"stages": stages, "drawing": None, "note": note}
+    return {"stages": stages, "drawing": drawing(view), "note": None}
 
 
 def drawing(view: SearchView) -> SearchDrawing:

@@ -15,6 +15,7 @@ from lightscientist_jupyter.app.usage import panel_usage
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.jupyter.dashboard import budget_card, graph, status_line
+from lightscientist_jupyter.jupyter.graph_view import stage_words
 from lightscientist_jupyter.jupyter.server.data import project_reply
 from lightscientist_jupyter.jupyter.server.paths import Refused
 from lightscientist_jupyter.vocab import Mode
@@ -90,7 +91,8 @@ def test_the_card_the_graph_and_the_workers_show_the_spend(at_budget):
     spend = budget_card.WorkerSpend(Workspace.at(at_budget).state_dir).words()
     assert spend and all(" tok (est.) · $0" in words for words in spend.values())
     svg = graph.render_state(load_table(), state)
-    assert budget_card.stage_words(state, state.stage) in svg  # the stage's hover title
+    spent = stage_words(state, state.stage)
+    assert spent.endswith(" tok (est.) · $0") and spent in svg  # the stage's hover title
     assert budget_card.card_of(None) is None
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import threading
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from lightscientist_jupyter.jupyter.dashboard import status_line, workers
 from lightscientist_jupyter.jupyter.dashboard.batching import Flusher
 from lightscientist_jupyter.jupyter.dashboard.view import PROJECT_MIME, Dashboard, Source
 from lightscientist_jupyter.jupyter.dashboard.widgets import EVENTS_MAX, SEND_MAX, TAIL_SYNC
+from lightscientist_jupyter.jupyter.search_tree import search_card
 from lightscientist_jupyter.jupyter.server import data as server_data
 from lightscientist_jupyter.values.review import META_FILE
 from lightscientist_jupyter.vocab import ReplySource
@@ -280,18 +280,18 @@ def test_the_budget_card_raises_the_budget_of_a_run_of_this_kernel(over_budget):
 
 def drawn(board: Dashboard) -> dict[str, str]:
     """Each stage's state as the dashboard's graph draws it."""
-    return dict(re.findall(r'data-stage="([^"]+)" data-state="([^"]+)"', board.graph.value))
+    return dict(board.graph.view["states"])
 
 
 def test_the_panel_is_sent_the_stage_states_the_dashboard_draws(over_budget, tmp_path):
     """One rule for both screens: at a budget stop and in a failed project, the states the
     server sends the side panel are the ones the dashboard draws."""
     controller, board = over_budget
-    at_budget = server_data.project_detail(tmp_path, "ws")["node_states"]
+    at_budget = server_data.project_detail(tmp_path, "ws")["graph"]["states"]
     assert at_budget == drawn(board) and at_budget["a"] == "waiting"
     controller.fail("the test failed it")
     board.tick()
-    failed = server_data.project_detail(tmp_path, "ws")["node_states"]
+    failed = server_data.project_detail(tmp_path, "ws")["graph"]["states"]
     assert failed == drawn(board) and failed["a"] == "failed"
 
 
@@ -317,13 +317,12 @@ def test_the_worker_table_counts_calls_and_follows_status(project, make_board):
 def test_the_graph_and_status_line_follow_the_controller(project, make_board, produce):
     controller, bus, buffer = project
     board = make_board(ControllerSource(controller), buffer, start=False)
-    assert 'data-stage="a" data-state="current"' in board.graph.value
+    assert drawn(board)["a"] == "current"
     assert "running" in board.status_line.value and "find x" in board.status_line.value
     produce(controller)
     controller.finish_stage("a done", (), "gate")
     board.tick()
-    assert 'data-stage="a" data-state="visited"' in board.graph.value
-    assert 'data-stage="gate" data-state="current"' in board.graph.value
+    assert (drawn(board)["a"], drawn(board)["gate"]) == ("visited", "current")
 
 
 def _to_gate(controller, produce) -> None:
@@ -490,7 +489,7 @@ def test_a_dashboard_on_disk_follows_another_process(workspace, small_table, mak
         board.tick()
         assert board.events.events[-1]["seq"] == bus.next_seq - 1
         assert board._rows["w9"].model_calls == 3
-        assert 'data-stage="gate" data-state="current"' in board.graph.value
+        assert drawn(board)["gate"] == "current"
     finally:
         writer.close()
 
@@ -562,41 +561,44 @@ def test_the_search_card_draws_the_tree_as_its_nodes_change(tmp_path, write_tabl
     bus.subscribe(buffer)
     controller = ResearchController.create(workspace, "find x", table=table, bus=bus)
     board = make_board(ControllerSource(controller), buffer, start=False)
-    card = board.tree.drawing
-    assert board.tree.widget.layout.display != "none"
-    assert "no node has started yet" in card.value
+    card = board.tree.widget  # drawn by the panel's SearchBox (labextension/src/tree.ts)
+    assert card.layout.display != "none"
+    assert card.card["drawing"] is None and card.card["note"] == "no node has started yet"
 
     controller.search_next()
     controller.search_node_started("n001")
     board.tick()
-    assert 'data-node="n001"' in card.value and 'data-node="n002"' in card.value
-    assert "★ best" not in card.value
+    nodes = {n["id"]: n for n in card.card["drawing"]["nodes"]}
+    assert set(nodes) == {"n001", "n002"} and not any(n["best"] for n in nodes.values())
 
     controller.search_node_ended("n001", metric=0.25, summary="lr 0.01")
     board.tick()
-    best = re.search(r'<g class="ls-tree-node ls-tree-best" data-node="(\w+)"', card.value)
-    assert best is not None and best.group(1) == "n001"
-    assert "lr 0.01" in card.value  # the node's summary, in its hover text
-    assert "search tree of loss (min)" in card.value
+    drawing = card.card["drawing"]
+    nodes = {n["id"]: n for n in drawing["nodes"]}
+    assert drawing["best"] == "n001" and nodes["n001"]["best"] and not nodes["n002"]["best"]
+    assert nodes["n001"]["summary"] == "lr 0.01"  # in its hover text
+    assert drawing["words"].startswith("search tree of loss (min)")
+    assert drawing == search_card(workspace, table)["drawing"]  # what the panel is sent
 
-    # a node picked is shown whole, and its card follows it as it ends
-    picker = board.tree.picker
-    assert [v for _, v in picker.options] == [None, "n001", "n002"]
-    picker.value = "n002"
-    assert 'data-node="n002"' in board.tree.node.value and "running" in board.tree.node.value
-    assert "the node ran no job" in board.tree.node.value
+    # a node picked (no server here: the kernel is asked) is shown whole, and its card
+    # follows it as it ends
+    card.picked = "n002"
+    assert card.node["id"] == "n002" and card.node["answer"]["node"]["status"] == "running"
+    assert card.node["answer"]["log"] is None  # the node ran no job
     controller.search_node_ended("n002", metric=None, summary="NaN at step 3")
     board.tick()
-    assert picker.value == "n002" and "NaN at step 3" in board.tree.node.value
-    assert "n002 · draft · failed" in [label for label, _ in picker.options]
-    picker.value = None
-    assert board.tree.node.value == ""
+    shown = card.node["answer"]["node"]
+    assert (shown["status"], shown["summary"]) == ("failed", "NaN at step 3")
+    card.picked = "n404"
+    assert card.node["id"] == "n404" and "n404" in card.node["error"]
+    card.picked = ""
+    assert card.node == {}
 
 
 def test_a_table_without_search_has_no_search_card(project, make_board):
     controller, _, buffer = project
     board = make_board(ControllerSource(controller), buffer, start=False)
-    assert board.tree.widget.layout.display == "none" and board.tree.drawing.value == ""
+    assert board.tree.widget.layout.display == "none" and board.tree.widget.card is None
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The stage graph drawn as deterministic SVG, from the layout `jupyter.layout` computes."""
+"""The stage graph's view (`graph_view`) and its static SVG (`dashboard/graph.py`): drawn from
+the layout `jupyter.layout` computes, the same text for the same view."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 from lightscientist_jupyter.controller import DONE, ResearchController, load_table
 from lightscientist_jupyter.jupyter.dashboard import graph
+from lightscientist_jupyter.jupyter.graph_view import COLUMNS, graph_view
 from lightscientist_jupyter.jupyter.layout import graph_layout
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -26,17 +28,37 @@ def edges(svg: str) -> dict[tuple[str, str], ET.Element]:
     }
 
 
-def test_the_same_table_and_state_draw_the_same_svg(default_table):
-    state_free = graph.render_svg(default_table)
-    assert state_free == graph.render_svg(load_table())  # a fresh load: same text
-    states = {"idea.survey": "visited", "idea.generate": "current"}
-    assert graph.render_svg(default_table, states) == graph.render_svg(default_table, dict(states))
-    assert graph.render_svg(default_table, states) != state_free
+def test_the_same_table_and_state_draw_the_same_svg(default_table, workspace, advance):
+    state_free = graph.render_state(default_table, None)
+    assert state_free == graph.render_state(load_table(), None)  # a fresh load: same text
+    controller = ResearchController.create(workspace, "find x", mode="manual", table=default_table)
+    advance(controller)
+    moved = graph.render_state(default_table, controller.state)
+    assert moved == graph.render_state(load_table(), controller.state)
+    assert moved != state_free
+
+
+def test_the_view_holds_every_width_and_the_words_of_each_stage(workspace, default_table, advance):
+    """Both screens draw this view: the layouts at each width (the widest first), each
+    stage's hover title and the graph in words come with it."""
+    controller = ResearchController.create(workspace, "find x", mode="manual", table=default_table)
+    advance(controller)  # survey → generate
+    view = graph_view(default_table, controller.state)
+    assert view["layouts"] == [graph_layout(default_table, c) for c in COLUMNS]
+    widths = [lay["width"] for lay in view["layouts"]]
+    assert widths == sorted(widths, reverse=True) and widths[-1] < 250 < widths[0]
+    assert view["taken"] == [["idea.survey", "idea.generate"]]
+    gate = view["titles"]["idea.gate"].splitlines()
+    assert gate[0] == "idea.gate (pending, a gate: waits for approval in manual mode)"
+    assert gate[2] == "next: experiment.setup"
+    assert view["titles"][DONE] == DONE
+    assert view["label"].startswith("stage graph: idea.generate (running): ")
+    assert "now at idea.generate (current); visited idea.survey" in view["label"]
 
 
 def test_the_svg_draws_the_layout(default_table):
     lay = graph_layout(default_table)
-    root = ET.fromstring(graph.render_svg(default_table))
+    root = ET.fromstring(graph.render_state(default_table, None))
     assert (root.get("width"), root.get("height")) == (str(lay["width"]), str(lay["height"]))
     boxes = {
         g.get("data-stage"): g.find(f"{SVG}rect")
@@ -47,9 +69,9 @@ def test_the_svg_draws_the_layout(default_table):
         stage: tuple(int(float(r.get(k))) for k in ("x", "y", "width", "height"))
         for stage, r in boxes.items()
     } == {n["id"]: (n["x"], n["y"], n["width"], n["height"]) for n in lay["nodes"]}
-    assert {key: p.get("d") for key, p in edges(graph.render_svg(default_table)).items()} == {
-        (e["source"], e["target"]): e["path"] for e in lay["edges"]
-    }
+    assert {
+        key: p.get("d") for key, p in edges(graph.render_state(default_table, None)).items()
+    } == {(e["source"], e["target"]): e["path"] for e in lay["edges"]}
     captions = [
         (t.text, int(t.get("y"))) for t in root.iter(f"{SVG}text") if t.get("class") == "ls-band"
     ]
@@ -57,7 +79,7 @@ def test_the_svg_draws_the_layout(default_table):
 
 
 def test_edges_are_styled_by_kind_and_stages_by_flags(default_table):
-    svg = graph.render_svg(default_table)
+    svg = graph.render_state(default_table, None)
     drawn = edges(svg)
     assert set(drawn) == set(default_table.edges())
     assert "ls-edge-loop" in drawn[("experiment.loop", "experiment.loop")].get("class")
@@ -107,7 +129,7 @@ def test_the_graph_reflects_transitions(workspace, default_table, advance):
 
 
 def test_a_user_table_draws(small_table, workspace, advance):
-    svg = graph.render_svg(small_table)
+    svg = graph.render_state(small_table, None)
     ET.fromstring(svg)  # well-formed
     nodes = stage_nodes(svg)
     assert set(nodes) == {"a", "gate", "b", DONE}
@@ -129,12 +151,10 @@ def test_table_diagram_shows_svg_and_text(default_table):
 
 
 def test_each_drawing_shown_has_markers_of_its_own(default_table):
-    """Two drawings on one page (two dashboards, a wide and a narrow copy, the side panel's)
-    must not share a marker id: every edge would end with the first one's, which is not
-    drawn when its drawing is hidden."""
-    box = graph.responsive_box(default_table, None) + graph.scroll_box(
-        graph.render_state(default_table, None)
-    )
+    """Two static drawings on one page (two saved dashboards, a table diagram) must not share
+    a marker id: every edge would end with the first one's, which is not drawn when its
+    drawing is hidden."""
+    box = "".join(graph.scroll_box(graph.render_state(default_table, None)) for _ in range(3))
     defined = re.findall(r'<marker id="([^"]+)"', box)
     assert len(defined) == 3 and len(set(defined)) == 3
     drawings = box.split("<svg ")[1:]

@@ -17,7 +17,7 @@ from IPython.utils.capture import capture_output
 from support.analysis_notebooks import BLUE, PATH, RED, b64, png, write
 
 from lightscientist_jupyter.controller import ResearchController
-from lightscientist_jupyter.jupyter.diff_card import card_html, panel_changes
+from lightscientist_jupyter.jupyter.diff_card import gate_diff, render
 from lightscientist_jupyter.workspace import Workspace
 from tests.jupyter.test_magic_literature import ip  # noqa: F401  (a shell with the magic)
 
@@ -68,28 +68,35 @@ def test_show_of_a_file_that_is_no_notebook_is_one_line_naming_it(ip, at_gate: P
 
 
 def test_the_gate_card_shows_the_notebook_cell_by_cell_with_images_side_by_side(at_gate: Path):
-    card = card_html(at_gate)
-    start = card.index(f"<code>{PATH}</code></b> — changed")
-    notebook = card[start : card.index("ls-diff-file", start)]
-    assert "1 cell changed, 2 added, 1 with new outputs" in notebook
-    assert '"cell_type"' not in notebook  # not git's JSON
-    load = notebook[notebook.index('data-cell="load" data-kind="changed"') :]
-    load = load[: load.index('data-cell="plot"')]
-    assert '<div class="ls-diff-del">-mean = 0.91</div>' in load
-    assert '<div class="ls-diff-add">+mean = 0.93</div>' in load
-    assert '<div class="ls-diff-add">+[1] mean accuracy 0.93</div>' in load
-    plot = notebook[notebook.index('data-cell="plot" data-kind="outputs"') :]
-    plot = plot[: plot.index("</figure></div>") + len("</figure></div>")]
-    before, after = plot.split("<figure>")[1:]
-    assert f'src="data:image/png;base64,{b64(png(RED))}"' in before and "before" in before
-    assert f'src="data:image/png;base64,{b64(png(BLUE))}"' in after and "after" in after
-    assert 'data-cell="table" data-kind="added"' in notebook
-    assert html.escape("+print(table)") in notebook
-    assert 'data-cell="summary"' not in notebook  # unchanged
+    """The dashboard's gate widget is sent each changed cell with its diffs and pictures
+    (labextension/src/diff.ts draws them); a saved notebook's copy draws the same view."""
+    notebook = next(d for d in gate_diff(Workspace.at(at_gate), images=True) if d["path"] == PATH)
+    assert notebook["summary"] == "1 cell changed, 2 added, 1 with new outputs"
+    cells = {cell["id"]: cell for cell in notebook["cells"]}
+    assert "summary" not in cells  # unchanged
+    load = cells["load"]
+    assert (load["kind"], load["how"]) == ("changed", "source changed")
+    assert "-mean = 0.91" in load["source"] and "+mean = 0.93" in load["source"]
+    assert "+[1] mean accuracy 0.93" in load["outputs"]
+    assert not any('"cell_type"' in line for line in load["source"])  # not git's JSON
+    plot = cells["plot"]
+    assert plot["kind"] == "outputs"
+    assert plot["images"] == {
+        "before": [f"data:image/png;base64,{b64(png(RED))}"],
+        "after": [f"data:image/png;base64,{b64(png(BLUE))}"],
+    }
+    assert cells["table"]["kind"] == "added" and "+print(table)" in cells["table"]["source"]
+    page = render(notebook)
+    assert '<div class="ls-diff-add">+mean = 0.93</div>' in page
+    assert 'data-cell="plot" data-kind="outputs"' in page and 'data-cell="summary"' not in page
+    # the side panel asks every few seconds: the same cells, without the pictures
+    panel = next(d for d in gate_diff(Workspace.at(at_gate), images=False) if d["path"] == PATH)
+    assert [c["id"] for c in panel["cells"]] == list(cells)
+    assert all("images" not in cell for cell in panel["cells"])
 
 
 def test_the_side_panel_gets_the_notebook_s_lines_cell_by_cell(at_gate: Path):
-    notebook = next(d for d in panel_changes(Workspace.at(at_gate)) if d["path"] == PATH)
+    notebook = next(d for d in gate_diff(Workspace.at(at_gate), images=False) if d["path"] == PATH)
     assert notebook["status"] == "changed"
     lines = notebook["lines"]
     assert lines[0] == f"notebook {PATH}: 1 cell changed, 2 added, 1 with new outputs"
@@ -148,12 +155,12 @@ def test_the_gate_card_of_a_checked_stage_links_each_number_to_its_cell(tmp_path
     assert controller.finish_stage("written", ["paper/paper.md"]).accepted
     panel = GatePanel(lambda *a: "ok", table, ws.root)
     panel.show(controller.state.pending)
-    assert panel.checks.widget in panel.cards.children
-    card = panel.checks.widget.value
-    assert "numbers:paper/paper.md: 1 item(s), 0 unresolved" in card
-    assert "0.93 (line 3)" in card and f"{PATH} cell load" in card
-    args = html.escape(json.dumps({"path": str(ws.root / PATH), "cell": "load"}), quote=True)
-    assert f'data-commandlinker-args="{args}"' in card
+    # the panel's own drawing (checks.ts): the kernel names the notebook by its own path,
+    # which the cell command makes relative to the server root
+    assert panel.actions.card["checks"] == {
+        "cells": [{"path": f"{ws.root}/{PATH}", "cell": "load", "numbers": ["0.93 (line 3)"]}],
+        "unresolved": [],
+    }
 
 
 def test_the_side_panel_s_gate_lists_each_cell_with_the_numbers_it_printed(tmp_path, write_table):

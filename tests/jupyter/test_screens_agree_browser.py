@@ -77,7 +77,7 @@ no card), the run controls offered, and how the graph draws the stage `write`.""
 READ_SCREEN = """
 (root, dashboard) => {
   const shown = e => !!e && e.checkVisibility();
-  const graph = root.querySelector(dashboard ? '.ls-graph-wide svg.ls-graph' : 'svg.ls-graph');
+  const graph = [...root.querySelectorAll('.ls-graph-box svg.ls-graph')].find(shown);
   const nodes = {};
   for (const g of graph ? graph.querySelectorAll('g.ls-node') : []) {
     nodes[g.getAttribute('data-stage')] = g.getAttribute('data-state');
@@ -171,7 +171,9 @@ def test_the_dashboard_and_the_panel_show_the_same_seven_states(tmp_path, write_
                 for i, state in enumerate(EXPECTED)
             }
             for board in boards.values():
-                expect(board.locator(".ls-graph-wide svg.ls-graph")).to_be_visible(timeout=90_000)
+                expect(board.locator(".ls-graph-box svg.ls-graph:visible")).to_be_visible(
+                    timeout=90_000
+                )
             panel = open_panel(page)
             for theme in ("light", "dark"):
                 if theme == "dark":

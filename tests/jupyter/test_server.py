@@ -35,7 +35,7 @@ from lightscientist_jupyter.controller.lock import WorkspaceLock, read_holder
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.jupyter import server
 from lightscientist_jupyter.jupyter.dashboard import graph
-from lightscientist_jupyter.jupyter.layout import graph_layout
+from lightscientist_jupyter.jupyter.graph_view import graph_view
 from lightscientist_jupyter.jupyter.server import data as server_data
 from lightscientist_jupyter.jupyter.server import paths as server_paths
 from lightscientist_jupyter.values.review import META_FILE
@@ -146,8 +146,8 @@ def test_project_sends_the_layout_the_dashboard_draws(root, fetch):
     detail = get(fetch, "project", path="alpha")
     state = load_state(root / "alpha" / ".lightscientist" / "state.json")
     table = load_table(state.stages_file)
-    layout = detail["layout"]
-    assert layout == graph_layout(table)
+    assert detail["graph"] == json.loads(json.dumps(graph_view(table, state)))
+    layout = detail["graph"]["layouts"][0]
     svg = ET.fromstring(graph.render_state(table, state))  # what the dashboard shows
     ns = "{http://www.w3.org/2000/svg}"
     boxes = {
@@ -170,7 +170,7 @@ def test_project_with_a_broken_table_sends_no_layout(root, fetch):
     raw = json.loads(state_file.read_text(encoding="utf-8"))
     state_file.write_text(json.dumps({**raw, "stages_file": str(broken)}), encoding="utf-8")
     detail = get(fetch, "project", path="alpha")
-    assert detail["table"] is None and detail["layout"] is None
+    assert detail["table"] is None and detail["graph"] is None
     assert detail["table_error"]
 
 

@@ -135,15 +135,15 @@ def test_a_kernel_restart_shows_the_banner_and_resume_continues(tmp_path):
                 kernel_pid = _runner_pid(project)
                 assert kernel_pid is not None  # the kernel runs it, waiting at the gate
 
-                # narrow: the graph wraps into the narrow drawing; the current stage in view
-                wide, narrow = dashboard.locator(".ls-graph-wide"), dashboard.locator(
-                    ".ls-graph-narrow")
-                expect(wide).to_be_visible()
-                expect(narrow).to_be_hidden()
+                # narrow: the graph wraps into a narrower drawing; the current stage in view
+                shown = dashboard.locator(".ls-graph-box svg.ls-graph:visible")
+                expect(shown).to_have_count(1)
+                wide_width = shown.get_attribute("width")
                 page.set_viewport_size({"width": 900, "height": 1200})
-                expect(narrow).to_be_visible()
-                expect(wide).to_be_hidden()
-                box = narrow.bounding_box()
+                expect(shown).not_to_have_attribute("width", wide_width or "")
+                narrow = dashboard.locator(".ls-graph-box svg.ls-graph:visible")
+                expect(narrow).to_have_count(1)
+                box = dashboard.locator(".ls-graph-box").bounding_box()
                 gate = narrow.locator("g.ls-node[data-stage='idea.gate'] rect").first
                 at = gate.bounding_box()
                 assert box and at and at["x"] + at["width"] <= box["x"] + box["width"], (box, at)
@@ -216,8 +216,9 @@ def test_the_panel_resumes_reruns_and_cancels_in_the_dark_theme(tmp_path):
                 page.goto(lab.page_url("lab"))
                 tab = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='lightscientist-panel']")
                 tab.wait_for(timeout=60_000)
-                assert page.locator("body").get_attribute("data-jp-theme-name") == (
-                    "JupyterLab Dark")
+                # the theme is applied once its settings are read, after the side bar is up
+                expect(page.locator("body")).to_have_attribute(
+                    "data-jp-theme-name", "JupyterLab Dark", timeout=30_000)
                 tab.click()
                 panel = page.locator("#lightscientist-panel")
                 panel.locator(".ls-project[data-path='study']").click()

@@ -137,7 +137,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
 
                 toasts = page.locator(".jp-toast-message", has_text="LightScientist:")
                 dashboard = page.locator(".jp-OutputArea-output .lightscientist-dashboard")
-                graph = dashboard.locator(".ls-graph-wide svg.ls-graph")
+                graph = dashboard.locator(".ls-graph-box svg.ls-graph:visible")
                 expect(graph).to_be_visible(timeout=60_000)
                 expect(graph.locator("g.ls-node[data-stage='idea.survey']")).to_have_count(1)
                 gate_node = graph.locator("g.ls-node[data-stage='idea.gate']")
@@ -238,10 +238,9 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 # beside the files under review, what changed since idea.gate's approval:
                 # the analysis and the log are new, drawn as they read, all of them inserted;
                 # their source diffs, a click away, draw the lines as additions
-                diffs = dashboard.locator(".ls-cards .ls-diff-card")
+                diffs = card.locator(".ls-diff-card")
                 for name in ("experiment/analysis.md", "experiment/log.md"):
-                    shown = diffs.locator(".ls-diff-file", has=page.locator(
-                        "b > code", has_text=re.compile(f"^{re.escape(name)}$")))
+                    shown = diffs.locator(f".ls-diff-file[data-path='{name}']")
                     expect(shown).to_have_attribute("data-status", "new")
                     expect(shown).to_contain_text(f"{name} — new")
                     expect(shown.locator(".ls-diff-rendered ins").first).to_be_visible()
@@ -282,7 +281,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 wait_for(lambda: asking.count() == 0 or asked_again(),
                          "the rejected decision's notification to go", within=5)
                 _reply_when_waiting(project, "paper.review")
-                graph = dashboard.locator(".ls-graph-wide svg.ls-graph")
+                graph = dashboard.locator(".ls-graph-box svg.ls-graph:visible")
                 expect(graph.locator("g.ls-node[data-stage='done']")).to_have_attribute(
                     "data-state", "done", timeout=30_000)
                 expect(dashboard.locator(".ls-status-line")).to_contain_text(

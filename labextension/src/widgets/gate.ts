@@ -6,6 +6,8 @@
  * The reviews, the recalled entries and the reply's words are the panel's own drawing.
  */
 
+import { OPEN_CELL, renderChecks } from '../checks';
+import { renderDiffs } from '../diff';
 import { el } from '../dom';
 import { renderRecalled } from '../recalled';
 import { describeAnswered, describeReply } from '../replywords';
@@ -95,6 +97,23 @@ function drawReviews(box: HTMLElement, reviews: IGateCardView['reviews']) {
   body.before(el('h4', { className: 'ls-reviews-title', text: title }));
 }
 
+/** At a gate: what changed in each file, and where the paper's numbers come from, drawn as
+ * the panel draws them. The rendered Markdown is the kernel's (`markdown_diff`: every raw
+ * HTML of the file escaped, unsafe links dropped), shown as the dashboard's HTML always was;
+ * a cell's button opens it through JupyterLab's command linker (the command makes the
+ * kernel's absolute path relative to the server root). */
+function drawUnderReview(box: HTMLElement, c: Partial<IGateCardView>): void {
+  box.textContent = '';
+  renderDiffs(box, c.diff, html => html);
+  if (c.diff_error) {
+    el('p', { className: 'ls-muted', text: `(${c.diff_error})` }, box);
+  }
+  renderChecks(box, c.checks, (button, path, cell) => {
+    button.dataset.commandlinkerCommand = OPEN_CELL;
+    button.dataset.commandlinkerArgs = JSON.stringify({ path, cell });
+  });
+}
+
 class GateCard {
   constructor(
     private readonly _model: IWidgetModel<IGateTraits>,
@@ -140,6 +159,7 @@ class GateCard {
     this._target = el('select', { className: 'ls-target' }, this._targetLabel);
     this._target.setAttribute('aria-label', 'On reject, go back to this stage');
     this._outcome = outcomeLine(card);
+    this._under = el('div', { className: 'ls-under-review' }, card);
     this._dead = el('div', { className: 'ls-dead' }, _root);
     this._dead.setAttribute('role', 'alert');
     el('b', { text: 'The kernel behind this dashboard is gone' }, this._dead);
@@ -174,7 +194,8 @@ class GateCard {
       this._summary,
       this._files,
       this._reviews,
-      this._recalled
+      this._recalled,
+      this._under
     ]) {
       part.classList.toggle('ls-folded', settledNow);
     }
@@ -188,6 +209,10 @@ class GateCard {
     drawReviews(this._reviews, c.reviews || null);
     this._recalled.textContent = '';
     renderRecalled(this._recalled, c.recalled || []);
+    if (this._under.dataset.decision !== c.id) {
+      this._under.dataset.decision = c.id;
+      drawUnderReview(this._under, c);
+    }
     this._approve.textContent = gate ? 'Approve' : 'Yes';
     this._reject.textContent = gate ? 'Reject' : 'No';
     const on = c.stage || '';
@@ -271,6 +296,7 @@ class GateCard {
   private _targetLabel: HTMLElement;
   private _target: HTMLSelectElement;
   private _outcome: HTMLElement;
+  private _under: HTMLElement;
   private _dead: HTMLElement;
 }
 

@@ -5,7 +5,13 @@
  * test_server_answers.py`, like the server's answers.
  */
 
-import type { IRecalledEntry, IReviewsCard, IRunActions } from '../answers';
+import type {
+  IFileDiff,
+  IGateChecks,
+  IRecalledEntry,
+  IReviewsCard,
+  IRunActions
+} from '../answers';
 
 /** A pending decision as the gate card shows it (`gate_card.GateCardView`). */
 export interface IGateCardView {
@@ -26,6 +32,12 @@ export interface IGateCardView {
   targets: [string, string][];
   reviews: IReviewsCard | null;
   recalled: IRecalledEntry[];
+  /** At a gate: what changed in each file under review since the last approval. */
+  diff: IFileDiff[];
+  /** Why the diff cannot be shown ('' when it can). */
+  diff_error: string;
+  /** At a gate with `numbers:` checks: the paper's numbers and their cells. */
+  checks: IGateChecks | null;
   /** Answered: the card folds to the line that says how. */
   settled: boolean;
 }

@@ -25,6 +25,7 @@ from lightscientist_jupyter.app import usage as usages
 from lightscientist_jupyter.controller import budget as budgets
 from lightscientist_jupyter.controller.state import PendingDecision, ProjectState
 from lightscientist_jupyter.jupyter.dashboard.widgets import THEME_CSS, esm
+from lightscientist_jupyter.jupyter.graph_view import spend_words
 from lightscientist_jupyter.values.usage import LEDGER, Usage, dollars
 from lightscientist_jupyter.vocab import DecisionKind, ReplySource
 
@@ -62,14 +63,6 @@ def usage_words(state: ProjectState) -> str:
     if limits:
         words += " · budget " + ", ".join(budgets.shown(k, v) for k, v in limits.items())
     return words
-
-
-def stage_words(state: ProjectState | None, stage: str) -> str:
-    """A stage's tokens and cost over its visits (the graph's hover title), or ''."""
-    if state is None:
-        return ""
-    used = budgets.stage_usage(state, stage)
-    return _spend(used) if used.model_calls else ""
 
 
 def card_of(pending: PendingDecision | None) -> BudgetCardView | None:
@@ -174,9 +167,4 @@ class WorkerSpend:
                 continue
             who = str(call.get("worker") or "?")
             self._by[who] = self._by.get(who, Usage()).plus(Usage.from_dict(call))
-        return {w: _spend(u) for w, u in self._by.items()}
-
-
-def _spend(used: Usage) -> str:
-    cost = dollars(used.cost)
-    return f"{used.tokens:,} tok{' (est.)' if used.estimated else ''} · {cost}"
+        return {w: spend_words(u) for w, u in self._by.items()}

@@ -28,9 +28,10 @@ from lightscientist_jupyter.controller import DONE, PendingDecision, ProjectStat
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
 from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, review_card, settled_text
-from lightscientist_jupyter.jupyter.diff_card import DiffCard
+from lightscientist_jupyter.jupyter.diff_card import gate_diff
 from lightscientist_jupyter.jupyter.look import door_words, verdict_words
-from lightscientist_jupyter.jupyter.provenance_links import ChecksCard
+from lightscientist_jupyter.jupyter.provenance_links import gate_checks
+from lightscientist_jupyter.jupyter.server.answers import FileDiff, GateChecks
 from lightscientist_jupyter.jupyter.show import preview
 from lightscientist_jupyter.workspace import Workspace
 
@@ -84,15 +85,9 @@ class GatePanel:
         # shown: the card drawn in the browser (its clicks go through the server extension);
         # the ipywidgets above stay the kernel-side controls (`approve_button.click()`)
         self.actions = GateActions(on_reply=self._from_browser, root=str(root))
-        self.cards = w.VBox()
-        """Where other cards (a diff, a budget) go, between the controls and the preview."""
-        self.cards.add_class("ls-cards")
-        self.diff = DiffCard(root)  # what changed beside each file under review
-        self.checks = ChecksCard(root, table)  # the paper's numbers and their cells
-        self.cards.children = (*self.cards.children, self.diff.widget, self.checks.widget)
         self.fold = w.Accordion(children=[self.preview], titles=("Preview of the files",))
         self.fold.selected_index = None  # folded: the action comes first
-        self.widget = w.VBox([self.actions, self.cards, self.fold], layout=w.Layout(display="none"))
+        self.widget = w.VBox([self.actions, self.fold], layout=w.Layout(display="none"))
         self.widget.add_class("ls-gate-panel")
 
     # ---------------------------------------------------------------- flusher side
@@ -137,11 +132,8 @@ class GatePanel:
             for data in preview(self.root, rel):
                 outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
         self.preview.outputs = tuple(outputs)
-        self.diff.show(pending)
-        self.checks.show(pending)
         self.fold.layout.display = "" if outputs else "none"
         self.fold.selected_index = None
-        self.cards.layout.display = ""
         if gate:
             targets = [pending.default_reject] if pending.default_reject else []
             targets += [s for s in self.table.ids() if s not in targets]
@@ -163,9 +155,23 @@ class GatePanel:
                 list(self.reject_to.options) if gate else [],
                 review_card(self.table, self.root, pending.stage),
                 recalled.at_decision(Workspace(self.root), state) if state is not None else [],
+                *self._under_review(pending),
             )
         )
         self.widget.layout.display = ""
+
+    def _under_review(
+        self, pending: PendingDecision
+    ) -> tuple[list[FileDiff], str, GateChecks | None]:
+        """At a gate: what changed in each file (or why that cannot be shown: it never hides
+        the card's buttons), and where the paper's numbers come from."""
+        if pending.kind != "gate":
+            return [], "", None
+        checks = gate_checks(self.root, self.table, pending, str(self.root))
+        try:
+            return gate_diff(Workspace(self.root), images=True), "", checks
+        except (LightScientistError, OSError) as exc:
+            return [], f"no diff: {exc}", checks
 
     def settle(self, state: Any) -> None:
         """The decision was answered (here or elsewhere): show how, and hide the buttons."""
@@ -186,7 +192,6 @@ class GatePanel:
         # settled: one line says how (the front end folds the card to it); what was under
         # review, the diff and the checks, are history now
         self.fold.layout.display = "none"
-        self.cards.layout.display = "none"
         self.summary.value = ""
         answer = next((d for d in reversed(state.decisions) if d.get("id") == pending.id), None)
         if answer is None:

@@ -18,6 +18,7 @@ from lightscientist_jupyter.app.reviews import ReviewsCard, is_review_stage, rea
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
 from lightscientist_jupyter.jupyter.look import door_words, status_words, verdict_words
+from lightscientist_jupyter.jupyter.server.answers import FileDiff, GateChecks
 
 OFFLINE_NOTE = "(Offline demo model"
 SUMMARY_LINES = 2
@@ -43,6 +44,12 @@ class GateCardView(TypedDict):
     """`[label, stage]`: where a rejection may send the project, the default first."""
     reviews: ReviewsCard | None
     recalled: list[dict[str, Any]]
+    diff: list[FileDiff]
+    """At a gate: what changed in each file under review since the last approval."""
+    diff_error: str
+    """Why the diff cannot be shown ('' when it can)."""
+    checks: GateChecks | None
+    """At a gate with `numbers:` checks: the paper's numbers and the cells that printed them."""
     settled: bool
 
 
@@ -51,10 +58,15 @@ def card_of(
     targets: list[tuple[str, str]],
     reviews: ReviewsCard | None = None,
     recalled: Sequence[Recalled] = (),
+    diff: Sequence[FileDiff] = (),
+    diff_error: str = "",
+    checks: GateChecks | None = None,
 ) -> GateCardView:
     """The synced `card` of `GateActions` for a pending decision (`reviews`: at a review
     stage, each reviewer's scores and the aggregate, `review_card`; `recalled`: what the
-    stage's visit was given from the user's memory, `app.recalled`)."""
+    stage's visit was given from the user's memory, `app.recalled`; `diff` and `checks`: at
+    a gate, what changed and where the paper's numbers come from, as the panel is sent
+    them)."""
     gate = pending.kind == "gate"
     lines = [line for line in pending.summary.splitlines() if line.strip()]
     offline = any(line.strip().startswith(OFFLINE_NOTE) for line in lines)
@@ -80,6 +92,9 @@ def card_of(
         "targets": [list(t) for t in targets if t[1]],
         "reviews": reviews,
         "recalled": [r.to_dict() for r in recalled],
+        "diff": list(diff),
+        "diff_error": diff_error,
+        "checks": checks,
         "settled": False,
     }
 

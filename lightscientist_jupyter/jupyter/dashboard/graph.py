@@ -1,15 +1,16 @@
-"""The stage graph drawn as deterministic SVG, from the layout `jupyter.layout` computes.
+"""The stage graph as static SVG, for pages without JavaScript: the HTML a saved notebook keeps
+beside the live dashboard, and `%lightscientist stages`.
 
-Pure functions only, so that any user table draws, the drawing is testable as text, and the
-same SVG serves the live dashboard and the static fallback of a saved notebook. The side
-panel draws the same layout and the same state of each stage (`look.stage_states`; the
-server sends both), so both show one graph.
+The live screens (the dashboard's graph widget and the side panel) draw the same
+`graph_view.GraphView` with `labextension/src/graph.ts`; this draws its widest layout with the
+same elements and classes (`style/theme.css` colours them from the theme), so a saved
+notebook shows the graph the dashboard showed. Pure functions: the same view always gives the
+same text.
 
 Drawing: gates have a double border and the gate glyph (◆); the state of each stage
-(visited, current, waiting, failed) is a class the shared style sheet colours from the
-theme; forward edges are solid (dashed when not the default next), loop edges dashed, self
-loops a small arc above the stage, branch stages dashed; edges the project has taken are
-drawn darker (a taken loop back in the waiting colour); a stage visited more than once shows
+(visited, current, waiting, failed) is a class; forward edges are solid (dashed when not the
+default next), loop edges dashed, self loops a small arc above the stage, branch stages
+dashed; edges the project has taken are drawn darker; a stage visited more than once shows
 its count (×2).
 """
 
@@ -19,14 +20,13 @@ import html
 import itertools
 import re
 import secrets
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.app.text import table_text
 from lightscientist_jupyter.controller.table import StageTable
-from lightscientist_jupyter.jupyter.layout import MAX_COLUMNS, EdgeLayout, NodeLayout, graph_layout
-from lightscientist_jupyter.jupyter.look import stage_states
+from lightscientist_jupyter.jupyter.graph_view import GraphView, graph_view
+from lightscientist_jupyter.jupyter.layout import MAX_COLUMNS, EdgeLayout, NodeLayout
 
 GATE_GLYPH = "◆"
 """The one mark of a gate, on the dashboard and in the side panel."""
@@ -34,46 +34,18 @@ STYLE_FILE = Path(__file__).with_name("style") / "theme.css"
 """Colours come from classes styled there with JupyterLab's --jp-* variables (any theme)."""
 
 
-# ------------------------------------------------------------------------- state
-
-
-def taken_edges(state: Any | None) -> set[tuple[str, str]]:
-    """Transitions the project has made, `(from, to)`."""
-    if state is None:
-        return set()
-    return {(h["from"], h["to"]) for h in state.history if h.get("from")}
-
-
-# ------------------------------------------------------------------------- drawing
-
-
-def render_svg(
-    table: StageTable,
-    states: Mapping[str, str] | None = None,
-    taken: Iterable[tuple[str, str]] = (),
-    *,
-    title: str | None = None,
-    visits: Mapping[str, int] | None = None,
-    notes: Mapping[str, str] | None = None,
-    columns: int = MAX_COLUMNS,
-) -> str:
-    """The stage graph as an SVG document; the same inputs always give the same text.
-
-    It carries no colours: classes (`ls-node-current`, `ls-edge ls-taken`, ...) that
-    `style/theme.css` styles with the theme's variables, as the side panel's drawing does.
-    It keeps its layout's size (a narrow view scrolls it rather than shrinking its text).
-    """
-    lay = graph_layout(table, columns)
-    states = dict(states or {})
-    taken = set(taken)
-    visits = dict(visits or {})
+def render_svg(view: GraphView) -> str:
+    """The widest layout of `view` as an SVG document, at its own size (a narrow page scrolls
+    it rather than shrinking its text). It carries no colours, only classes (`ls-node-current`,
+    `ls-edge ls-taken`, ...), as the live drawing does."""
+    lay = view["layouts"][0]
+    taken = {(a, b) for a, b in view["taken"]}
     width, height = lay["width"], lay["height"]
-    label = title or f"stage graph of {table.path.name}"
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="ls-graph" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="{html.escape(describe(lay, states, visits, label))}">',
-        f"<title>{html.escape(label)}</title>",
+        f'role="img" aria-label="{html.escape(view["label"])}">',
+        f"<title>{html.escape(view['title'])}</title>",
         "<defs>",
         '<marker id="ls-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
         'markerHeight="7" orient="auto-start-reverse">'
@@ -87,32 +59,9 @@ def render_svg(
         )
     out += [_edge_svg(edge, (edge["source"], edge["target"]) in taken) for edge in lay["edges"]]
     for node in lay["nodes"]:
-        state = states.get(node["id"], "pending")
-        note = (notes or {}).get(node["id"], "")  # e.g. its tokens and cost
-        out += _node_svg(table, node, state, visits.get(node["id"], 0), note)
+        out += _node_svg(node, view)
     out.append("</svg>")
     return "\n".join(out)
-
-
-def describe(
-    lay: Mapping[str, Any], states: Mapping[str, str], visits: Mapping[str, int], label: str
-) -> str:
-    """The graph in words, for a screen reader: the current stage, what was visited."""
-    current = [n["id"] for n in lay["nodes"] if states.get(n["id"]) in _CURRENT]
-    seen = [
-        f"{n['id']}" + (f" ({visits[n['id']]} visits)" if visits.get(n["id"], 0) > 1 else "")
-        for n in lay["nodes"]
-        if states.get(n["id"]) == "visited"
-    ]
-    words = [f"{label}: {len(lay['nodes'])} stages"]
-    if current:
-        words.append(f"now at {current[0]} ({states[current[0]]})")
-    if seen:
-        words.append("visited " + ", ".join(seen))
-    return "; ".join(words)
-
-
-_CURRENT = ("current", "waiting", "failed", "done")
 
 
 def _edge_svg(edge: EdgeLayout, taken: bool) -> str:
@@ -120,14 +69,15 @@ def _edge_svg(edge: EdgeLayout, taken: bool) -> str:
     return (
         f'<path class="ls-edge ls-edge-{kind}{" ls-taken" if taken else ""}" '
         f'data-from="{html.escape(edge["source"])}" data-to="{html.escape(edge["target"])}" '
-        f'd="{edge["path"]}" marker-end="url(#ls-arrow)"/>'
+        f'd="{edge["path"]}" marker-end="url(#ls-arrow)">'
+        f"<title>{html.escape(edge['source'])} → {html.escape(edge['target'])}</title></path>"
     )
 
 
-def _node_svg(
-    table: StageTable, node: NodeLayout, state: str, visits: int = 0, note: str = ""
-) -> list[str]:
+def _node_svg(node: NodeLayout, view: GraphView) -> list[str]:
     stage_id, x, y, w, h = node["id"], node["x"], node["y"], node["width"], node["height"]
+    state = view["states"].get(stage_id, "pending")
+    visits = view["visits"].get(stage_id, 0)
     flags = {
         "ls-node-gate": node["gate"],
         "ls-node-branch": node["branch"],
@@ -135,11 +85,7 @@ def _node_svg(
         "ls-node-visited": state in ("visited", "done"),
     }
     classes = ["ls-node", f"ls-node-{state}", *(name for name, on in flags.items() if on)]
-    tip = stage_id if node["done"] else _tooltip(table, stage_id, state)
-    if visits > 1:
-        tip += f"\nvisited {visits} times"
-    if note:
-        tip += f"\n{note}"
+    tip = view["titles"].get(stage_id, stage_id)
     radius = h / 2 if node["done"] else 6
     out = [
         f'<g class="{" ".join(classes)}" data-stage="{html.escape(stage_id)}" '
@@ -162,39 +108,10 @@ def _node_svg(
     return out
 
 
-def _tooltip(table: StageTable, stage_id: str, state: str) -> str:
-    s = table[stage_id]
-    lines = [
-        f"{stage_id} ({state}{', gate' if s.approval else ''})",
-        f"outputs: {', '.join(s.outputs)}",
-        f"next: {s.next}",
-        f"allowed: {', '.join(s.allowed)}",
-    ]
-    if s.max_visits:
-        lines.append(f"max visits: {s.max_visits}")
-    return "\n".join(lines)
-
-
-def render_state(table: StageTable, state: Any | None, columns: int = MAX_COLUMNS) -> str:
-    """`render_svg` for a project state (a `ProjectState`, or None for the bare table)."""
-    title = None
-    if state is not None:
-        title = f"stage graph: {state.stage} ({state.status})"
-    visits = dict(getattr(state, "visits", None) or {}) if state is not None else {}
-    notes = {}
-    if state is not None:  # each stage's tokens and cost in its hover title
-        from lightscientist_jupyter.jupyter.dashboard.budget_card import stage_words
-
-        notes = {s: stage_words(state, s) for s in table.ids()}
-    return render_svg(
-        table,
-        stage_states(table, state),
-        taken_edges(state),
-        title=title,
-        visits=visits,
-        notes=notes,
-        columns=columns,
-    )
+def render_state(table: StageTable, state: Any | None) -> str:
+    """`render_svg` of a project state's graph (`state` a `ProjectState`, or None for the bare
+    table)."""
+    return render_svg(graph_view(table, state, (MAX_COLUMNS,)))
 
 
 def scroll_box(svg: str, cls: str = "", label: str = "stage graph") -> str:
@@ -223,19 +140,6 @@ def own_markers(svg: str) -> str:
         svg = svg.replace(f'id="{marker}"', f'id="{marker}-{suffix}"')
         svg = svg.replace(f"url(#{marker})", f"url(#{marker}-{suffix})")
     return svg
-
-
-NARROW_COLUMNS = 3
-"""A band's columns in the narrow drawing (about 480 px wide instead of about 970)."""
-
-
-def responsive_box(table: StageTable, state: Any | None) -> str:
-    """The graph drawn twice, wide and narrow; `style/theme.css` shows the one that fits the
-    dashboard's width (a container query), so a narrow window wraps the bands into more rows
-    at the same text size instead of hiding the current stage off to the side."""
-    narrow = render_state(table, state, NARROW_COLUMNS)
-    wide = scroll_box(render_state(table, state), "ls-graph-wide")
-    return f'<div class="ls-graph-fit">{wide}{scroll_box(narrow, "ls-graph-narrow")}</div>'
 
 
 def style_tag() -> str:

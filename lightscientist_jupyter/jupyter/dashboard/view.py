@@ -41,10 +41,12 @@ from lightscientist_jupyter.jupyter.dashboard import (
 )
 from lightscientist_jupyter.jupyter.dashboard.batching import FLUSH_INTERVAL_S, Flusher
 from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
+from lightscientist_jupyter.jupyter.dashboard.graph_card import StageGraph
 from lightscientist_jupyter.jupyter.dashboard.handoff_card import HandoffCard
 from lightscientist_jupyter.jupyter.dashboard.run_controls import RunControls, run_view
 from lightscientist_jupyter.jupyter.dashboard.tree_card import TreeCard
 from lightscientist_jupyter.jupyter.dashboard.widgets import EventStream
+from lightscientist_jupyter.jupyter.graph_view import graph_view, stage_words
 from lightscientist_jupyter.vocab import FINAL_PROJECT_STATUSES, DecisionKind, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -121,7 +123,7 @@ class Dashboard:
         self.finished = False
 
         self.status_line = w.HTML()
-        self.graph = w.HTML(layout=w.Layout(overflow="auto hidden"))
+        self.graph = StageGraph()
         self.gate = GatePanel(self._reply, self.table, self.workspace.root, self._lock)
         self.controls = RunControls(
             self.workspace, resume=status_line.resume_command(self.workspace.root)
@@ -226,11 +228,11 @@ class Dashboard:
         state = None if starting else self.source.state()
         self.state = state
         if state is not None:
-            spent = budget_card.stage_words(state, state.stage)  # in the stage's hover title
+            spent = stage_words(state, state.stage)  # in the stage's hover title
             graph_key = (state.stage, state.status, len(state.history), spent)
             if self._shown.get("graph") != graph_key:
                 self._shown["graph"] = graph_key
-                self.graph.value = graph.responsive_box(self.table, state)
+                self.graph.view = dict(graph_view(self.table, state))
             if self._shown.get("decisions") != len(state.decisions):
                 self._shown["decisions"] = len(state.decisions)
                 self.timeline.value = timeline.render(state.decisions)
@@ -248,7 +250,7 @@ class Dashboard:
                     self.gate.close()
         elif self._shown.get("graph") is None:
             self._shown["graph"] = ()
-            self.graph.value = graph.responsive_box(self.table, None)
+            self.graph.view = dict(graph_view(self.table, None))
         now = time.monotonic()
         if self._workers_dirty and (force_workers or now - self._workers_at >= WORKERS_EVERY_S):
             self._workers_at = now

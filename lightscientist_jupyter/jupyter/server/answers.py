@@ -23,11 +23,11 @@ from lightscientist_jupyter.app.history import ChangeStatus
 from lightscientist_jupyter.app.reviews import ReviewRow as ReviewRow
 from lightscientist_jupyter.app.reviews import ReviewsCard as ReviewsCard
 from lightscientist_jupyter.events import EventDict as EventDict
+from lightscientist_jupyter.jupyter.graph_view import GraphView as GraphView
 from lightscientist_jupyter.jupyter.layout import BandLayout as BandLayout
 from lightscientist_jupyter.jupyter.layout import EdgeLayout as EdgeLayout
 from lightscientist_jupyter.jupyter.layout import GraphLayout as GraphLayout
 from lightscientist_jupyter.jupyter.layout import NodeLayout as NodeLayout
-from lightscientist_jupyter.jupyter.look import StageState
 from lightscientist_jupyter.values.search import NodeRecord as NodeRecord
 
 # ------------------------------------------------------------------------- records
@@ -255,6 +255,38 @@ class PanelUsage(TypedDict):
     """Per stage id, the stages with a model call."""
 
 
+class DiffImages(TypedDict):
+    """Pictures before and after, side by side: `data:` URLs (none: there was none)."""
+
+    before: list[str]
+    after: list[str]
+
+
+class CellDiff(TypedDict):
+    """One changed cell of a notebook (`values.notebook.CellChange`)."""
+
+    id: str
+    type: str
+    """code or markdown."""
+    kind: str
+    """added, removed, changed (its source), outputs (its outputs alone)."""
+    how: str
+    """The kind in words: "source changed"."""
+    source: list[str]
+    """Unified diff lines of its source."""
+    outputs: list[str]
+    """Unified diff lines of what its outputs print (empty: they print the same)."""
+    images: NotRequired[DiffImages]
+    """Its PNG images before and after, when they changed (the dashboard's)."""
+
+
+class CsvDiff(TypedDict):
+    """A CSV's changed rows: `rows` are `[add|del, cell, …]`."""
+
+    header: list[str]
+    rows: list[list[str]]
+
+
 class FileDiff(TypedDict):
     """A file under review at a gate (`jupyter.diff_card.panel_changes`), or a search node's
     file against its parent's (`NodeAnswer`)."""
@@ -270,6 +302,12 @@ class FileDiff(TypedDict):
     rendered: NotRequired[str]
     """For a Markdown file: the new text rendered as HTML, what was inserted in `<ins>` and
     what was deleted in `<del>` (`jupyter.markdown_diff`); `lines` stay its source diff."""
+    cells: NotRequired[list[CellDiff]]
+    """For a notebook: each changed cell (`lines` stay the same change as text)."""
+    table: NotRequired[CsvDiff]
+    """For a small CSV: its changed rows."""
+    images: NotRequired[DiffImages]
+    """For an image: both versions (the dashboard's; the panel's answer leaves them out)."""
 
 
 class CellNumbers(TypedDict):
@@ -428,12 +466,8 @@ class ProjectDetail(ProjectSummary):
     """The stage a pause was asked after (`app/until.py`)."""
     table: StageTableDict | None
     """None when the table cannot be read (`table_error` says why)."""
-    layout: GraphLayout | None
-    """The stage graph as the dashboard draws it (`jupyter/layout.py`)."""
-    layouts_narrow: list[GraphLayout]
-    """The same graph wrapped after `data.PANEL_COLUMNS` columns, for a narrow panel."""
-    node_states: dict[str, StageState]
-    """How each stage is drawn (`look.stage_states`)."""
+    graph: GraphView | None
+    """The stage graph both screens draw (`jupyter/graph_view.py`); None without a table."""
     table_error: str | None
     outputs: list[OutputFile]
     process_md: ProcessFile

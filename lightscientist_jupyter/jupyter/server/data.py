@@ -25,7 +25,6 @@ from typing import Any, cast
 from lightscientist_jupyter.app import commands, controls
 from lightscientist_jupyter.app.commands import Route
 from lightscientist_jupyter.app.handoff_card import card as handoff_card
-from lightscientist_jupyter.app.literature import by_cell, gate_sections
 from lightscientist_jupyter.app.recalled import at_decision
 from lightscientist_jupyter.app.starting_mark import starting
 from lightscientist_jupyter.app.usage import panel_usage, reply_budget
@@ -36,15 +35,15 @@ from lightscientist_jupyter.controller.state import ProjectState, load_state
 from lightscientist_jupyter.errors import BadInput, Conflict, LightScientistError
 from lightscientist_jupyter.events import EventDict, read_tail
 from lightscientist_jupyter.jupyter import progress
-from lightscientist_jupyter.jupyter.diff_card import panel_changes
-from lightscientist_jupyter.jupyter.layout import graph_layout
-from lightscientist_jupyter.jupyter.look import stage_states, verdict_words
+from lightscientist_jupyter.jupyter.diff_card import gate_diff
+from lightscientist_jupyter.jupyter.graph_view import graph_view
+from lightscientist_jupyter.jupyter.look import verdict_words
+from lightscientist_jupyter.jupyter.provenance_links import gate_checks
+from lightscientist_jupyter.jupyter.search_tree import search_card
 from lightscientist_jupyter.jupyter.server.answers import (
     AnsweredDecision,
-    CellNumbers,
     EventsAnswer,
     FileAnswer,
-    GateChecks,
     HandoffCard,
     HistoryStep,
     PanelUsage,
@@ -70,7 +69,6 @@ from lightscientist_jupyter.jupyter.server.paths import (
     resolve_inside,
     shown,
 )
-from lightscientist_jupyter.jupyter.server.search import search_card
 from lightscientist_jupyter.vocab import ProjectStatus, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -206,12 +204,6 @@ def _table_view(table: StageTable) -> StageTableDict:
     return {"file": table.path.name, "start": raw["start"], "stages": raw["stages"]}
 
 
-PANEL_COLUMNS = (3, 2, 1)
-"""The bands' columns of the panel's narrower drawings of the graph (about 480, 320 and
-160 px wide; the wide one is about 970): the panel shows the widest that fits its width, so
-a side panel of the usual 250 px neither scrolls the graph nor shrinks its text."""
-
-
 def project_detail(root: Path, rel: str) -> ProjectDetail:
     """Status, history, the stage table and its graph layout, outputs and the last event's seq.
 
@@ -233,16 +225,14 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         "last_summary": state.last_summary,
         "pause_after": state.settings.get("pause_after"),  # a pause request (app/until.py)
         "table": None,
-        "layout": None,
-        "layouts_narrow": [],
-        "node_states": {},
+        "graph": None,
         "table_error": None,
         "outputs": [],
         "process_md": {"path": join(rel, "PROCESS.md"), "exists": files.is_file("PROCESS.md")},
         "handoff": None,
         "handoffs": state.handoffs,
         "usage": cast(PanelUsage, panel_usage(state)),
-        "gate_diff": panel_changes(ws),  # beside each file under review (diff_card.py)
+        "gate_diff": gate_diff(ws, images=False),  # beside each file under review
         "gate_checks": None,  # below, with the table
         "recalled": cast(list[RecalledEntry], [r.to_dict() for r in at_decision(ws, state)]),
         "search": None,
@@ -256,14 +246,12 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         detail["table_error"] = str(exc)
     else:
         detail["table"] = _table_view(table)
-        detail["layout"] = graph_layout(table)  # the dashboard's layout: the panel only draws it
-        detail["layouts_narrow"] = [graph_layout(table, c) for c in PANEL_COLUMNS]
-        # how each stage is drawn, by the dashboard's own rule: the panel only paints it
-        detail["node_states"] = stage_states(table, state)
+        # the dashboard's graph, as its widget draws it: the panel draws it the same way
+        detail["graph"] = graph_view(table, state)
         # the hand-over card, or None
         detail["handoff"] = cast(HandoffCard | None, handoff_card(ws, state, table))
         detail["progress"] = progress.view(state, table)  # stage N of M, time per stage
-        detail["gate_checks"] = gate_checks(ws.root, rel, table, state)
+        detail["gate_checks"] = gate_checks(ws.root, table, state.pending, rel)
         detail["search"] = search_card(ws, table)  # the tree, drawn as the notebook draws it
         detail["paper"] = paper_card(files, rel, table)  # the source the table names
         detail["outputs"] = [
@@ -279,23 +267,6 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
     last = read_tail(resolve_inside(ws.root, EVENTS_FILE, scope="the project folder"), 1)
     detail["last_seq"] = last[-1]["seq"] if last else 0
     return detail
-
-
-def gate_checks(root: Path, rel: str, table: StageTable, state: ProjectState) -> GateChecks | None:
-    """The numbers of the paper a pending gate approves, grouped by the notebook cell that
-    printed each (the gate card's check section, for the panel); None at no such gate."""
-    try:
-        sections = gate_sections(root, table, state.pending)
-    except (LightScientistError, OSError) as exc:
-        return {"cells": [], "unresolved": [f"no check: {exc}"]}
-    if not sections:
-        return None
-    cells, unresolved = by_cell(sections)
-    shown: list[CellNumbers] = [
-        {"path": join(rel, c["notebook"]), "cell": c["cell"], "numbers": c["numbers"]}
-        for c in cells
-    ]
-    return {"cells": shown, "unresolved": unresolved}
 
 
 def _int(raw: str | None, name: str, default: int | None, low: int, high: int) -> int | None:

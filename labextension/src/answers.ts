@@ -530,6 +530,8 @@ export interface IReplyAnswer {
   applied_by: 'server' | 'runner';
   runner: IRunner | null;
   messages: string[];
+  /** The reply in words: "Approved idea.gate", "Answered yes to …". */
+  said: string;
   /** Applied by the server: the project's status and stage afterwards. */
   status?: string;
   stage?: string;

@@ -130,15 +130,13 @@ export function addProjectCommands(
         return;
       }
       const body = document.createElement('div');
-      const label = document.createElement('label');
-      label.textContent =
-        'What should change? (kept in PROCESS.md and handed to the next worker)';
-      const comment = document.createElement('textarea');
+      const comment = field(
+        body,
+        'What should change? (kept in PROCESS.md and handed to the next worker)',
+        'textarea'
+      );
       comment.className = 'ls-comment';
       comment.rows = 4;
-      comment.style.width = '100%';
-      label.appendChild(comment);
-      body.appendChild(label);
       const result = await showDialog({
         title: `Reject ${pending.stage} in ${shownPath(project.path)}?`,
         body: new Widget({ node: body }),

@@ -311,7 +311,7 @@ export async function replyFrom(
       to_stage: approve ? null : toStage,
       decision_id: pending.id
     });
-    view.say(describeReply(approve, answer, pending.stage, pending.kind));
+    view.say(describeReply(answer));
     const byRunner = answer.applied_by === 'runner';
     view.expectApplied(
       byRunner ? { stage: pending.stage, id: pending.id, approve } : null

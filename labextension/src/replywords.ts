@@ -8,27 +8,10 @@ import type { IAnsweredDecision, IReplyAnswer } from './answers';
 
 const DONE = 'done';
 
-/** `Approved idea.gate` (`Answered yes to …` for a question). */
-export function replyVerb(
-  approve: boolean,
-  stage: string,
-  kind = 'gate'
-): string {
-  if (kind === 'question') {
-    return `Answered ${approve ? 'yes' : 'no'} to ${stage}`;
-  }
-  return `${approve ? 'Approved' : 'Rejected'} ${stage}`;
-}
-
 /** What the server did with a reply: applied it (and where the project is now), or handed
  * it to the run that holds the project. */
-export function describeReply(
-  approve: boolean,
-  answer: IReplyAnswer,
-  stage: string,
-  kind = 'gate'
-): string {
-  const verb = replyVerb(approve, stage, kind);
+export function describeReply(answer: IReplyAnswer): string {
+  const verb = answer.said; // the server's words (look.reply_words)
   if (answer.applied_by === 'runner') {
     const pid = answer.runner?.pid ?? '?';
     return `${verb}; the run (pid ${pid}) picks it up within a second.`;

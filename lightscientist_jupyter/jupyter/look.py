@@ -50,6 +50,12 @@ def verdict_words(decision: Mapping[str, Any]) -> str:
     return "approved" if yes else "rejected"
 
 
+def reply_words(approve: bool, kind: str, stage: str) -> str:
+    """A reply just sent, in words: "Approved idea.gate", "Answered yes to experiment.loop"."""
+    verdict = verdict_words({"approve": approve, "kind": kind})
+    return f"{verdict.capitalize()} {'to ' if kind == 'question' else ''}{stage}"
+
+
 def door_words(source: object) -> str:
     """`cli` → "from the command line"; an unknown door is named as it is."""
     return DOOR_WORDS.get(str(source), f"via {source}")

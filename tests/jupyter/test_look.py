@@ -38,4 +38,6 @@ def test_a_decision_is_worded_by_its_kind_and_its_answer():
     assert look.verdict_words({"kind": "gate", "approve": True}) == "approved"
     assert look.verdict_words({"kind": "gate", "approve": False}) == "rejected"
     assert look.verdict_words({"kind": "question", "approve": True}) == "answered yes"
+    assert look.reply_words(False, "gate", "idea.gate") == "Rejected idea.gate"
+    assert look.reply_words(True, "question", "x.loop") == "Answered yes to x.loop"
     assert look.verdict_words({"kind": "question"}) == "answered no"

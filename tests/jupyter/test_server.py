@@ -407,7 +407,7 @@ def test_reply_without_a_runner_is_applied_by_the_server(root, fetch):
     answer = get_post(
         fetch, {"path": "alpha", "approve": True, "comment": "go", "decision_id": "d1"}
     )
-    assert answer["applied_by"] == "server"
+    assert answer["applied_by"] == "server" and answer["said"] == "Approved idea.gate"
     assert (answer["stage"], answer["status"]) == ("experiment.setup", "running")
     # nobody ran it: it goes on in the background, as after `lightscientist reply y` (the
     # answer comes once the process holds the project, or after 8 s of it opening)

@@ -253,7 +253,6 @@ class GateCard {
     }
     const id = c.id;
     const kind = c.kind || 'gate';
-    const stage = c.stage || '';
     this._busy = true;
     this._approve.disabled = this._reject.disabled = true;
     showOutcome(this._outcome, '', 'sending…');
@@ -269,7 +268,7 @@ class GateCard {
       'no answer from the kernel within 2 s: reply from the LightScientist side panel ' +
         'or with %lightscientist reply y|n',
       (data, cfg, rel) => {
-        const said = describeReply(approve, data, stage, kind);
+        const said = describeReply(data);
         return data.applied_by === 'runner'
           ? settled(cfg, rel, id, said)
           : Promise.resolve(said);

@@ -536,6 +536,8 @@ class ReplyAnswer(TypedDict):
     """The process that runs the project, when the reply went to its inbox."""
     messages: list[str]
     """What happened, one line each (none yet for a queued reply)."""
+    said: str
+    """The reply in words: "Approved idea.gate", "Answered yes to …" (`look.reply_words`)."""
     status: NotRequired[str]
     """Applied by the server: the project's status afterwards."""
     stage: NotRequired[str]

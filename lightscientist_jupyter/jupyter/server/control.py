@@ -27,7 +27,7 @@ from lightscientist_jupyter.errors import (
     WorkspaceLocked,
 )
 from lightscientist_jupyter.jupyter.server.answers import ControlAction, ControlAnswer, ControlDone
-from lightscientist_jupyter.jupyter.server.paths import Refused, open_project
+from lightscientist_jupyter.jupyter.server.paths import Refused, open_project, screen
 from lightscientist_jupyter.vocab import CancelSource, ReplySource
 from lightscientist_jupyter.workspace import Workspace
 
@@ -83,5 +83,5 @@ def control(root: Path, body: Any) -> ControlAnswer:
     if not isinstance(rel, str):
         raise Refused(400, "path (the project folder, relative to the server root) is required")
     ws, rel = open_project(root, rel)
-    source = CancelSource.DASHBOARD if body.get("from") == "dashboard" else CancelSource.PANEL
+    source = CancelSource(screen(body))
     return {"path": rel, **apply(ws, str(body.get("action")), body.get("stage"), source=source)}

@@ -37,7 +37,7 @@ from lightscientist_jupyter.events import EventDict, read_tail
 from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.diff_card import gate_diff
 from lightscientist_jupyter.jupyter.graph_view import graph_view
-from lightscientist_jupyter.jupyter.look import verdict_words
+from lightscientist_jupyter.jupyter.look import reply_words, verdict_words
 from lightscientist_jupyter.jupyter.provenance_links import gate_checks
 from lightscientist_jupyter.jupyter.search_tree import search_card
 from lightscientist_jupyter.jupyter.server.answers import (
@@ -67,6 +67,7 @@ from lightscientist_jupyter.jupyter.server.paths import (
     refusal,
     relative,
     resolve_inside,
+    screen,
     shown,
 )
 from lightscientist_jupyter.vocab import ProjectStatus, ReplySource
@@ -386,7 +387,7 @@ def project_reply(root: Path, body: Any) -> ReplyAnswer:
     """
     rel, approve, comment, to_stage, decision_id = _reply_fields(body)
     ws, rel = open_project(root, rel)
-    _state(ws)  # a project whose state cannot be read is refused with its reason
+    pending = _state(ws).pending  # a state that cannot be read is refused with its reason
     try:
         with contextlib.ExitStack() as held:
             sent = commands.submit_reply(
@@ -395,9 +396,7 @@ def project_reply(root: Path, body: Any) -> ReplyAnswer:
                 comment,
                 to_stage,
                 decision_id=decision_id,
-                source=ReplySource.DASHBOARD
-                if body.get("from") == "dashboard"
-                else ReplySource.PANEL,
+                source=ReplySource(screen(body)),
                 option="to_stage",
                 take=lambda: held.enter_context(
                     commands.project_locked(ws, "reply from the side panel")
@@ -419,6 +418,7 @@ def project_reply(root: Path, body: Any) -> ReplyAnswer:
         "applied_by": "runner",
         "runner": cast(Runner | None, sent.runner),  # the lock's holder
         "messages": [],
+        "said": reply_words(approve, str(pending.kind), pending.stage) if pending else "",
     }
     if sent.route is Route.RUNNER:
         return answer

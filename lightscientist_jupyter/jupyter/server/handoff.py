@@ -20,7 +20,7 @@ from lightscientist_jupyter.app.commands import require_project
 from lightscientist_jupyter.errors import BadInput, LightScientistError
 from lightscientist_jupyter.jupyter.server.answers import HandoffAnswer
 from lightscientist_jupyter.jupyter.server.data import COMMENT_MAX
-from lightscientist_jupyter.jupyter.server.paths import Refused, open_project
+from lightscientist_jupyter.jupyter.server.paths import Refused, open_project, screen
 from lightscientist_jupyter.vocab import ReplySource
 
 STEPS = tuple(str(s) for s in handoff.Step)
@@ -56,7 +56,7 @@ def reply(root: Path, body: dict[str, Any]) -> HandoffAnswer:
             stage=_text(body, "stage"),
             summary=_text(body, "summary") or "",
             next_stage=_text(body, "next_stage"),
-            source=ReplySource.DASHBOARD if body.get("from") == "dashboard" else ReplySource.PANEL,
+            source=ReplySource(screen(body)),
         )
     except BadInput as exc:
         raise Refused(400, str(exc)) from None

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Literal
 
 from lightscientist_jupyter.beneath import Beneath, PathRefused
 from lightscientist_jupyter.workspace import STATE_DIR, Workspace
@@ -96,3 +98,9 @@ def open_project(root: Path, rel: str) -> tuple[Workspace, str]:
             )
         raise Refused(404, f"no LightScientist project at '{shown(rel)}' (no {STATE_FILE} there)")
     return Workspace(folder), relative(root, folder)
+
+
+def screen(body: Mapping[str, Any]) -> Literal["dashboard", "panel"]:
+    """The screen a request came from: the dashboard's widgets send `from: dashboard`; any
+    other is the side panel's (as `ReplySource` and `CancelSource` name them)."""
+    return "dashboard" if body.get("from") == "dashboard" else "panel"

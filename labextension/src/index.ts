@@ -23,11 +23,11 @@ import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { api } from './api';
-import { OPEN_CELL, addOpenCellCommand } from './cells';
 
 // the panel is added to the shell when the plugin activates, so it is needed at once; so is
 // the skeleton's renderer, before a notebook opens (a notebook copies the renderers it finds)
 /* eslint-disable jupyter/prefer-lazy-imports */
+import { OPEN_CELL, addOpenCellCommand } from './cells'; // a cell link's command, at once
 import { addProjectCommands } from './commands'; // in the palette at once
 import { IWatcherSettings, ProjectWatcher } from './notify';
 import { OpenNotebooks } from './opennotebooks'; // reports the open notebooks at once

@@ -4,6 +4,7 @@ snapshots at every stage visit, history, diff, rewind, fork, --until and `paused
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -106,9 +107,9 @@ def test_bad_refs_are_one_line_and_exit_2(finished: Path, tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
+def test_rewind_then_resume_and_both_branches_stay(finished: Path, tmp_path: Path):
     ws = tmp_path / "project"
-    run_auto(ws)
+    shutil.copytree(finished, ws, symlinks=True)  # a finished project of its own to rewind
     rows = history(ws)
     setup = next(r for r in rows if r["stage"] == "experiment.setup" and r["event"] == "start")
     later = {f for r in rows if r["at"] > setup["at"] for f in r["added"]}

@@ -164,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         "--quick",
         action="store_true",
         help=f"a tiny run: 1 repetition, from experiment.setup until {C.QUICK_UNTIL}, no "
-        "warm-up (the timed three-layer run gives the bare agent its tasks)",
+        "warm-up (the timed three-layer run gives the bare agent its tasks and is the "
+        "instrumented one)",
     )
     parser.add_argument("--bare-checkpointer", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument(
@@ -198,8 +199,13 @@ def main(argv: list[str] | None = None) -> int:
                 gc.collect()
                 ws = folder / f"{kind}-{rep}"
                 if kind == "layers":
-                    result = run_layers(ws, args.stage, args.until)
+                    # --quick: its one timed run is the instrumented one too, not a third run
+                    instrumented = args.quick and not args.no_profile
+                    result = (profile_layers if instrumented else run_layers)(
+                        ws, args.stage, args.until
+                    )
                     layers.append(result)
+                    profile = result if instrumented else None
                     if source is None:
                         source, tasks = ws, C.worker_tasks(ws)
                 else:
@@ -214,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if ws != source:
                     shutil.rmtree(ws, ignore_errors=True)
-        if not args.no_profile:
+        if not args.no_profile and profile is None:
             print("instrumented three-layer run (untimed) …", flush=True)
             profile = profile_layers(folder / "profile", args.stage, args.until)
     finally:

@@ -258,27 +258,61 @@ def cli(workspace: Path, *args: str, timeout: float = 900) -> subprocess.Complet
     )
 
 
-def ended_done(proc: subprocess.CompletedProcess, label: str) -> None:
-    """Exit naming `label` unless the `research` command `proc` ended `done`."""
+QUICK_UNTIL = "experiment.loop"
+"""Where a `--quick` run from experiment.setup pauses (`--until`): after the experiment's
+search, its eight nodes each a worker and a job. What follows (the analysis notebook, the
+figure, the paper's PDF built in two rounds) took two thirds of a quick run and is no run
+script's subject: pdf.py and notebook.py time those tools on their own."""
+
+
+def span_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--stage` and `--until`: where a script's runs start, and the stage they pause after."""
+    parser.add_argument("--stage", default=None, help="start at this stage (default: the start)")
+    parser.add_argument("--until", default=None, help="pause after this stage (default: done)")
+
+
+def quick_span(args: argparse.Namespace) -> None:
+    """`--quick`'s runs: from experiment.setup, paused after `QUICK_UNTIL`, unless given."""
+    args.stage = args.stage or "experiment.setup"
+    args.until = args.until or QUICK_UNTIL
+
+
+def span_words(stage: str | None, until: str | None) -> str:
+    """The `--stage`/`--until` words of a run's command line, as a report shows them."""
+    return (f" --stage {stage}" if stage else "") + (f" --until {until}" if until else "")
+
+
+def end_of(until: str | None) -> str:
+    """The status a run ends with when all went well: `paused` after `--until`, else `done`."""
+    return "paused" if until else "done"
+
+
+def ended_done(proc: subprocess.CompletedProcess, label: str, until: str | None = None) -> None:
+    """Exit naming `label` unless the `research` command `proc` ended `done` (`paused`, when
+    it ran `--until` a stage)."""
     last = (proc.stdout.strip().splitlines() or [""])[-1]
-    if proc.returncode != 0 or last != "done":
+    if proc.returncode != 0 or last != end_of(until):
         raise SystemExit(
-            f"{label}: the run did not end done ({proc.returncode}, {last!r}):\n"
+            f"{label}: the run did not end {end_of(until)} ({proc.returncode}, {last!r}):\n"
             f"{proc.stderr[-3000:]}"
         )
 
 
-def timed_auto_run(label: str, *extra: str, stage: str | None = None) -> float:
-    """Wall seconds of one offline auto run (`research … --mode auto` plus `extra`) in a fresh
-    temporary folder; exits naming `label` when the run does not end `done`."""
+def timed_auto_run(
+    label: str, *extra: str, stage: str | None = None, until: str | None = None
+) -> float:
+    """Wall seconds of one offline auto run (`research … --mode auto` plus `extra`, from
+    `stage`, paused after `until`) in a fresh temporary folder; exits naming `label` when
+    the run does not end as asked."""
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-run-"))
     try:
         args = ["research", GOAL, "--mode", "auto", *extra]
         args += ["--stage", stage] if stage else []
+        args += ["--until", until] if until else []
         began = time.perf_counter()
         proc = cli(folder / "project", *args)
         wall = time.perf_counter() - began
-        ended_done(proc, label)
+        ended_done(proc, label, until)
         return wall
     finally:
         shutil.rmtree(folder, ignore_errors=True)

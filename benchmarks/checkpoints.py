@@ -27,22 +27,25 @@ from support.postgres import PostgresServer  # noqa: E402
 KINDS = ("sqlite", "postgres")
 
 
-def one_run(url: str | None, stage: str | None) -> float:
+def one_run(url: str | None, stage: str | None, until: str | None) -> float:
     extra = ["--checkpoints", url] if url else []
-    return C.timed_auto_run("postgres" if url else "sqlite", *extra, stage=stage)
+    return C.timed_auto_run("postgres" if url else "sqlite", *extra, stage=stage, until=until)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3, help="runs of each checkpointer")
-    parser.add_argument("--stage", default=None, help="start at this stage (default: the start)")
+    C.span_arguments(parser)
     parser.add_argument(
-        "--quick", action="store_true", help="tiny: one run of each, from experiment.setup"
+        "--quick",
+        action="store_true",
+        help=f"tiny: one run of each, from experiment.setup until {C.QUICK_UNTIL}",
     )
     parser.add_argument("--json", help="write the results here (for run_all.py)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.reps, args.stage = 1, args.stage or "experiment.setup"
+        args.reps = 1
+        C.quick_span(args)
 
     base = Path(tempfile.mkdtemp(prefix="ls-bench-postgres-", dir="/tmp"))  # not $TMPDIR
     base.chmod(0o755)  # the server's user must get in
@@ -52,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         for rep in range(args.reps):
             for kind in KINDS if rep % 2 == 0 else KINDS[::-1]:
                 url = server.new_database() if kind == "postgres" else None
-                walls[kind].append(one_run(url, args.stage))
+                walls[kind].append(one_run(url, args.stage, args.until))
                 print(f"  run {rep + 1}/{args.reps} {kind}: {walls[kind][-1]:.2f} s")
     finally:
         server.stop()
@@ -63,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     report = C.Report("Checkpoints in PostgreSQL")
     report.say(
         f'`lightscientist research "{C.GOAL}" --mode auto [--checkpoints postgresql://…]`'
-        f"{' --stage ' + args.stage if args.stage else ''} in an empty folder, offline model, "
+        f"{C.span_words(args.stage, args.until)} in an empty folder, offline model, "
         f"{args.reps} run(s) of each, alternating; a local PostgreSQL server (127.0.0.1, "
         "fsync off, a fresh database per run)."
     )

@@ -115,7 +115,7 @@ def breakdown(events: Path, began: float, ended: float) -> dict[str, float]:
     }
 
 
-def one_run(folder: Path, poll: float, stage: str | None) -> dict[str, Any]:
+def one_run(folder: Path, poll: float, stage: str | None, until: str | None) -> dict[str, Any]:
     ws = folder / "project"
     cmd = [
         sys.executable,
@@ -128,8 +128,8 @@ def one_run(folder: Path, poll: float, stage: str | None) -> dict[str, Any]:
         "--workspace",
         str(ws),
     ]
-    if stage:
-        cmd += ["--stage", stage]
+    cmd += ["--stage", stage] if stage else []
+    cmd += ["--until", until] if until else []
     peak, peak_procs, samples = 0, 0, 0
     began_wall = time.time()
     began = time.perf_counter()
@@ -146,8 +146,10 @@ def one_run(folder: Path, poll: float, stage: str | None) -> dict[str, Any]:
     wall = time.perf_counter() - began
     ended_wall = began_wall + wall
     last = (out.strip().splitlines() or [""])[-1]
-    if proc.returncode != 0 or last != "done":
-        raise SystemExit(f"the run did not end done ({proc.returncode}, {last!r}):\n{err[-3000:]}")
+    if proc.returncode != 0 or last != C.end_of(until):
+        raise SystemExit(
+            f"the run did not end {C.end_of(until)} ({proc.returncode}, {last!r}):\n{err[-3000:]}"
+        )
     state = ws / ".lightscientist"
     db = state / "checkpoints.sqlite"
     sizes = {
@@ -205,21 +207,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--poll", type=float, default=0.02, help="RSS sampling interval (s)")
-    parser.add_argument("--stage", default=None, help="start at this stage (default: the start)")
+    C.span_arguments(parser)
     parser.add_argument(
-        "--quick", action="store_true", help="tiny: one run starting at experiment.setup"
+        "--quick",
+        action="store_true",
+        help=f"tiny: one run from experiment.setup until {C.QUICK_UNTIL}",
     )
     parser.add_argument("--json", help="write the results here (for run_all.py)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.reps, args.stage = 1, args.stage or "experiment.setup"
+        args.reps = 1
+        C.quick_span(args)
 
     report = C.Report("Full run")
     runs = []
     for rep in range(args.reps):
         folder = Path(tempfile.mkdtemp(prefix="ls-bench-full-"))
         try:
-            runs.append(one_run(folder, args.poll, args.stage))
+            runs.append(one_run(folder, args.poll, args.stage, args.until))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         r = runs[-1]
@@ -233,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     med = {k: C.median([r[k] for r in runs]) for k in runs[0]}
     report.say(
         f'`lightscientist research "{C.GOAL}" --mode auto`'
-        f"{' --stage ' + args.stage if args.stage else ''} in an empty folder, offline "
+        f"{C.span_words(args.stage, args.until)} in an empty folder, offline "
         f"model, {args.reps} run(s), RSS sampled every {args.poll * 1000:.0f} ms; "
         f"{starting_point()}."
     )

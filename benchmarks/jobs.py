@@ -32,15 +32,15 @@ import _common as C  # noqa: E402
 from lightscientist_jupyter.app.project import Project  # noqa: E402
 
 
-def one_run(root: Path, ray: str | None) -> list[dict[str, float]]:
+def one_run(root: Path, ray: str | None, until: str | None) -> list[dict[str, float]]:
     project = Project.create(
-        root, C.GOAL, mode="auto", stage="experiment.setup", model="offline", ray=ray
+        root, C.GOAL, mode="auto", stage="experiment.setup", model="offline", ray=ray, until=until
     )
     try:
         status = project.run()
     finally:
         project.close()
-    if status != "done":
+    if status != C.end_of(until):
         raise SystemExit(f"the run ended {status}")
     events = C.read_events(root)
     submitted = {e["data"]["job"]["id"]: e for e in events if e["type"] == "job.submitted"}
@@ -63,7 +63,11 @@ def one_run(root: Path, ray: str | None) -> list[dict[str, float]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2, help="runs per backend (2)")
-    parser.add_argument("--quick", action="store_true", help="tiny: one run per backend")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"tiny: one run per backend, until {C.QUICK_UNTIL} (its search makes the jobs)",
+    )
     parser.add_argument(
         "--ray",
         default=None,
@@ -73,12 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the report here")
     args = parser.parse_args(argv)
     args.runs = 1 if args.quick else max(1, args.runs)
+    until = C.QUICK_UNTIL if args.quick else None
     results: dict[str, list[dict[str, float]]] = {}
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-jobs-"))
     head = None
     try:
         results["local"] = [
-            j for i in range(args.runs) for j in one_run(folder / f"local-{i}", None)
+            j for i in range(args.runs) for j in one_run(folder / f"local-{i}", None, until)
         ]
         address = args.ray
         if address is None and not args.quick:
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         where = "a one-CPU Ray head started on this machine" if head else f"the head at {address}"
         if address and address != "none":
             results["ray"] = [
-                j for i in range(args.runs) for j in one_run(folder / f"ray-{i}", address)
+                j for i in range(args.runs) for j in one_run(folder / f"ray-{i}", address, until)
             ]
     finally:
         if head is not None:
@@ -99,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
 
     report = C.Report("Jobs: submit to resume")
     report.say(
-        f"The offline project from experiment.setup, {args.runs} run(s) per backend; each node "
+        f"The offline project from experiment.setup{' until ' + until if until else ''}, "
+        f"{args.runs} run(s) per backend; each node "
         "of its search is a job (a fraction of a second of numpy), its worker waiting for it. "
         "Medians over every job of the runs."
         + (f" The Ray jobs ran on {where}." if "ray" in results else "")

@@ -38,11 +38,13 @@ LIMIT = 1.2
 QUICK_STAGE = "experiment.setup"
 
 
-def run(folder: Path, name: str, *extra: str) -> dict[str, Any]:
-    """One offline auto run in `folder/name`; its prompt sizes and memory events."""
+def run(folder: Path, name: str, *extra: str, until: str | None = None) -> dict[str, Any]:
+    """One offline auto run in `folder/name` (paused after `until`); its prompt sizes and
+    memory events."""
     ws = folder / name
-    proc = C.cli(ws, "research", C.GOAL, "--mode", "auto", *extra, timeout=1800)
-    C.ended_done(proc, f"the run {name}")
+    span = ("--until", until) if until else ()
+    proc = C.cli(ws, "research", C.GOAL, "--mode", "auto", *extra, *span, timeout=1800)
+    C.ended_done(proc, f"the run {name}", until)
     events = C.read_events(ws)
     inputs = [int(e["data"].get("input_chars") or 0) for e in events if e["type"] == "model.call"]
     firsts = [
@@ -67,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help=f"the same three runs, each from {QUICK_STAGE} (the later stages recall too)",
+        help=f"the same three runs, each from {QUICK_STAGE} until {C.QUICK_UNTIL} (both "
+        "stages' tasks recall the first run's findings)",
     )
     parser.add_argument("--json", help="write the results here (for run_all.py)")
     args = parser.parse_args(argv)
@@ -77,9 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runs = {}
         start = ("--stage", QUICK_STAGE) if args.quick else ()
+        until = C.QUICK_UNTIL if args.quick else None
         for name, extra in (("first", ()), ("memory-on", ()), ("memory-off", ("--no-memory",))):
             print(f"{name}: an offline auto run …", flush=True)
-            runs[name] = run(folder, name, *start, *extra)
+            runs[name] = run(folder, name, *start, *extra, until=until)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

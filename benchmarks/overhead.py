@@ -42,18 +42,18 @@ from langchain_core.messages import HumanMessage, ToolMessage  # noqa: E402
 from lightscientist_jupyter.offline.model import OfflineScientistModel  # noqa: E402
 
 
-def run_layers(ws: Path, start: str | None) -> dict[str, Any]:
+def run_layers(ws: Path, start: str | None, until: str | None) -> dict[str, Any]:
     from lightscientist_jupyter.app.project import Project
 
     os.environ["LIGHTSCIENTIST_MODEL"] = ""
     began = time.perf_counter()
-    project = Project.create(ws, C.GOAL, mode="auto", stage=start, model="offline")
+    project = Project.create(ws, C.GOAL, mode="auto", stage=start, model="offline", until=until)
     try:
         status = project.run()
     finally:
         project.close()
     wall = time.perf_counter() - began
-    if status != "done":
+    if status != C.end_of(until):
         raise SystemExit(f"the three-layer run ended {status}")
     log = C.read_events(ws)
     calls = [e for e in log if e["type"] == "model.call"]
@@ -72,7 +72,7 @@ def run_layers(ws: Path, start: str | None) -> dict[str, Any]:
     }
 
 
-def profile_layers(ws: Path, start: str | None) -> dict[str, Any]:
+def profile_layers(ws: Path, start: str | None, until: str | None) -> dict[str, Any]:
     """One more three-layer run with timers around the costly calls (cumulative seconds,
     summed over threads, so parts can add up to more than the wall time)."""
     import threading
@@ -109,7 +109,7 @@ def profile_layers(ws: Path, start: str | None) -> dict[str, Any]:
     wrap(graphs, "session_graph", "building or binding agent graphs")
     wrap(os, "fsync", "os.fsync (atomic JSON/records, PROCESS.md)")
     try:
-        result = run_layers(ws, start)
+        result = run_layers(ws, start, until)
     finally:
         for owner, name, original in reversed(undo):
             setattr(owner, name, original)
@@ -159,12 +159,13 @@ def run_bare(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5, help="timed repetitions of each")
-    parser.add_argument("--stage", default=None, help="start the run at this stage")
+    C.span_arguments(parser)
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a tiny run: 1 repetition, starting at experiment.setup, no warm-up (the timed "
-        "three-layer run gives the bare agent its tasks)",
+        help=f"a tiny run: 1 repetition, from experiment.setup until {C.QUICK_UNTIL}, no "
+        "warm-up (the timed three-layer run gives the bare agent its tasks and is the "
+        "instrumented one)",
     )
     parser.add_argument("--bare-checkpointer", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument(
@@ -173,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the results here (for run_all.py)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.reps, args.stage = 1, args.stage or "experiment.setup"
+        args.reps = 1
+        C.quick_span(args)
     profile: dict[str, Any] | None = None
 
     report = C.Report("Orchestration overhead")
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quick:
             print("warm-up (untimed): one three-layer run, one bare run …", flush=True)
             source = folder / "warmup-layers"
-            run_layers(source, args.stage)
+            run_layers(source, args.stage, args.until)
             tasks = C.worker_tasks(source)
             run_bare(folder / "warmup-bare", tasks, source, args.bare_checkpointer)
         for rep in range(args.reps):
@@ -197,8 +199,13 @@ def main(argv: list[str] | None = None) -> int:
                 gc.collect()
                 ws = folder / f"{kind}-{rep}"
                 if kind == "layers":
-                    result = run_layers(ws, args.stage)
+                    # --quick: its one timed run is the instrumented one too, not a third run
+                    instrumented = args.quick and not args.no_profile
+                    result = (profile_layers if instrumented else run_layers)(
+                        ws, args.stage, args.until
+                    )
                     layers.append(result)
+                    profile = result if instrumented else None
                     if source is None:
                         source, tasks = ws, C.worker_tasks(ws)
                 else:
@@ -213,9 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if ws != source:
                     shutil.rmtree(ws, ignore_errors=True)
-        if not args.no_profile:
+        if not args.no_profile and profile is None:
             print("instrumented three-layer run (untimed) …", flush=True)
-            profile = profile_layers(folder / "profile", args.stage)
+            profile = profile_layers(folder / "profile", args.stage, args.until)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -251,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ratio, same_work = m_l / m_b, w_l / w_b
     report.say(
-        f"The default offline auto run{' from ' + args.stage if args.stage else ''} "
+        f"The default offline auto run{' from ' + args.stage if args.stage else ''}"
+        f"{' until ' + args.until if args.until else ''} "
         f"({len(tasks)} worker tasks) against a bare deepagents agent doing the same "
         f"{len(tasks)} tasks with the same offline model (checkpointer: "
         f"{args.bare_checkpointer}); {args.reps} alternating repetitions after a warm-up."

@@ -60,10 +60,10 @@ def _timed(cls: Any, name: str) -> None:
     setattr(cls, name, wrapper)
 
 
-def one_run(folder: Path, record: bool, stage: str | None) -> dict[str, Any]:
+def one_run(folder: Path, record: bool, stage: str | None, until: str | None) -> dict[str, Any]:
     _spent["seconds"] = 0.0
     began = time.perf_counter()
-    project = Project.create(folder, C.GOAL, mode="auto", stage=stage, record=record)
+    project = Project.create(folder, C.GOAL, mode="auto", stage=stage, record=record, until=until)
     try:
         status = project.run()
     finally:
@@ -85,10 +85,16 @@ def one_run(folder: Path, record: bool, stage: str | None) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3, help="pairs of runs (3)")
-    parser.add_argument("--quick", action="store_true", help="one pair from experiment.setup")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"one pair from experiment.setup until {C.QUICK_UNTIL}",
+    )
     parser.add_argument("--json", default=None, help="write the report for run_all.py here")
     args = parser.parse_args(argv)
-    reps, stage = (1, "experiment.setup") if args.quick else (args.reps, None)
+    reps, stage, until = (
+        (1, "experiment.setup", C.QUICK_UNTIL) if args.quick else (args.reps, None, None)
+    )
     for name in ("on_chat_model_start", "on_llm_end"):
         _timed(recording.Recorder, name)
     _timed(WorkerSession, "turn_config")
@@ -99,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         for record in (False, True):
             folder = Path(tempfile.mkdtemp(prefix="ls-bench-record-"))
             try:
-                runs.append(one_run(folder / "project", record, stage))
+                runs.append(one_run(folder / "project", record, stage, until))
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             r = runs[-1]
@@ -117,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     report.say(
         "The offline auto run"
         + (f" from {stage}" if stage else " (the default table)")
+        + (f" until {until}" if until else "")
         + f", in this process, {reps} pair(s) of a plain and a recording run."
     )
     report.table(

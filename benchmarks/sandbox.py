@@ -34,8 +34,8 @@ from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy  # noqa: E4
 MODES = ("none", "bwrap")
 
 
-def one_run(mode: str, stage: str | None) -> float:
-    return C.timed_auto_run(f"--sandbox {mode}", "--sandbox", mode, stage=stage)
+def one_run(mode: str, stage: str | None, until: str | None) -> float:
+    return C.timed_auto_run(f"--sandbox {mode}", "--sandbox", mode, stage=stage, until=until)
 
 
 def per_command(reps: int) -> dict[str, dict[str, float]]:
@@ -69,14 +69,17 @@ def per_command(reps: int) -> dict[str, dict[str, float]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3, help="runs of each mode")
-    parser.add_argument("--stage", default=None, help="start at this stage (default: the start)")
+    C.span_arguments(parser)
     parser.add_argument(
-        "--quick", action="store_true", help="tiny: one run of each, from experiment.setup"
+        "--quick",
+        action="store_true",
+        help=f"tiny: one run of each, from experiment.setup until {C.QUICK_UNTIL}",
     )
     parser.add_argument("--json", help="write the results here (for run_all.py)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.reps, args.stage = 1, args.stage or "experiment.setup"
+        args.reps = 1
+        C.quick_span(args)
     why = bwrap.problem()
     if why is not None:
         raise SystemExit(f"sandbox.py needs bubblewrap: {why}")
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     walls: dict[str, list[float]] = {m: [] for m in MODES}
     for rep in range(args.reps):
         for mode in MODES if rep % 2 == 0 else MODES[::-1]:
-            walls[mode].append(one_run(mode, args.stage))
+            walls[mode].append(one_run(mode, args.stage, args.until))
             print(f"  run {rep + 1}/{args.reps} --sandbox {mode}: {walls[mode][-1]:.2f} s")
     med = {m: C.median(walls[m]) for m in MODES}
     ratio = med["bwrap"] / med["none"]
@@ -93,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
     report.say(
         f'`lightscientist research "{C.GOAL}" --mode auto --sandbox none|bwrap`'
-        f"{' --stage ' + args.stage if args.stage else ''} in an empty folder, offline "
+        f"{C.span_words(args.stage, args.until)} in an empty folder, offline "
         f"model, {args.reps} run(s) of each, alternating."
     )
     report.table(

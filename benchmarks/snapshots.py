@@ -51,16 +51,20 @@ def _timed_take() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20, help="snapshots timed afterwards (20)")
-    parser.add_argument("--quick", action="store_true", help="from experiment.setup, 3 reps")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"from experiment.setup until {C.QUICK_UNTIL}, 3 reps"
+    )
     parser.add_argument("--json", default=None, help="write the report for run_all.py here")
     args = parser.parse_args(argv)
-    reps, stage = (3, "experiment.setup") if args.quick else (args.reps, None)
+    reps, stage, until = (
+        (3, "experiment.setup", C.QUICK_UNTIL) if args.quick else (args.reps, None, None)
+    )
     _timed_take()
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-snap-"))
     try:
         root = folder / "project"
         began = time.perf_counter()
-        project = Project.create(root, C.GOAL, mode="auto", stage=stage)
+        project = Project.create(root, C.GOAL, mode="auto", stage=stage, until=until)
         try:
             status = project.run()
         finally:
@@ -86,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     report.say(
         "The offline auto run"
         + (f" from {stage}" if stage else " (the default table)")
+        + (f" until {until}" if until else "")
         + f", in this process ({status}, {wall:.1f} s): {len(in_run)} snapshots during the "
         f"run; then {reps} snapshots of its finished workspace ({len(files)} files, "
         f"{C.fmt_bytes(size)}) unchanged and {reps} after one small file changed."

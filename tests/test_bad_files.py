@@ -48,6 +48,17 @@ def state(ws: Path) -> dict:
     return json.loads((ws / ".lightscientist" / "state.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture(scope="module")
+@whole_project
+def waiting_project(tmp_path_factory) -> Path:
+    """A manual project waiting at its first gate, run once for the file: each test damages
+    a copy of its own."""
+    ws = tmp_path_factory.mktemp("state") / "project"
+    proc = cli(ws, "research", GOAL, "--mode", "manual")
+    assert proc.returncode == 0 and out(proc)[0].splitlines()[-1] == "waiting_user", out(proc)
+    return ws
+
+
 # ------------------------------------------------------------------ 4: checkpoint database
 
 
@@ -66,10 +77,9 @@ def _header_damage(db: Path) -> None:
 
 @pytest.mark.parametrize("damage", [_page_damage, _header_damage], ids=["pages", "header"])
 @pytest.mark.slow
-def test_a_damaged_checkpoint_database_is_named_with_its_remedy(tmp_path, damage):
+def test_a_damaged_checkpoint_database_is_named_with_its_remedy(tmp_path, waiting_project, damage):
     ws = tmp_path / "project"
-    first = cli(ws, "research", GOAL, "--mode", "manual")
-    assert first.returncode == 0 and out(first)[0].splitlines()[-1] == "waiting_user", out(first)
+    subprocess.run(["cp", "-a", str(waiting_project), str(ws)], check=True)
     db = ws / ".lightscientist" / "checkpoints.sqlite"
     with sqlite3.connect(db) as conn:  # the integrity check is what a user would run
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -101,15 +111,6 @@ def test_a_damaged_checkpoint_database_is_named_with_its_remedy(tmp_path, damage
 
 
 # ------------------------------------------------------------------ 5: state.json
-
-
-@pytest.fixture(scope="module")
-@whole_project
-def waiting_project(tmp_path_factory) -> Path:
-    ws = tmp_path_factory.mktemp("state") / "project"
-    proc = cli(ws, "research", GOAL, "--mode", "manual")
-    assert proc.returncode == 0, out(proc)
-    return ws
 
 
 @pytest.mark.parametrize(

@@ -12,20 +12,24 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.slow import whole_project
 
 GOAL = "Does learning-rate warmup help a small MLP train?"
 
 pytestmark = pytest.mark.slow
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def cli(*args: str, cwd: Path, memory: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "LIGHTSCIENTIST_MODEL": "", "OPENAI_BASE_URL": ""}
+    if memory is not None:
+        env["LIGHTSCIENTIST_MEMORY"] = str(memory)
     return subprocess.run(
         [sys.executable, "-m", "lightscientist_jupyter", *args],
         capture_output=True,
@@ -36,8 +40,9 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def research(ws: Path) -> None:
-    done = cli("research", GOAL, "--workspace", str(ws), "--mode", "auto", "--wait", cwd=ws.parent)
+def research(ws: Path, memory: Path | None = None) -> None:
+    args = ("research", GOAL, "--workspace", str(ws), "--mode", "auto", "--wait")
+    done = cli(*args, cwd=ws.parent, memory=memory)
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
 
 
@@ -52,9 +57,33 @@ def listed(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
     return json.loads(out.stdout)
 
 
-def two_projects_share_what_the_first_learned(tmp_path: Path) -> None:
-    first, second = tmp_path / "first", tmp_path / "second"
-    research(first)
+@pytest.fixture(scope="module")
+@whole_project
+def first_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A first project run once for the file, into a SQLite memory of its own: (its
+    workspace, that memory). A test starts from a copy of the memory (`remember_first`)."""
+    base = tmp_path_factory.mktemp("first")
+    memory = base / "memory" / "memory.sqlite3"
+    memory.parent.mkdir()
+    research(base / "first", memory)
+    return base / "first", memory
+
+
+def remember_first(first_project: tuple[Path, Path], own_memory: Path) -> Path:
+    """The first project's memory copied into the test's own (its SQLite files, -wal and
+    -shm too if the run left any); returns the first project's workspace."""
+    first, memory = first_project
+    for path in memory.parent.glob(memory.name + "*"):
+        shutil.copy2(path, own_memory.parent / path.name.replace(memory.name, own_memory.name))
+    return first
+
+
+def two_projects_share_what_the_first_learned(tmp_path: Path, first: Path | None = None) -> None:
+    """`first`: a project already run into the test's memory; else one is run here."""
+    second = tmp_path / "second"
+    if first is None:
+        first = tmp_path / "first"
+        research(first)
     lessons = [e for e in listed(tmp_path) if e["kind"] == "lesson"]
     assert lessons and {e["project"] for e in lessons} == {str(first)}
     assert any("Reviewers of a learning-rate warmup paper sent" in e["text"] for e in lessons)
@@ -92,8 +121,9 @@ def two_projects_share_what_the_first_learned(tmp_path: Path) -> None:
     assert again.returncode == 1 and str(gone) in again.stderr
 
 
-def test_two_offline_projects_share_what_the_first_learned(tmp_path):
-    two_projects_share_what_the_first_learned(tmp_path)
+def test_two_offline_projects_share_what_the_first_learned(tmp_path, first_project, own_memory):
+    first = remember_first(first_project, own_memory)
+    two_projects_share_what_the_first_learned(tmp_path, first)
 
 
 def test_the_same_with_a_team_memory_on_postgresql(tmp_path, pg_url, monkeypatch):
@@ -101,9 +131,10 @@ def test_the_same_with_a_team_memory_on_postgresql(tmp_path, pg_url, monkeypatch
     two_projects_share_what_the_first_learned(tmp_path)
 
 
-def test_no_memory_runs_neither_recall_nor_file(tmp_path):
-    research(tmp_path / "first")
+def test_no_memory_runs_neither_recall_nor_file(tmp_path, first_project, own_memory):
+    remember_first(first_project, own_memory)
     before = listed(tmp_path)
+    assert before  # what the first project filed
     ws = tmp_path / "second"
     done = cli(
         "research",

@@ -4,6 +4,7 @@ snapshots at every stage visit, history, diff, rewind, fork, --until and `paused
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -106,9 +107,9 @@ def test_bad_refs_are_one_line_and_exit_2(finished: Path, tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_rewind_then_resume_and_both_branches_stay(tmp_path: Path):
+def test_rewind_then_resume_and_both_branches_stay(finished: Path, tmp_path: Path):
     ws = tmp_path / "project"
-    run_auto(ws)
+    shutil.copytree(finished, ws, symlinks=True)  # a finished project of its own to rewind
     rows = history(ws)
     setup = next(r for r in rows if r["stage"] == "experiment.setup" and r["event"] == "start")
     later = {f for r in rows if r["at"] > setup["at"] for f in r["added"]}
@@ -234,8 +235,21 @@ def test_until_pauses_after_the_stage_and_resume_goes_on(tmp_path: Path):
     assert bad.returncode == 2 and "--until 'nosuch' is not a stage" in bad.stderr
 
 
+@pytest.fixture(scope="module")
+@whole_project
+def at_first_gate(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A manual project waiting at its first gate (idea.gate), run once for the file; a test
+    works on a copy of its own."""
+    ws = tmp_path_factory.mktemp("gate") / "project"
+    proc = cli(ws, "research", "g", "--mode", "manual")
+    assert last_line(proc) == "waiting_user", proc.stderr
+    return ws
+
+
 @pytest.mark.slow
-def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Path):
+def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(
+    at_first_gate: Path, tmp_path: Path
+):
     from lightscientist_jupyter.controller import load_table
     from lightscientist_jupyter.controller.state import load_state
     from lightscientist_jupyter.jupyter.dashboard.gate import GatePanel
@@ -243,8 +257,7 @@ def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Pa
     from lightscientist_jupyter.workspace import Workspace
 
     ws = tmp_path / "project"
-    proc = cli(ws, "research", "g", "--mode", "manual")
-    assert last_line(proc) == "waiting_user", proc.stderr
+    shutil.copytree(at_first_gate, ws, symlinks=True)
     proc = cli(ws, "reply", "y")
     assert last_line(proc) == "waiting_user", proc.stderr
     assert status(ws)["pending"]["stage"] == "experiment.gate"
@@ -268,12 +281,11 @@ def test_at_a_manual_gate_diff_and_the_gate_card_show_the_new_files(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_the_side_panels_detail_carries_the_gate_diff(tmp_path: Path):
+def test_the_side_panels_detail_carries_the_gate_diff(at_first_gate: Path, tmp_path: Path):
     from lightscientist_jupyter.jupyter.server.data import project_detail
 
     ws = tmp_path / "project"
-    proc = cli(ws, "research", "g", "--mode", "manual")
-    assert last_line(proc) == "waiting_user", proc.stderr
+    shutil.copytree(at_first_gate, ws, symlinks=True)
     detail = project_detail(tmp_path, "project")
     shown = {d["path"]: d for d in detail["gate_diff"]}
     brief = shown["idea/brief.md"]

@@ -216,6 +216,18 @@ RESUMABLE_WORKER_STATUSES: frozenset[WorkerStatus] = frozenset(
 )
 
 
+class AgentPermissions(StrEnum):
+    """How a coding agent's permission requests are answered (a stage table's
+    `[agents.NAME] permissions`; the agent asks with ACP's `session/request_permission`)."""
+
+    ASK = "ask"
+    """The researcher (or, in auto mode, the supervisor) decides, as for a worker's question."""
+    ALLOW = "allow"
+    """Allowed at once, with the agent's own "allow once" option; logged as an event."""
+    DENY = "deny"
+    """Refused at once, with the agent's own "reject once" option; logged as an event."""
+
+
 class Role(StrEnum):
     """What a layer-3 session is for."""
 

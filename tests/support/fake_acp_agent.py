@@ -10,6 +10,7 @@ same text always gives the same session updates and the same files.
     ask                   ask `session/request_permission` before each write (allow / reject)
     env PATH              write the names and values of its environment to PATH, one a line
     sleep SECONDS         wait (a cancel ends the wait and the turn: stop reason `cancelled`)
+    stubborn SECONDS      wait, deaf to a cancel (its process group has to be ended)
     usage IN OUT          report that many input and output tokens in the prompt's answer
     say TEXT              its last message (default: which files it wrote)
     exit CODE             end the process at once with CODE, in the middle of the turn
@@ -164,6 +165,8 @@ class _Turn:
                 await asyncio.wait_for(self.cancelled.wait(), float(seconds))
             except TimeoutError:
                 pass
+        for seconds in _directive(text, "stubborn"):
+            await asyncio.sleep(float(seconds))
         if self.cancelled.is_set():
             return "cancelled before writing anything", "cancelled"
         wrote: list[str] = []

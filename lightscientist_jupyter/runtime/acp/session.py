@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib.metadata
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
@@ -25,7 +26,6 @@ from typing import Any, TypeVar, cast
 import acp
 from acp import schema
 
-from lightscientist_jupyter import __version__
 from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.runtime.acp.client import AgentClient, Emit
 from lightscientist_jupyter.runtime.acp.launch import AgentProcess, missing_env
@@ -34,6 +34,9 @@ from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.usage import Usage
 
 T = TypeVar("T")
+_OUR_VERSION = importlib.metadata.version("lightscientist-jupyter")
+"""What `initialize` tells the agent of us (read from the installed distribution: the
+package's `__version__` sits above the layers)."""
 
 ANSWER_TIMEOUT_S = 30.0
 """How long an agent may take to answer `initialize`, `session/new` or `session/load`."""
@@ -198,7 +201,7 @@ class AcpSession:
                 protocol_version=acp.PROTOCOL_VERSION,
                 client_capabilities=schema.ClientCapabilities(),
                 client_info=schema.Implementation(
-                    name="lightscientist", title="LightScientist", version=__version__
+                    name="lightscientist", title="LightScientist", version=_OUR_VERSION
                 ),
             ),
             self.timeout,

@@ -119,9 +119,7 @@ class StageTable:
                     "allowed": list(s.allowed),
                     "approval": s.approval,
                     "max_visits": s.max_visits,
-                    "agent": s.agent,
                 }
                 for s in self
             ],
-            "agents": [a.to_dict() | {"works": self.works(a.name)} for a in self.agents.values()],
         }

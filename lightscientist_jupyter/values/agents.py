@@ -40,15 +40,6 @@ class AgentSpec:
     network: bool = False
     """Whether its sandbox may use the network (an agent usually needs its provider)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "command": list(self.command),
-            "env": list(self.env),
-            "permissions": str(self.permissions),
-            "network": self.network,
-        }
-
 
 Problem = tuple[str | None, str]
 """A problem of an agent's table: the key it is about (None: the table itself), and what is

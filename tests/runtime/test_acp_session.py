@@ -237,6 +237,26 @@ def test_cancel_ends_the_turn_cooperatively(open_session):
     assert session.alive()  # the agent itself goes on; `close` ends it
 
 
+def test_cancel_answers_a_pending_question_cancelled(open_session):
+    never = threading.Event()
+
+    def ask(request: PermissionRequest) -> str | None:
+        never.wait(30)  # nobody answers before the cancel
+        return "allow"
+
+    session, events = open_session(fake(), ask=ask)
+    session.start()
+    thread, out = run_turn(session, "Task\nask\nwrite out/b.md: never")
+    wait_for(events, ("tool.call", "Write out/b.md"))
+    assert session.cancel() is True
+    thread.join(10)
+    never.set()
+    (result,) = out
+    assert (result.stop_reason, result.summary) == ("cancelled", "Working on: Task")
+    assert ("agent.permission", "Write out/b.md: cancelled (asked)") in events.lines()
+    assert not (workspace_of(session) / "out" / "b.md").exists()
+
+
 def test_cancel_ends_an_agent_deaf_to_it_after_the_grace_period(open_session):
     session, events = open_session(fake(), grace=0.5)
     session.start()

@@ -175,6 +175,8 @@ class _Turn:
                 f"write-{n}", path, content, ask=bool(_directive(text, "ask"))
             ):
                 wrote.append(path)
+            if self.cancelled.is_set():
+                return f"cancelled after writing {', '.join(wrote) or 'nothing'}", "cancelled"
         done = [acp.plan_entry(s, status="completed") for s in steps]
         await self.send(acp.update_plan(done))
         said = _directive(text, "say")

@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import importlib.metadata
 import threading
+import time
 from collections.abc import Coroutine
 from concurrent.futures import Future
 from pathlib import Path
@@ -147,6 +148,7 @@ class AcpSession:
         if self.session_id is None:
             raise AgentFailed(f"agent '{self.spec.name}': no session to prompt (start it first)")
         self._turn_over.clear()
+        self._cancelled.clear()  # a cancel is of the turn it reaches
         try:
             return self._run(self._prompt(self.session_id, text, timeout))
         finally:
@@ -156,12 +158,13 @@ class AcpSession:
         """Ask the turn to stop (`session/cancel`); past the grace period, end the agent's
         process group. Returns whether the agent stopped by itself."""
         self._cancelled.set()
+        deadline = time.monotonic() + self.grace
         if self._conn is not None and self.session_id is not None:
-            try:
-                self._run(self._send_cancel(self.session_id))
+            try:  # within the grace period too: an agent that reads nothing cannot hold it
+                self._run(self._send_cancel(self.session_id, self.grace))
             except AgentFailed:
                 pass  # gone already: the turn ends with the connection
-        if self._turn_over.wait(self.grace):
+        if self._turn_over.wait(max(0.0, deadline - time.monotonic())):
             return True
         if self._process is not None:
             self._process.end(grace=1.0)
@@ -244,6 +247,8 @@ class AcpSession:
         return self.session_id
 
     async def _prompt(self, session_id: str, text: str, timeout: float | None) -> TurnResult:
+        if self.client.cancelling is not None:
+            self.client.cancelling.clear()
         try:
             answer = await self._ask(
                 "session/prompt",
@@ -265,10 +270,10 @@ class AcpSession:
             session_cost_usd=self.client.cost_usd,
         )
 
-    async def _send_cancel(self, session_id: str) -> None:
+    async def _send_cancel(self, session_id: str, limit: float) -> None:
         if self.client.cancelling is not None:
             self.client.cancelling.set()
-        await self._ask("session/cancel", self._conn.cancel(session_id=session_id), self.timeout)
+        await self._ask("session/cancel", self._conn.cancel(session_id=session_id), limit)
 
     async def _ask(self, what: str, call: Coroutine[Any, Any, T], limit: float | None) -> T:
         """`call`'s answer within `limit` seconds, or the one line that says why there is

@@ -147,6 +147,18 @@ def test_the_agent_gets_only_the_variables_its_table_lists(open_session, monkeyp
     assert seen["PATH"] == f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
 
 
+def test_a_secret_in_what_the_agent_does_never_reaches_an_event(open_session, monkeypatch):
+    secret = "sk-proj-secretvalue0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)  # ours, not the agent's: its table lists none
+    session, events = open_session(fake())
+    session.start()
+    session.prompt(f"write out/key.txt: the key is {secret}\nsay I saw {secret}")
+    assert (workspace_of(session) / "out" / "key.txt").read_text() == f"the key is {secret}\n"
+    shown = repr(events.items)
+    assert secret not in shown and "[REDACTED]" in shown
+    assert ("model.output", "I saw [REDACTED]") in events.lines()
+
+
 # ------------------------------------------------------------------ permissions
 
 

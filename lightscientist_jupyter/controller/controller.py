@@ -242,6 +242,7 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls, Me
                 review=stage.review,
                 recalled=self.recalled(stage.id),
                 memory=self.memory_for(stage.id),
+                agent=self.table.agent_of(stage.id),
             )
 
     def on_answer(self, listener: Callable[[dict[str, Any]], None]) -> None:

@@ -117,6 +117,7 @@ class WorkerControl:
                 network=task.network,
                 limits=dict(task.limits),
                 memory=task.memory,
+                agent=task.agent,
             )
             record = WorkerRecord(
                 id=worker_id,

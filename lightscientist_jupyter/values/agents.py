@@ -40,6 +40,26 @@ class AgentSpec:
     network: bool = False
     """Whether its sandbox may use the network (an agent usually needs its provider)."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON, in its table's keys and its name (a worker's record keeps it, so that
+        another process can start the agent again)."""
+        return {
+            "name": self.name,
+            "command": list(self.command),
+            "env": list(self.env),
+            "permissions": str(self.permissions),
+            "network": self.network,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> AgentSpec:
+        """`to_dict`'s form read back; ValueError naming what is wrong."""
+        name = str(raw.get("name") or "")
+        spec, problems = parse_agent(name, {k: v for k, v in raw.items() if k in AGENT_KEYS})
+        if spec is None:
+            raise ValueError(f"agent '{name}': " + "; ".join(text for _, text in problems))
+        return spec
+
 
 Problem = tuple[str | None, str]
 """A problem of an agent's table: the key it is about (None: the table itself), and what is

@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from lightscientist_jupyter.memory.entries import Entry
+from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.review import MetaRecord, ReviewSpec
 from lightscientist_jupyter.values.search import Expansion, SearchSpec, Tree
 from lightscientist_jupyter.vocab import StageOutcome
@@ -54,6 +55,8 @@ class StageTask:
     `controller.memory_calls`); its workers' and the supervisor's headers carry them."""
     memory: bool = True
     """Whether the stage uses the user's memory: its workers get the `recall` tool."""
+    agent: AgentSpec | None = None
+    """The coding agent that works the stage (its `agent` key); None: the built-in worker."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

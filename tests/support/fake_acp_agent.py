@@ -9,6 +9,8 @@ same text always gives the same session updates and the same files.
     write PATH: TEXT      write TEXT (and a newline) to PATH, relative to the session's cwd
     ask                   ask `session/request_permission` before each write (allow / reject)
     env PATH              write the names and values of its environment to PATH, one a line
+    read PATH: OUT        try to read PATH (any path, as the agent's own process can); write
+                          what it read, or why it could not, to OUT
     sleep SECONDS         wait (a cancel ends the wait and the turn: stop reason `cancelled`)
     stubborn SECONDS      wait, deaf to a cancel (its process group has to be ended)
     usage IN OUT          report that many input and output tokens in the prompt's answer
@@ -156,6 +158,13 @@ class _Turn:
         for line in _directive(text, "env"):
             shown = "".join(f"{k}={v}\n" for k, v in sorted(os.environ.items()))
             self._write(line.strip(), shown)
+        for argument in _directive(text, "read"):
+            path, out = _split_write(argument)
+            try:
+                seen = f"read {path}: {Path(path).read_text(encoding='utf-8')}"
+            except OSError as exc:
+                seen = f"cannot read {path}: {exc.strerror}"
+            self._write(out, seen + "\n")
         for code in _directive(text, "exit"):
             sys.stderr.write(f"{NAME}: exiting with {code} in the middle of a turn\n")
             sys.stderr.flush()

@@ -125,6 +125,7 @@ class AgentClient:
                 "kind": call.kind,
                 "id": call.tool_call_id,
                 "args": safe(args, EVENT_TEXT_LIMIT),
+                "paths": [loc.path for loc in call.locations or []],
                 "agent": self.agent,
             },
         )

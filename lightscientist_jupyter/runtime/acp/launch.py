@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from lightscientist_jupyter._fs import NO_LINKS, mkdirs, read_text
@@ -69,8 +70,11 @@ class AgentProcess:
         self._pump = asyncio.get_running_loop().create_task(self._check_lines())
 
     @classmethod
-    async def start(cls, spec: AgentSpec, cwd: Path, home: Path, log: Path) -> AgentProcess:
-        """Start the agent in `cwd`, its stderr appended to `log`."""
+    async def start(
+        cls, spec: AgentSpec, cwd: Path, home: Path, log: Path, sandbox: Sequence[str] = ()
+    ) -> AgentProcess:
+        """Start the agent in `cwd`, its stderr appended to `log`; with `sandbox` (a
+        `bwrap` argv up to its final `--`), inside that sandbox."""
         program = find_program(spec)
         mkdirs(home)
         mkdirs(log.parent)
@@ -78,6 +82,7 @@ class AgentProcess:
         try:  # the child keeps its own descriptor
             try:
                 process = await asyncio.create_subprocess_exec(
+                    *sandbox,
                     program,
                     *spec.command[1:],
                     stdin=asyncio.subprocess.PIPE,

@@ -19,7 +19,7 @@ import dataclasses
 import importlib.metadata
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -95,6 +95,7 @@ class AcpSession:
         ask: answers its permission requests under `permissions = "ask"`.
         timeout: how long it may take to answer a request other than a prompt.
         grace: how long a cancelled turn may take before its process group is ended.
+        sandbox: the `bwrap` argv (up to its final `--`) its process runs in; empty: none.
     """
 
     def __init__(
@@ -108,8 +109,10 @@ class AcpSession:
         ask: AskPermission | None = None,
         timeout: float = ANSWER_TIMEOUT_S,
         grace: float = GRACE_S,
+        sandbox: Sequence[str] = (),
     ):
         self.spec = spec
+        self.sandbox = tuple(sandbox)
         self.workspace = workspace
         self.home = home
         self.log = log
@@ -171,6 +174,12 @@ class AcpSession:
         self._turn_over.wait(EXIT_WAIT_S)
         return False
 
+    def kill(self) -> None:
+        """End the agent's process group now, from any thread (its turn then ends with the
+        connection); `close` still ends the session's loop."""
+        if self._process is not None:
+            self._process.end(grace=0.5)
+
     def close(self) -> None:
         """End the agent's process group and the session's loop."""
         if self._loop.is_closed():
@@ -191,7 +200,9 @@ class AcpSession:
     # ------------------------------------------------------------------ on the loop
 
     async def _initialize(self) -> AgentInfo:
-        self._process = await AgentProcess.start(self.spec, self.workspace, self.home, self.log)
+        self._process = await AgentProcess.start(
+            self.spec, self.workspace, self.home, self.log, self.sandbox
+        )
         # AgentClient has only what we offer: the client capabilities we send offer no
         # file system and no terminals, and the library's router answers any such request
         # "method not found"

@@ -1,7 +1,7 @@
 """A stage worked by a coding agent over ACP, through the real command line: the offline
 model works the other stages, the fake agent (`tests/support/fake_acp_agent.py`, a real
 subprocess in the run's sandbox) works its own; its permissions answered by policy or by the
-researcher, its usage counted, a kill in its turn resumed, a cancel in its turn."""
+researcher (`reply`), its usage counted, a kill in its turn resumed, a cancel in its turn."""
 
 from __future__ import annotations
 
@@ -185,6 +185,36 @@ def test_stages_worked_by_the_agent_run_to_done_in_the_sandbox_with_their_usage(
     rows = {line.split()[0]: line for line in usage.stdout.splitlines()[1:]}
     assert rows[b["id"]].split() == [b["id"], "1", "120", "30", "0.0", "unknown"]
     assert rows[c["id"]].split() == [c["id"], "1", "usage", "not", "reported"]
+
+
+def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_path, write_table):
+    stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
+    ws = tmp_path / "ws"
+    run = start(ws, stages)
+    try:
+        question = "Permission asked by agent 'fake': Write out/b.md — options: Allow once | Reject"
+        wait_for(
+            lambda: (
+                (state(ws).get("pending") or {}).get("question") == question
+                if (ws / ".lightscientist" / "state.json").is_file()
+                else False
+            ),
+            "the agent's permission as a pending decision",
+            within=60,
+        )
+        status = cli(ws, "status")
+        assert "pending: d1 — Permission asked by agent 'fake': Write out/b.md" in status.stdout
+        reply = cli(ws, "reply", "n", "--comment", "Allow once")
+        assert reply.returncode == 0, reply.stderr
+        out = finished(run)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert out.strip().splitlines()[-1] == "done"
+    assert [e["message"] for e in of_type(ws, "agent.permission")] == [
+        "Write out/b.md: Allow once (asked)"
+    ]
+    assert (ws / "out" / "b.md").is_file()
 
 
 def test_a_run_killed_in_the_agents_turn_resumes_its_session(tmp_path, write_table):

@@ -161,8 +161,9 @@ class StageSupervisor:
                 handoff.release_if_taken(self, task.task_id)
                 return outcome
             event = stage.take_event() if self.inbox.may_decide(stage) else None
-            if event is not None and self.permissions.answered(stage, event):
-                continue  # an agent's permission, answered by the researcher
+            if event is not None and self.permissions.handled(stage, event):
+                stage.decided()  # an agent's permission: asked of the researcher, or answered
+                continue
             if event is None:
                 # read before the loop's lock is taken: a reply in progress holds layer 1's
                 # lock and then takes the loop's, to queue its `user_answered` event
@@ -229,9 +230,7 @@ class StageSupervisor:
                 self.inbox.took(after)
             event = self.jobs.screen(stage, change)
             # a node's or a reviewer's end: the search's or the round's, not the agent's
-            told = self.permissions.screen(
-                self.review.screen(stage, self.search.screen(stage, event))
-            )
+            told = self.review.screen(stage, self.search.screen(stage, event))
             if event is not None:
                 self._emit_about(
                     after,

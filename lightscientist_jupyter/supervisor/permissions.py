@@ -27,19 +27,20 @@ class PermissionDesk:
         self.host = host
         self.control = control
 
-    def screen(self, event: SchedulingEvent | None) -> SchedulingEvent | None:
-        """The event for the supervisor agent, or None for an agent's permission question
-        (asked of the researcher instead)."""
-        if event is None or event.kind != SchedulingKind.WORKER_WAITING:
-            return event
-        question = str(event.data.get("question") or "")
-        options = options_of(question)
-        if options is None:
-            return event
-        self.host.request_user_decision(question, options)
-        return None
+    def handled(self, stage: SupervisedStage, event: SchedulingEvent) -> bool:
+        """Whether `event` was an agent's permission question (now the researcher's) or
+        the researcher's answer to one (now the agent's), not the supervisor agent's to
+        decide. Called on the loop's thread, holding no lock: asking takes layer 1's."""
+        if event.kind == SchedulingKind.WORKER_WAITING:
+            question = str(event.data.get("question") or "")
+            options = options_of(question)
+            if options is None:
+                return False
+            self.host.request_user_decision(question, options)
+            return True
+        return self._answered(stage, event)
 
-    def answered(self, stage: SupervisedStage, event: SchedulingEvent) -> bool:
+    def _answered(self, stage: SupervisedStage, event: SchedulingEvent) -> bool:
         """Resume the worker whose permission question `event` answers; whether it did."""
         if event.kind != SchedulingKind.USER_ANSWERED:
             return False

@@ -187,6 +187,19 @@ def test_stages_worked_by_the_agent_run_to_done_in_the_sandbox_with_their_usage(
     assert rows[c["id"]].split() == [c["id"], "1", "usage", "not", "reported"]
 
 
+def test_under_deny_every_permission_is_refused_and_logged(tmp_path, write_table):
+    stages = project(tmp_path, write_table, "deny", b="# b\n\nask\n", c="# c\n")
+    ws = tmp_path / "ws"
+    run = start(ws, stages)
+    out, err = run.communicate(timeout=120)
+    assert out.strip().splitlines()[-1] == "failed", err
+    assert state(ws)["status"] == "failed"
+    refused = of_type(ws, "agent.permission")
+    assert [e["message"] for e in refused] == ["Write out/b.md: Reject (policy deny)"] * 3
+    assert len({e["worker_id"] for e in refused}) == 3  # the supervisor tried three workers
+    assert not (ws / "out" / "b.md").exists()
+
+
 def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_path, write_table):
     stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
     ws = tmp_path / "ws"

@@ -185,3 +185,26 @@ def test_a_permission_question_carries_its_options_and_no_other_question_does():
     assert options_of(question) == ("Allow once", "Reject")
     assert options_of("Which dataset should I use?") is None
     assert options_of(None) is None
+
+
+def test_closing_the_runtime_ends_an_agent_that_waits_for_an_answer(runtime):
+    rt, _ = runtime()
+    wid = rt.start(spec(task("ask"), fake("ask")))
+    wait_for(lambda: rt.get(wid).status == WorkerStatus.WAITING, "the question", within=30)
+    assert working_in(rt.workspace.root)
+    rt.close()
+    assert rt.wait(wid, 10)
+    wait_for(lambda: not working_in(rt.workspace.root), "the agent's end")
+    assert rt.get(wid).status == WorkerStatus.WAITING  # a resume asks it again
+
+
+def working_in(root: Path) -> list[int]:
+    """The processes whose working directory is `root` (the agent's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cwd").readlink() == root.resolve():
+                found.append(int(entry.name))
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+    return found

@@ -234,7 +234,10 @@ class AcpSession:
 
     async def _shutdown(self) -> None:
         if self._conn is not None:
-            await self._conn.close()
+            try:
+                await self._conn.close()
+            except ConnectionError:
+                pass  # the agent is gone already (ended, or killed by `kill`)
         process = self._process
         if process is not None:
             process.stdin.close()

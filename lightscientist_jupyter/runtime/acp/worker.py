@@ -222,8 +222,10 @@ class AgentWorkerSession(RecordKeeping):
         finally:
             self._tool_calls_before += acp.client.tool_calls
             self.acp = None
-            acp.close()
-            self.finished.set()
+            try:
+                acp.close()
+            finally:
+                self.finished.set()
 
     def _complete(self, summary: str) -> None:
         fields = parse_header(self._task_text())[1]
@@ -282,7 +284,8 @@ class AgentWorkerSession(RecordKeeping):
         given = self._answers.get()
         with self._lock:
             self._asking = False
-            if self.status == WorkerStatus.WAITING:
+            # the runtime closing leaves it waiting, as a crash would: a resume asks again
+            if self.status == WorkerStatus.WAITING and not self.hard_stop.is_set():
                 self._set(status=WorkerStatus.RUNNING, question=None)
                 self._send()
         return None if given is None else _option_id(given, request.options)

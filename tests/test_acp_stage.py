@@ -200,21 +200,28 @@ def test_under_deny_every_permission_is_refused_and_logged(tmp_path, write_table
     assert not (ws / "out" / "b.md").exists()
 
 
+QUESTION = "Permission asked by agent 'fake': Write out/b.md — options: Allow once | Reject"
+
+
+def asked(ws: Path) -> None:
+    """Wait until the agent's permission for its write is the researcher's pending decision."""
+    wait_for(
+        lambda: (
+            (state(ws).get("pending") or {}).get("question") == QUESTION
+            if (ws / ".lightscientist" / "state.json").is_file()
+            else False
+        ),
+        "the agent's permission as a pending decision",
+        within=60,
+    )
+
+
 def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_path, write_table):
     stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
     ws = tmp_path / "ws"
     run = start(ws, stages)
     try:
-        question = "Permission asked by agent 'fake': Write out/b.md — options: Allow once | Reject"
-        wait_for(
-            lambda: (
-                (state(ws).get("pending") or {}).get("question") == question
-                if (ws / ".lightscientist" / "state.json").is_file()
-                else False
-            ),
-            "the agent's permission as a pending decision",
-            within=60,
-        )
+        asked(ws)
         status = cli(ws, "status")
         assert "pending: d1 — Permission asked by agent 'fake': Write out/b.md" in status.stdout
         reply = cli(ws, "reply", "n", "--comment", "Allow once")
@@ -249,6 +256,44 @@ def test_a_run_killed_in_the_agents_turn_resumes_its_session(tmp_path, write_tab
     assert [e["message"] for e in loaded] == [f"loaded the agent's session {b['agent_session']}"]
     b_after = worker(ws, b["id"])
     assert (b_after["status"], b_after["agent_session"]) == ("completed", b["agent_session"])
+    assert (ws / "out" / "b.md").is_file()
+
+
+def test_a_permission_pending_when_the_run_was_killed_is_answered_after_resume(
+    tmp_path, write_table
+):
+    stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
+    ws = tmp_path / "ws"
+    run = start(ws, stages)
+    try:
+        asked(ws)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate()
+    resumed = subprocess.Popen(
+        [sys.executable, "-m", "lightscientist_jupyter", "resume", "--workspace", str(ws)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: "runner:  pid" in cli(ws, "status").stdout, "the resumed run", within=60)
+        assert (state(ws).get("pending") or {}).get("question") == QUESTION  # asked once
+        reply = cli(ws, "reply", "y")
+        assert reply.returncode == 0, reply.stderr
+        out = finished(resumed)
+    finally:
+        if resumed.poll() is None:
+            os.killpg(resumed.pid, signal.SIGKILL)
+    assert out.strip().splitlines()[-1] == "done"
+    (b,) = [w for w in agent_workers(ws) if w["stage"] == "b"]
+    loaded = [e["message"] for e in of_type(ws, "session.start") if e["data"].get("agent_session")]
+    assert loaded == [f"loaded the agent's session {b['agent_session']}"]
+    assert [e["message"] for e in of_type(ws, "agent.permission")] == [
+        "Write out/b.md: Allow once (asked)"
+    ]
     assert (ws / "out" / "b.md").is_file()
 
 

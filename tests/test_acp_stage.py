@@ -73,12 +73,17 @@ def cli(ws: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProce
     )
 
 
-def start(ws: Path, stages: Path, *args: str) -> subprocess.Popen[str]:
+def start(ws: Path, stages: Path) -> subprocess.Popen[str]:
     """`research --mode auto` of `stages` with the offline model, in the background."""
-    command = ["research", "a goal", "--mode", "auto", "--stages", str(stages)]
+    return background(
+        ws, "research", "a goal", "--mode", "auto", "--stages", str(stages), "--model", "offline"
+    )
+
+
+def background(ws: Path, *args: str) -> subprocess.Popen[str]:
+    """`lightscientist ARGS --workspace WS` in a process group of its own."""
     return subprocess.Popen(
-        [sys.executable, "-m", "lightscientist_jupyter", *command, *args]
-        + ["--model", "offline", "--workspace", str(ws)],
+        [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -270,14 +275,7 @@ def test_a_permission_pending_when_the_run_was_killed_is_answered_after_resume(
     finally:
         os.killpg(run.pid, signal.SIGKILL)
         run.communicate()
-    resumed = subprocess.Popen(
-        [sys.executable, "-m", "lightscientist_jupyter", "resume", "--workspace", str(ws)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-        start_new_session=True,
-    )
+    resumed = background(ws, "resume")
     try:
         wait_for(lambda: "runner:  pid" in cli(ws, "status").stdout, "the resumed run", within=60)
         assert (state(ws).get("pending") or {}).get("question") == QUESTION  # asked once

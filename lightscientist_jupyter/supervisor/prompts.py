@@ -197,7 +197,7 @@ def agent_message(task: StageTask, *, skill_text: str, digest: str) -> str:
         "relative to your working directory), and end your turn with a 5-10 line summary of "
         "what you did: the stage is checked from the files.\n\n"
         f"## The stage's skill\n\n{skill_text.strip()}\n\n"
-        + recalled_block(task.recalled)
+        + recalled_block(task.recalled, recall_tool=False)
         + PROCESS_TITLE
         + digest
     )

@@ -92,6 +92,14 @@ def background(ws: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+def stop(run: subprocess.Popen[str]) -> None:
+    """Kill a background run still going (a test that failed half-way), and reap it."""
+    if run.poll() is None:
+        os.killpg(run.pid, signal.SIGKILL)
+    if run.stdout is not None and not run.stdout.closed:
+        run.communicate()
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "LIGHTSCIENTIST_MODEL": "", "OPENAI_BASE_URL": ""}
 
@@ -233,8 +241,7 @@ def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_p
         assert reply.returncode == 0, reply.stderr
         out = finished(run)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        stop(run)
     assert out.strip().splitlines()[-1] == "done"
     assert [e["message"] for e in of_type(ws, "agent.permission")] == [
         "Write out/b.md: Allow once (asked)"
@@ -277,14 +284,18 @@ def test_a_permission_pending_when_the_run_was_killed_is_answered_after_resume(
         run.communicate()
     resumed = background(ws, "resume")
     try:
-        wait_for(lambda: "runner:  pid" in cli(ws, "status").stdout, "the resumed run", within=60)
+        wait_for(
+            lambda: "runner:  pid" in cli(ws, "status").stdout or resumed.poll() is not None,
+            "the resumed run",
+            within=60,
+        )
+        assert resumed.poll() is None, resumed.communicate()
         assert (state(ws).get("pending") or {}).get("question") == QUESTION  # asked once
         reply = cli(ws, "reply", "y")
         assert reply.returncode == 0, reply.stderr
         out = finished(resumed)
     finally:
-        if resumed.poll() is None:
-            os.killpg(resumed.pid, signal.SIGKILL)
+        stop(resumed)
     assert out.strip().splitlines()[-1] == "done"
     (b,) = [w for w in agent_workers(ws) if w["stage"] == "b"]
     loaded = [e["message"] for e in of_type(ws, "session.start") if e["data"].get("agent_session")]
@@ -305,8 +316,7 @@ def test_a_cancel_in_the_agents_turn_ends_it_cleanly(tmp_path, write_table):
         assert cancelled.returncode == 0, cancelled.stderr
         run.communicate(timeout=60)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        stop(run)
     assert state(ws)["status"] == "cancelled"
     (b,) = agent_workers(ws)
     assert b["status"] == "cancelled"

@@ -217,6 +217,11 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls, Me
         pending = self._state.pending
         return pending.kind if pending else None
 
+    @property
+    def pending_question(self) -> str | None:
+        pending = self._state.pending
+        return pending.question if pending else None
+
     def task(self) -> StageTask:
         """The `StageTask` for the current stage, to hand down to layer 2."""
         with self._lock:

@@ -12,6 +12,7 @@ question.
 
 from __future__ import annotations
 
+from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.supervisor.backends import WorkerControl
 from lightscientist_jupyter.supervisor.loop_state import SupervisedStage
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
@@ -36,7 +37,14 @@ class PermissionDesk:
             options = options_of(question)
             if options is None:
                 return False
-            self.host.request_user_decision(question, options)
+            if self.host.pending_question == question.strip():
+                return True  # asked before a crash cut its decision short: it is pending
+            try:
+                self.host.request_user_decision(question, options)
+            except ControllerError:
+                # another decision is pending (another agent's question): the researcher has
+                # one at a time, so this one is the supervisor agent's, as any worker's
+                return False
             return True
         return self._answered(stage, event)
 

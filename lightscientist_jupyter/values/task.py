@@ -134,6 +134,10 @@ class StageHost(Protocol):
     def pending_kind(self) -> str | None:
         """The `DecisionKind` of a pending human decision, else None."""
 
+    @property
+    def pending_question(self) -> str | None:
+        """The question of a pending human decision, else None."""
+
     def settled_status(self) -> str:
         """`status` once a step of layer 1 in progress has carried out all its effects: a
         reply that set the project running has queued its `user_answered` event by then."""

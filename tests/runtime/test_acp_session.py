@@ -249,6 +249,17 @@ def test_cancel_ends_the_turn_cooperatively(open_session):
     assert session.alive()  # the agent itself goes on; `close` ends it
 
 
+def test_a_cancel_for_the_next_turn_cancels_a_turn_that_has_not_begun(open_session):
+    session, events = open_session(fake())
+    session.start()
+    assert session.cancel(next_turn=True) is True  # no turn runs: the next one is cancelled
+    started = time.monotonic()
+    result = session.prompt("Long task\nsleep 30\nwrite out/b.md: never")
+    assert (result.stop_reason, result.summary, result.usage) == ("cancelled", "", None)
+    assert time.monotonic() - started < 1
+    assert session.prompt("Short task\nsay done").stop_reason == "end_turn"  # only that one
+
+
 def test_cancel_answers_a_pending_question_cancelled(open_session):
     never = threading.Event()
 

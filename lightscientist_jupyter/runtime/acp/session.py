@@ -126,6 +126,9 @@ class AcpSession:
         self._cancelled = threading.Event()
         self._turn_over = threading.Event()
         self._turn_over.set()
+        self._gate = threading.Lock()
+        """Orders a turn's start and a cancel: one of them comes first."""
+        self._cancel_next = False
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, daemon=True, name=f"ls-acp-{spec.name}"
@@ -150,16 +153,26 @@ class AcpSession:
         """One turn: send `text`, block until the agent ends the turn (or `timeout`)."""
         if self.session_id is None:
             raise AgentFailed(f"agent '{self.spec.name}': no session to prompt (start it first)")
-        self._turn_over.clear()
-        self._cancelled.clear()  # a cancel is of the turn it reaches
+        with self._gate:
+            if self._cancel_next:  # cancelled before it began (`cancel(next_turn=True)`)
+                self._cancel_next = False
+                return TurnResult("cancelled", "", None, self.client.tool_calls)
+            self._turn_over.clear()
+            self._cancelled.clear()  # a cancel is of the turn it reaches
         try:
             return self._run(self._prompt(self.session_id, text, timeout))
         finally:
             self._turn_over.set()
 
-    def cancel(self) -> bool:
+    def cancel(self, *, next_turn: bool = False) -> bool:
         """Ask the turn to stop (`session/cancel`); past the grace period, end the agent's
-        process group. Returns whether the agent stopped by itself."""
+        process group. Returns whether the agent stopped by itself. With `next_turn`, a
+        cancel that comes while no turn runs cancels the next one before it begins (a
+        worker's cancel that meets its turn still starting)."""
+        with self._gate:
+            if next_turn and self._turn_over.is_set():
+                self._cancel_next = True
+                return True
         self._cancelled.set()
         deadline = time.monotonic() + self.grace
         if self._conn is not None and self.session_id is not None:

@@ -153,7 +153,7 @@ class AgentWorkerSession(RecordKeeping):
         whether the agent stopped by itself."""
         self._answers.put(None)
         acp = self.acp
-        return acp.cancel() if acp is not None else True
+        return acp.cancel(next_turn=True) if acp is not None else True
 
     def cancel_now(self) -> WorkerRecord:
         """Cancel the worker: its turn's `session/cancel`, the agent's process group ended
@@ -197,6 +197,8 @@ class AgentWorkerSession(RecordKeeping):
                     f"loaded the agent's session {opened}",
                     {"resumed": True, "agent": self.spec.name, "agent_session": opened},
                 )
+            if self.cancel.is_set():
+                return  # cancelled while the agent started: `cancel_now` settles it
             prompt = text if text is not None else RESUMED_NOTICE + self._task_text()
             began = time.monotonic()
             result = acp.prompt(prompt)

@@ -13,7 +13,8 @@ node, two nodes at a time against one, the supervisor's input as the tree grows)
 (the offline paper's LaTeX built to a PDF by the workers' build_pdf tool), notebook.py (the
 workers' notebook_run against the same code run as a script with execute), memory.py (the
 user's memory: a recall and a write in a store of 100,000 entries), memory_prompts.py (a
-project's prompts with memory on against off) — and cell_latency.py
+project's prompts with memory on against off), acp_worker.py (a coding agent's start over
+ACP, unsandboxed and in the sandbox) — and cell_latency.py
 (the notebook-latency benchmark; it needs a Jupyter kernel, about 15 s; `--no-latency` skips
 it, `--quick` skips it unless `--latency` is given). RESULTS.md records the machine (CPU,
 cores, memory, Python, load average, date), a table of every target, and for each missed
@@ -54,6 +55,7 @@ SCRIPTS = [
     ("notebook", "14. The notebook run"),
     ("memory", "15. Memory"),
     ("memory_prompts", "16. Memory and prompt size"),
+    ("acp_worker", "17. ACP worker start-up"),
 ]
 LATENCY = len(SCRIPTS) + 1
 """cell_latency.py's section number: after the scripts'."""

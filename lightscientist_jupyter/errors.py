@@ -49,6 +49,13 @@ class RuntimeLayerError(LightScientistError):
     """Layer 3 refused an operation (unknown worker, resuming a finished session…)."""
 
 
+class AgentFailed(RuntimeLayerError):
+    """A coding agent (a stage table's `[agents.NAME]`) could not be started, or stopped
+    speaking the Agent Client Protocol: its command is missing, it exited, it wrote something
+    else than JSON-RPC, or it did not answer in time. The message names the agent and what
+    happened, in one line."""
+
+
 class ModelConfigError(RuntimeLayerError):
     """A model specification cannot be used (unknown provider, missing key…)."""
 

@@ -216,6 +216,18 @@ RESUMABLE_WORKER_STATUSES: frozenset[WorkerStatus] = frozenset(
 )
 
 
+class AgentPermissions(StrEnum):
+    """How a coding agent's permission requests are answered (a stage table's
+    `[agents.NAME] permissions`; the agent asks with ACP's `session/request_permission`)."""
+
+    ASK = "ask"
+    """The researcher (or, in auto mode, the supervisor) decides, as for a worker's question."""
+    ALLOW = "allow"
+    """Allowed at once, with the agent's own "allow once" option; logged as an event."""
+    DENY = "deny"
+    """Refused at once, with the agent's own "reject once" option; logged as an event."""
+
+
 class Role(StrEnum):
     """What a layer-3 session is for."""
 
@@ -346,6 +358,12 @@ class EventType(StrEnum):
     """A worker submitted a job (`submit_job`: a local background process or a Ray job)."""
     JOB_FINISHED = "job.finished"
     """A job ended (succeeded, failed, stopped, timed out or lost)."""
+    AGENT_PLAN = "agent.plan"
+    """A coding agent (ACP) sent its plan: every entry with its status (the whole plan each
+    time; the newest replaces the one before)."""
+    AGENT_PERMISSION = "agent.permission"
+    """A coding agent asked permission for a tool call, and how it was answered: by the
+    table's policy (`allow`, `deny`) at once, or by whoever `ask` reached."""
 
     @property
     def layer(self) -> Layer:
@@ -388,6 +406,8 @@ EVENT_LAYERS: dict[EventType, Layer] = {
             EventType.REPLAY_DIVERGENCE,
             EventType.JOB_SUBMITTED,
             EventType.JOB_FINISHED,
+            EventType.AGENT_PLAN,
+            EventType.AGENT_PERMISSION,
         )
     },
 }

@@ -39,6 +39,7 @@ SCRIPTS = (
     "notebook",
     "memory",
     "memory_prompts",
+    "acp_worker",
 )
 
 

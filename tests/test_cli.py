@@ -117,6 +117,45 @@ def test_stages_lists_the_default_table(tmp_path):
     assert "experiment.loop, experiment.analyze" in loop and "experiment/results.csv" in loop
 
 
+def test_stages_shows_which_stages_an_agent_works(tmp_path, write_table):
+    path = write_table(
+        tmp_path,
+        """\
+start = "a"
+
+[agents.codex]
+command = ["codex-acp", "--model", "o4 mini"]
+env = ["OPENAI_API_KEY"]
+network = true
+
+[stages.a]
+skill = "skills/a.md"
+outputs = ["out/a.md"]
+next = "b"
+allowed = ["b"]
+
+[stages.b]
+skill = "skills/b.md"
+outputs = ["out/b.md"]
+next = "done"
+allowed = ["done"]
+agent = "codex"
+""",
+    )
+    result = cli("stages", "--stages", str(path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert stdout_lines(result)[2:] == [
+        "stage  gate  agent  next  allowed  outputs",
+        "a                   b     b        out/a.md",
+        "b            codex  done  done     out/b.md",
+        "done                               (end of the project)",
+        "",
+        "agents:",
+        "  codex: codex-acp --model 'o4 mini' · env OPENAI_API_KEY · permissions ask · "
+        "network on · works b",
+    ]
+
+
 def test_stages_on_a_broken_table_lists_every_problem(tmp_path, write_table):
     path = write_table(
         tmp_path,

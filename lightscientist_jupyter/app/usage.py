@@ -173,6 +173,11 @@ def render(view: UsageView) -> list[str]:
         u = row.usage
         cost = dollars(u.cost, unknown="unknown")
         est = " (estimated)" if u.estimated else ""
+        if u.unreported and u.unreported == u.model_calls:
+            lines.append(f"{row.key:<24} {u.model_calls:>6}  usage not reported")
+            continue
+        if u.unreported:
+            est += f" ({u.unreported} call(s): usage not reported)"
         lines.append(
             f"{row.key:<24} {u.model_calls:>6} {u.input_tokens:>10,} {u.output_tokens:>9,} "
             f"{u.wall_s:>8.1f}  {cost}{est}"

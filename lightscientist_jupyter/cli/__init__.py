@@ -24,6 +24,7 @@ from lightscientist_jupyter.app.ops import arguments
 from lightscientist_jupyter.app.ops.catalog import OPERATIONS, Door, Operation
 from lightscientist_jupyter.app.ops.run_options import RunOptions
 from lightscientist_jupyter.app.text import table_text
+from lightscientist_jupyter.cli import agents as agents_commands
 from lightscientist_jupyter.cli import handoff
 from lightscientist_jupyter.cli import history as history_commands
 from lightscientist_jupyter.cli import jobs as jobs_commands
@@ -235,6 +236,7 @@ HANDLERS: dict[str, Handler] = {
     **show_command.HANDLERS,
     **handoff.HANDLERS,
     **memory_commands.HANDLERS,
+    **agents_commands.HANDLERS,
 }
 """How the command line shows each operation of `OPERATIONS`; one it has no handler for is
 performed and its outcome's line printed (exit 1 when it is not `ok`)."""

@@ -217,6 +217,11 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls, Me
         pending = self._state.pending
         return pending.kind if pending else None
 
+    @property
+    def pending_question(self) -> str | None:
+        pending = self._state.pending
+        return pending.question if pending else None
+
     def task(self) -> StageTask:
         """The `StageTask` for the current stage, to hand down to layer 2."""
         with self._lock:
@@ -242,6 +247,7 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls, Me
                 review=stage.review,
                 recalled=self.recalled(stage.id),
                 memory=self.memory_for(stage.id),
+                agent=self.table.agent_of(stage.id),
             )
 
     def on_answer(self, listener: Callable[[dict[str, Any]], None]) -> None:

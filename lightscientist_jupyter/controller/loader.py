@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from lightscientist_jupyter.controller.agent_table import agents_table
 from lightscientist_jupyter.controller.checks import check_problems, literature_table
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
 from lightscientist_jupyter.errors import StageTableError
@@ -24,7 +25,7 @@ from lightscientist_jupyter.values import review as reviews
 from lightscientist_jupyter.values.limits import LIMIT_KEYS, parse_table
 from lightscientist_jupyter.values.search import SearchSpec, parse_spec
 
-TOP_KEYS = {"start": str, "stages": dict, "literature": dict}
+TOP_KEYS = {"start": str, "stages": dict, "literature": dict, "agents": dict}
 STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "skill": (str, True),
     "outputs": (list, True),
@@ -40,9 +41,12 @@ STAGE_KEYS: dict[str, tuple[type, bool]] = {
     "search": (dict, False),
     "review": (dict, False),
     "memory": (bool, False),
+    "agent": (str, False),
 }
 _STAGE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-_HEADER = re.compile(r"""^\s*\[\s*stages\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]""")
+_HEADER = re.compile(
+    r"""^\s*\[\s*(stages|agents)\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*\]"""
+)
 _KEY = re.compile(r"""^\s*([A-Za-z0-9_-]+)\s*=""")
 
 
@@ -72,29 +76,36 @@ def default_table_path() -> Path:
 
 
 class _Lines:
-    """Finds the line of a stage's header or of one of its keys (best effort)."""
+    """Finds the line of a stage's or an agent's header, or of one of its keys (best effort)."""
 
     def __init__(self, text: str):
-        self.headers: dict[str, int] = {}
-        self.keys: dict[tuple[str | None, str], int] = {}
-        current: str | None = None
+        self.headers: dict[tuple[str, str], int] = {}
+        self.keys: dict[tuple[tuple[str, str] | None, str], int] = {}
+        current: tuple[str, str] | None = None
         for number, line in enumerate(text.splitlines(), start=1):
             match = _HEADER.match(line)
             if match:
-                current = next(g for g in match.groups() if g)
+                section, *names = match.groups()
+                current = (section, next(g for g in names if g))
                 self.headers.setdefault(current, number)
                 continue
             if line.lstrip().startswith("["):
-                current = "\0other"
+                current = ("", "\0other")
                 continue
             key = _KEY.match(line)
             if key:
                 self.keys.setdefault((current, key.group(1)), number)
 
     def of(self, stage: str | None, key: str | None = None) -> str:
-        number = self.keys.get((stage, key)) if key else None
-        if number is None and stage is not None:
-            number = self.headers.get(stage)
+        return self._find(("stages", stage) if stage is not None else None, key)
+
+    def of_agent(self, name: str, key: str | None = None) -> str:
+        return self._find(("agents", name), key)
+
+    def _find(self, table: tuple[str, str] | None, key: str | None) -> str:
+        number = self.keys.get((table, key)) if key else None
+        if number is None and table is not None:
+            number = self.headers.get(table)
         return f" (line {number})" if number else ""
 
 
@@ -156,6 +167,7 @@ def _build(
         stage = _build_stage(path, stage_id, raw, known, lines, problems)
         if stage is not None:
             stages[stage_id] = stage
+    agents = agents_table(data.get("agents"), raw_stages, lines, problems)
     if not raw_stages:
         problems.append("the [stages] table is empty")
         return None
@@ -174,7 +186,7 @@ def _build(
     literature = literature_table(path, data.get("literature"), problems)
     if problems:
         return None
-    return StageTable(path=path, start=start, stages=stages, literature=literature)
+    return StageTable(path=path, start=start, stages=stages, literature=literature, agents=agents)
 
 
 def _build_stage(
@@ -319,6 +331,7 @@ def _build_stage(
         search=search,
         review=review,
         memory=ok.get("memory", True),
+        agent=ok.get("agent"),
     )
 
 

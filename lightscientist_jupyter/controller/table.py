@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.review import ReviewSpec
 from lightscientist_jupyter.values.search import SearchSpec
 
@@ -49,6 +50,8 @@ class Stage:
     memory: bool = True
     """`memory = false`: its tasks recall nothing from the user's memory, its workers'
     `recall` searches the project's own record only, and its finish files nothing."""
+    agent: str | None = None
+    """The coding agent (`[agents.NAME]`) that works it; None: the built-in worker."""
 
     @property
     def phase(self) -> str:
@@ -64,9 +67,12 @@ class StageTable:
     stages: Mapping[str, Stage]
     literature: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """The `[literature]` table: `library` (absolute paths) and `references` (a workspace path)."""
+    agents: Mapping[str, AgentSpec] = dataclasses.field(default_factory=dict)
+    """The `[agents.NAME]` tables, by name: the coding agents stages may name."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stages", MappingProxyType(dict(self.stages)))
+        object.__setattr__(self, "agents", MappingProxyType(dict(self.agents)))
 
     def __getitem__(self, stage_id: str) -> Stage:
         return self.stages[stage_id]
@@ -82,6 +88,15 @@ class StageTable:
 
     def ids(self) -> list[str]:
         return list(self.stages)
+
+    def agent_of(self, stage_id: str) -> AgentSpec | None:
+        """The coding agent that works the stage; None for the built-in worker."""
+        name = self.stages[stage_id].agent
+        return self.agents[name] if name is not None else None
+
+    def works(self, agent: str) -> list[str]:
+        """The stages the agent works, in table order."""
+        return [s.id for s in self if s.agent == agent]
 
     def gates(self) -> list[str]:
         return [s.id for s in self if s.approval]

@@ -27,8 +27,9 @@ from langgraph.types import Command
 
 from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs, read_text, write_text_atomic
 from lightscientist_jupyter.beneath import PathRefused
-from lightscientist_jupyter.errors import RuntimeLayerError
+from lightscientist_jupyter.errors import AgentFailed, RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
+from lightscientist_jupyter.runtime.acp.worker import AgentWorkerSession, agent_sandbox
 from lightscientist_jupyter.runtime.checkpoints import prune
 from lightscientist_jupyter.runtime.checkpoints.sqlite import open_checkpointer
 from lightscientist_jupyter.runtime.jobs.manager import JobManager
@@ -94,7 +95,7 @@ class ExecutionRuntime:
         """The run's sandbox, network and limits; a worker's stage adds its own."""
         self.groups = ProcessGroups()
         self.jobs = JobManager(workspace, self.bus, self.groups)  # submit_job's jobs
-        self._sessions: dict[str, WorkerSession] = {}
+        self._sessions: dict[str, Session] = {}
         self._specs: dict[str, WorkerSpec] = {}
         self._graphs: dict[str, Any] = {}
         """The workers' shared graph, by system prompt (see `graphs`)."""
@@ -139,11 +140,15 @@ class ExecutionRuntime:
                 network=spec.network,
                 limits=dict(spec.limits),
                 memory=spec.memory,
+                agent=spec.agent,
             )
             write_text_atomic(folder / "task.md", spec.message)
             session = self._make_session(record, folder, spec)
             self._sessions[worker_id] = session
-        session.start_turn({"messages": [HumanMessage(spec.message)]}, resumed=False)
+        if isinstance(session, AgentWorkerSession):
+            session.start_turn(spec.message, resumed=False)
+        else:
+            session.start_turn({"messages": [HumanMessage(spec.message)]}, resumed=False)
         return worker_id
 
     def resume(
@@ -157,12 +162,15 @@ class ExecutionRuntime:
         """Continue a session: `answer` a waiting one, `message` a background one, or neither
         to pick up a turn a crash interrupted."""
         session = self._session(worker_id, spec)
+        if session.removed or session.status in FINAL_WORKER_STATUSES:
+            raise RuntimeLayerError(
+                f"worker {worker_id} is {session.status}; a finished session cannot be "
+                "resumed — start a new worker"
+            )
+        if isinstance(session, AgentWorkerSession):
+            self._resume_agent(session, answer if answer is not None else message)
+            return
         with self._lock:
-            if session.removed or session.status in FINAL_WORKER_STATUSES:
-                raise RuntimeLayerError(
-                    f"worker {worker_id} is {session.status}; a finished session cannot be "
-                    "resumed — start a new worker"
-                )
             if session.running:
                 raise RuntimeLayerError(
                     f"worker {worker_id} is running; resume it once it "
@@ -189,6 +197,27 @@ class ExecutionRuntime:
                 inp = {"messages": [HumanMessage(self._first_message(session))]}
             session.start_turn(inp, resumed=True)
 
+    def _resume_agent(self, session: AgentWorkerSession, answer: Any) -> None:
+        """Answer an agent's permission question, or start its turn again after a crash
+        (`session/load` of its session; a question a crash cut off is answered when the
+        agent asks it again)."""
+        with self._lock:
+            if session.waiting_here:
+                if answer is None:
+                    raise RuntimeLayerError(
+                        f"worker {session.id} is waiting for an answer to: "
+                        f"{session.record.question}"
+                    )
+                session.answer(str(answer))
+                return
+            if session.running:
+                raise RuntimeLayerError(
+                    f"worker {session.id} is running; resume it once it waits for an answer"
+                )
+            if session.status == WorkerStatus.WAITING and answer is not None:
+                session.pending_answer = str(answer)
+            session.start_turn(None, resumed=True)
+
     def _first_message(self, session: WorkerSession) -> str:
         """The message a worker's first turn began with (`task.md`, written by `start`)."""
         path = self.workspace.workers_dir / session.id / "task.md"
@@ -206,6 +235,10 @@ class ExecutionRuntime:
         session = self._session(worker_id)
         if session.status in FINAL_WORKER_STATUSES:
             return session.record
+        if isinstance(session, AgentWorkerSession):
+            record = session.cancel_now()
+            session.removed = True
+            return record
         session.cancel.set()
         self.jobs.stop_owner(worker_id)
         self.groups.kill_owner(worker_id)
@@ -258,11 +291,14 @@ class ExecutionRuntime:
     def attach(self, worker_id: str, spec: WorkerSpec | None = None) -> WorkerSession:
         """The live session of a worker, loaded from its record when this process has none
         (`spec` supplies tools that cannot be stored, such as the supervisor's)."""
-        return self._session(worker_id, spec)
+        session = self._session(worker_id, spec)
+        if not isinstance(session, WorkerSession):
+            raise RuntimeLayerError(f"worker {worker_id} is a coding agent's, not a graph's")
+        return session
 
     def has_unfinished_turn(self, worker_id: str, spec: WorkerSpec | None = None) -> bool:
         """Whether the worker's checkpoint holds a turn that stopped half-way (a crash)."""
-        session = self._session(worker_id, spec)
+        session = self.attach(worker_id, spec)
         return bool(session.graph.get_state(_thread(session)).next)
 
     def live_workers(self) -> builtins.list[str]:
@@ -283,7 +319,7 @@ class ExecutionRuntime:
         this runtime neither records nor replays, or the worker has no session here."""
         with self._lock:
             session = self._sessions.get(worker_id)
-        return session.tape_key if session is not None else None
+        return session.tape_key if isinstance(session, WorkerSession) else None
 
     @property
     def update_order(self) -> UpdateOrder | None:
@@ -305,6 +341,8 @@ class ExecutionRuntime:
         sessions = list(self._sessions.values())
         for session in sessions:
             session.hard_stop.set()
+            if isinstance(session, AgentWorkerSession):
+                session.stop()
         deadline = time.monotonic() + wait
         for session in sessions:
             session.finished.wait(max(0.0, deadline - time.monotonic()))
@@ -315,7 +353,7 @@ class ExecutionRuntime:
         conn = getattr(self.saver, "conn", None)
         busy = any(s.running for s in sessions) or any(d.is_alive() for d in self._droppers)
         for session in sessions if not busy else ():  # the supervisor's last few turns
-            if session.unpruned_turns:
+            if isinstance(session, WorkerSession) and session.unpruned_turns:
                 session.carry_over()
         if conn is not None and not busy:
             with getattr(self.saver, "lock", threading.Lock()):  # no cursor is in use
@@ -337,7 +375,7 @@ class ExecutionRuntime:
                 except FileExistsError:
                     n += 1
 
-    def _session(self, worker_id: str, spec: WorkerSpec | None = None) -> WorkerSession:
+    def _session(self, worker_id: str, spec: WorkerSpec | None = None) -> Session:
         with self._lock:
             if worker_id in self._sessions:
                 return self._sessions[worker_id]
@@ -349,9 +387,23 @@ class ExecutionRuntime:
             self._sessions[worker_id] = session
             return session
 
-    def _make_session(
-        self, record: WorkerRecord, folder: Path, spec: WorkerSpec | None
-    ) -> WorkerSession:
+    def _make_session(self, record: WorkerRecord, folder: Path, spec: WorkerSpec | None) -> Session:
+        if record.agent is not None:
+            try:
+                policy = self.shell_policy.for_stage(record.agent.network, record.limits)
+                sandbox = agent_sandbox(record.agent, policy, self.workspace.root, folder / "home")
+                problem = None
+            except AgentFailed as exc:
+                sandbox, problem = (), str(exc)
+            return AgentWorkerSession(
+                record,
+                folder,
+                emit=self.bus.emit,
+                report=self._report,
+                meter=self.meter,
+                sandbox=sandbox,
+                problem=problem,
+            )
         session = WorkerSession(record, folder, emit=self.bus.emit, report=self._report)
         session.meter(self.meter)
         if self._taped:
@@ -379,6 +431,10 @@ class ExecutionRuntime:
 
     def _report(self, update: WorkerUpdate) -> None:
         self.on_update(update)
+
+
+Session = WorkerSession | AgentWorkerSession
+"""A worker session of either kind: a deepagents graph, or a coding agent over ACP."""
 
 
 def _thread(session: WorkerSession) -> RunnableConfig:

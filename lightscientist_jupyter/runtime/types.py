@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.vocab import Role, WorkerStatus
 
 if TYPE_CHECKING:  # records are read without importing LangChain (the command line)
@@ -61,6 +62,9 @@ class WorkerSpec:
     memory: bool = True
     """Whether its `recall` tool may search the user's memory (the stage's `memory`, the
     run's `--no-memory`)."""
+    agent: AgentSpec | None = None
+    """The coding agent that works it over ACP (`runtime.acp.worker`); None: a deepagents
+    session."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -97,9 +97,18 @@ class WorkerControl:
             return known
         skill = self.copy_skill(task)
         digest = prompts.process_digest(self.read_process())
-        message = prompts.worker_message(
-            task, skill=skill, digest=digest, label=label, instructions=instructions, header=header
-        )
+        if task.agent is not None:
+            skill_text = read_text(self.workspace.root / skill.lstrip("/"), errors="replace")
+            message = prompts.agent_message(task, skill_text=skill_text, digest=digest)
+        else:
+            message = prompts.worker_message(
+                task,
+                skill=skill,
+                digest=digest,
+                label=label,
+                instructions=instructions,
+                header=header,
+            )
         with stage.lock:  # held until the worker runs: `cancel_all` sees it or stops it
             if self.host.status in FINAL_PROJECT_STATUSES:
                 raise SupervisorError(f"the project is {self.host.status}; no worker was started")
@@ -117,6 +126,7 @@ class WorkerControl:
                 network=task.network,
                 limits=dict(task.limits),
                 memory=task.memory,
+                agent=task.agent,
             )
             record = WorkerRecord(
                 id=worker_id,

@@ -37,6 +37,7 @@ from lightscientist_jupyter.supervisor.loop_state import (
     SupervisedStage,
     save_loop_state,
 )
+from lightscientist_jupyter.supervisor.permissions import PermissionDesk
 from lightscientist_jupyter.supervisor.recovery import recover
 from lightscientist_jupyter.supervisor.review import ReviewRunner
 from lightscientist_jupyter.supervisor.search import SearchRunner
@@ -109,6 +110,8 @@ class StageSupervisor:
         self.search = SearchRunner(host, self.control, self.runtime.jobs, workspace)
         """A search stage's nodes, run before the agent hears of the stage."""
         self.review = ReviewRunner(host, self.control)
+        self.permissions = PermissionDesk(host, self.control)
+        """Coding agents' permission questions, put to the researcher."""
         """A review stage's reviewers, run before the agent hears of the stage."""
 
     @property
@@ -158,6 +161,9 @@ class StageSupervisor:
                 handoff.release_if_taken(self, task.task_id)
                 return outcome
             event = stage.take_event() if self.inbox.may_decide(stage) else None
+            if event is not None and self.permissions.handled(stage, event):
+                stage.decided()  # an agent's permission: asked of the researcher, or answered
+                continue
             if event is None:
                 # read before the loop's lock is taken: a reply in progress holds layer 1's
                 # lock and then takes the loop's, to queue its `user_answered` event

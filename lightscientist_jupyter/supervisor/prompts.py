@@ -169,6 +169,41 @@ def _index_line(entry: str) -> str:
 PROCESS_TITLE = "## PROCESS.md (the project so far)\n\n"
 
 
+def _task_fields(task: StageTask, skill: str = "") -> dict[str, Any]:
+    """The header fields every worker's task starts with, in their order."""
+    return {
+        "role": "worker",
+        "goal": task.goal,
+        "stage": task.stage,
+        "visit": task.visit,
+        "task_id": task.task_id,
+        "skill": skill,
+        "outputs": list(task.outputs),
+        "default_next": task.default_next,
+        "allowed_next": list(task.allowed_next),
+    }
+
+
+def agent_message(task: StageTask, *, skill_text: str, digest: str) -> str:
+    """The first prompt of a coding agent that works a stage (`task.agent`): the task header
+    as a worker's, the skill inlined (the agent's working directory is the workspace, and it
+    knows nothing of our paths or tools), and the PROCESS.md digest. Its turn's end is its
+    delivery: layer 1 checks the outputs."""
+    fields = {**_task_fields(task), "feedback": task.feedback or ""}
+    del fields["allowed_next"]  # it suggests no next stage: its end is its turn's
+    body = (
+        "You work one stage of a research project; your working directory is the project's "
+        "workspace. Follow the stage's skill below, write the outputs listed above (paths "
+        "relative to your working directory), and end your turn with a 5-10 line summary of "
+        "what you did: the stage is checked from the files.\n\n"
+        f"## The stage's skill\n\n{skill_text.strip()}\n\n"
+        + recalled_block(task.recalled, recall_tool=False)
+        + PROCESS_TITLE
+        + digest
+    )
+    return render_header(TASK_TITLE, fields, body)
+
+
 def worker_message(
     task: StageTask,
     *,
@@ -184,15 +219,7 @@ def worker_message(
     and is asked for the node, not the stage's outputs; a reviewer gets its review's fields
     (`supervisor.review.reviewer_fields`) and is asked for its review file."""
     fields = {
-        "role": "worker",
-        "goal": task.goal,
-        "stage": task.stage,
-        "visit": task.visit,
-        "task_id": task.task_id,
-        "skill": skill,
-        "outputs": list(task.outputs),
-        "default_next": task.default_next,
-        "allowed_next": list(task.allowed_next),
+        **_task_fields(task, skill),
         "process_md": "/PROCESS.md",
         "label": label,
         "instructions": instructions,

@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from lightscientist_jupyter.memory.entries import Entry
+from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.review import MetaRecord, ReviewSpec
 from lightscientist_jupyter.values.search import Expansion, SearchSpec, Tree
 from lightscientist_jupyter.vocab import StageOutcome
@@ -54,6 +55,8 @@ class StageTask:
     `controller.memory_calls`); its workers' and the supervisor's headers carry them."""
     memory: bool = True
     """Whether the stage uses the user's memory: its workers get the `recall` tool."""
+    agent: AgentSpec | None = None
+    """The coding agent that works the stage (its `agent` key); None: the built-in worker."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -130,6 +133,10 @@ class StageHost(Protocol):
     @property
     def pending_kind(self) -> str | None:
         """The `DecisionKind` of a pending human decision, else None."""
+
+    @property
+    def pending_question(self) -> str | None:
+        """The question of a pending human decision, else None."""
 
     def settled_status(self) -> str:
         """`status` once a step of layer 1 in progress has carried out all its effects: a

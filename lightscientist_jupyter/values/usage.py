@@ -31,6 +31,9 @@ class Usage:
     """Calls with no known price: while there is one, the total cost is unknown."""
     estimated: int = 0
     """Calls whose tokens were estimated from characters (the model reported none)."""
+    unreported: int = 0
+    """Turns of a coding agent that reported no usage: their tokens are not known (shown as
+    "usage not reported", never as zero) and their cost is unknown."""
 
     @property
     def tokens(self) -> int:
@@ -73,6 +76,7 @@ class Usage:
             cost_usd=float(cost or 0.0),
             unpriced_calls=int(raw.get("unpriced_calls") or (1 if cost is None and raw else 0)),
             estimated=int(raw.get("estimated") or 0),
+            unreported=int(raw.get("unreported") or 0),
         )
 
 

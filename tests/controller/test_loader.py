@@ -512,3 +512,131 @@ def test_every_problem_names_the_stage_or_the_top_level_key(tmp_path, write_tabl
     assert err.problems
     for problem in err.problems:
         assert re.search(r"stage '[^']+'|top-level key", problem), problem
+
+
+# ------------------------------------------------------------------ coding agents
+
+AGENTS = """
+[agents.codex]
+command = ["codex-acp", "--quiet"]
+env = ["OPENAI_API_KEY"]
+permissions = "allow"
+network = true
+
+[agents.fake]
+command = ["python", "fake_acp_agent.py"]
+"""
+
+
+def with_agents(agents: str = AGENTS, agent_line: str = 'agent = "codex"') -> str:
+    """GOOD with `agents` appended and stage `second` worked by the agent `agent_line` names."""
+    return GOOD.replace('next = "done"', f'next = "done"\n{agent_line}') + agents
+
+
+def test_agents_and_the_stages_they_work_load(tmp_path, write_table):
+    table = load_table(write_table(tmp_path, with_agents()))
+    codex = table.agents["codex"]
+    assert codex.command == ("codex-acp", "--quiet") and codex.env == ("OPENAI_API_KEY",)
+    assert (codex.permissions, codex.network) == ("allow", True)
+    fake = table.agents["fake"]  # the defaults: nothing passed through, ask, no network
+    assert (fake.env, fake.permissions, fake.network) == ((), "ask", False)
+    assert table["second"].agent == "codex" and table["first"].agent is None
+    assert table.agent_of("second") is codex and table.agent_of("first") is None
+    assert table.works("codex") == ["second"] and table.works("fake") == []
+
+
+def test_a_table_without_agents_has_none(tmp_path, write_table):
+    table = load_table(write_table(tmp_path, GOOD))
+    assert dict(table.agents) == {} and table.agent_of("second") is None
+
+
+def test_a_stage_naming_an_unknown_agent(tmp_path, write_table):
+    text = with_agents(agent_line='agent = "codx"')
+    problem = only_problem(load_error(write_table(tmp_path, text)))
+    assert problem == (
+        f"stage 'second', key 'agent' (line {line_of(text, 'agent = ')}): 'codx' is not an "
+        "agent of this table (its agents: codex, fake)"
+    )
+
+
+def test_a_stage_naming_an_agent_in_a_table_with_none(tmp_path, write_table):
+    text = with_agents(agents="")
+    problem = only_problem(load_error(write_table(tmp_path, text)))
+    assert problem == (
+        f"stage 'second', key 'agent' (line {line_of(text, 'agent = ')}): 'codex' is not an "
+        "agent of this table (it has no [agents.NAME])"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "replacement", "key", "expected"),
+    [
+        (
+            'command = ["codex-acp", "--quiet"]',
+            "command = []",
+            "command",
+            "must be a non-empty list of strings, the program and its arguments "
+            '(e.g. command = ["codex-acp"])',
+        ),
+        (
+            'command = ["codex-acp", "--quiet"]',
+            'command = "codex-acp"',
+            "command",
+            "must be a non-empty list of strings",
+        ),
+        (
+            'command = ["codex-acp", "--quiet"]',
+            'command = ["", "x"]',
+            "command",
+            "every entry must be a string, the first the program",
+        ),
+        (
+            'permissions = "allow"',
+            'permissions = "sometimes"',
+            "permissions",
+            'must be one of "ask", "allow", "deny", not "sometimes"',
+        ),
+        ("network = true", 'network = "yes"', "network", "must be true or false, not 'yes'"),
+        ('env = ["OPENAI_API_KEY"]', 'env = "OPENAI_API_KEY"', "env", "must be a list of"),
+        ('env = ["OPENAI_API_KEY"]', 'env = ["OPENAI API KEY"]', "env", "not a variable name"),
+    ],
+)
+def test_a_bad_agent_key(tmp_path, write_table, line, replacement, key, expected):
+    text = with_agents().replace(line, replacement)
+    problem = only_problem(load_error(write_table(tmp_path, text)))
+    at = line_of(text, replacement)
+    assert problem.startswith(f"agent 'codex', key '{key}' (line {at}): "), problem
+    assert expected in problem
+
+
+def test_an_agent_without_a_command_and_with_an_unknown_key(tmp_path, write_table):
+    text = with_agents().replace('command = ["codex-acp", "--quiet"]', 'cmd = ["codex-acp"]')
+    err = load_error(write_table(tmp_path, text))
+    assert err.problems == [
+        f"agent 'codex', unknown key 'cmd' (line {line_of(text, 'cmd = ')}); "
+        "expected command, env, permissions, network",
+        f"agent 'codex' (line {line_of(text, '[agents.codex]')}): missing required key "
+        "'command', the program and its arguments (e.g. command = [\"codex-acp\"])",
+    ]
+
+
+def test_agent_problems_come_with_the_stages_problems(tmp_path, write_table):
+    """A bad agent and a bad stage key are reported together, each with its own line."""
+    text = with_agents().replace('permissions = "allow"', "permissions = 1")
+    text = text.replace('next = "second"', 'next = "second"\nnxet = 1')
+    err = load_error(write_table(tmp_path, text))
+    assert len(err.problems) == 2, err.problems
+    assert f"unknown key 'nxet' (line {line_of(text, 'nxet')})" in err.problems[0]
+    assert err.problems[1] == (
+        f"agent 'codex', key 'permissions' (line {line_of(text, 'permissions = 1')}): "
+        'must be one of "ask", "allow", "deny", not 1'
+    )
+
+
+def test_agents_must_be_tables(tmp_path, write_table):
+    text = 'agents = "codex"\n' + GOOD
+    problem = only_problem(load_error(write_table(tmp_path, text)))
+    assert problem == "top-level key 'agents' must be a table of [agents.NAME] tables (line 1)"
+    text = GOOD + '\n[agents]\ncodex = "codex-acp"\n'
+    problem = only_problem(load_error(write_table(tmp_path, text)))
+    assert problem == "agent 'codex': must be a table"

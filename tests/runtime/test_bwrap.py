@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from lightscientist_jupyter.runtime.sandbox.bwrap import program_binds
 from lightscientist_jupyter.runtime.sandbox.cgroups import CommandCgroups
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups, group_alive
@@ -383,3 +384,14 @@ def test_a_command_s_new_cgroup_outlives_another_command_s_sweep():
         cgroups.close()
     assert not any(path.exists() for path in first.paths + second.paths)
     assert not any(folder.exists() for folder in folders)
+
+
+def test_an_agents_program_files_outside_the_sandboxs_folders_are_bound_read_only(tmp_path):
+    script = tmp_path / "agents" / "my-agent.py"
+    script.parent.mkdir()
+    script.write_text("print()\n")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "tool.py").write_text("print()\n")
+    named = [sys.executable, str(script), "--flag", str(workspace / "tool.py"), "/usr/bin/env"]
+    assert program_binds(named, workspace) == ["--ro-bind", str(script), str(script)]

@@ -10,6 +10,7 @@ import logging
 import pytest
 from support.runtime import answer, finish, http_error, plain_spec, stage_spec, tool_call
 
+from lightscientist_jupyter.app.usage import UsageRow, UsageView, render
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.metering.model_prices import price_for
@@ -155,3 +156,29 @@ def test_a_replay_is_priced_as_its_recording_says(tmp_path):
     assert price_for(f"replay:{recording('old', {'model': 'lightscientist-offline'})}") == FREE
     assert price_for(f"replay:{recording('older', {'model': 'openai-chat:x'})}") is None
     assert price_for("replay:/nonexistent/folder") is None
+
+
+def test_a_turn_of_an_agent_that_reports_no_usage_is_not_reported_never_zero(tmp_path):
+    ledger = tmp_path / "usage.jsonl"
+    meter = UsageMeter(ledger, model="offline")
+    who = {"worker": "w2", "stage": "b", "task_id": "b#1"}
+    meter.charge_reported(who, Usage(input_tokens=120, output_tokens=30), "codex", 1.5)
+    meter.charge_reported(who, None, "codex", 2.0)
+    first, second = read_ledger(ledger)
+    assert (first["model"], first["tokens"], first["unreported"], first["cost_usd"]) == (
+        "codex",
+        150,
+        0,
+        None,
+    )
+    assert (second["tokens"], second["unreported"], second["cost_usd"]) == (0, 1, None)
+    both = Usage.from_dict(first).plus(Usage.from_dict(second))
+    assert (both.model_calls, both.unreported, both.cost) == (2, 1, None)
+    assert worker_line(Usage.from_dict(second)) == "w2 1 usage not reported"
+    assert worker_line(both) == "w2 2 120 30 3.5 unknown (1 call(s): usage not reported)"
+
+
+def worker_line(usage: Usage) -> str:
+    """The `usage --by worker` line of worker w2 with `usage`, its spaces single."""
+    view = UsageView("worker", (UsageRow("w2", usage),), usage, {})
+    return " ".join(render(view)[1].split())

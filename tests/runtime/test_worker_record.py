@@ -7,7 +7,8 @@ import json
 from lightscientist_jupyter.runtime.session.worker_files import load_record, save_record
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress
-from lightscientist_jupyter.vocab import Role, WorkerStatus
+from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.vocab import AgentPermissions, Role, WorkerStatus
 
 KEYS = [
     "id",
@@ -38,6 +39,8 @@ KEYS = [
     "held",
     "jobs",
     "answers_before",
+    "agent",
+    "agent_session",
 ]
 
 
@@ -79,6 +82,23 @@ def test_a_record_round_trips_through_its_files(tmp_path):
     assert load_record(tmp_path) == sample()
     assert list(json.loads((tmp_path / "worker.json").read_text())) == KEYS
     assert "Suggested next stage: `idea.generate`" in (tmp_path / "agent-run.md").read_text()
+
+
+def test_an_agent_workers_record_keeps_its_agent_for_another_process(tmp_path):
+    agent = AgentSpec(
+        "codex", ("codex-acp", "--quiet"), ("OPENAI_API_KEY",), AgentPermissions.DENY, True
+    )
+    save_record(tmp_path, WorkerRecord(id="w3", agent=agent, agent_session="sess-1"))
+    assert json.loads((tmp_path / "worker.json").read_text())["agent"] == {
+        "name": "codex",
+        "command": ["codex-acp", "--quiet"],
+        "env": ["OPENAI_API_KEY"],
+        "permissions": "deny",
+        "network": True,
+    }
+    loaded = load_record(tmp_path)
+    assert loaded is not None
+    assert (loaded.agent, loaded.agent_session) == (agent, "sess-1")
 
 
 def test_secrets_are_redacted_in_both_files_but_not_in_memory(tmp_path):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from lightscientist_jupyter.memory.entries import Entry
 from lightscientist_jupyter.runtime.protocol import EVENT_TITLE, TASK_TITLE, parse_header
 from lightscientist_jupyter.supervisor.prompts import (
+    agent_message,
     event_message,
     process_digest,
     worker_message,
@@ -100,3 +104,20 @@ def test_worker_message_carries_task_skill_feedback_and_digest():
     assert fields["allowed_next"] == ["experiment.loop", "experiment.analyze"]
     assert fields["feedback"] == "more seeds" and fields["label"] == "probe c1"
     assert "## PROCESS.md" in text
+
+
+def test_an_agents_message_inlines_the_skill_and_names_no_tool_it_lacks():
+    lesson = Entry(1, "lesson", "warmup matters at high rates", "/p", "k", "s", 1, "", "", 0.0)
+    recalled = (lesson,)
+    text = agent_message(
+        dataclasses.replace(TASK, recalled=recalled),
+        skill_text="# loop\n\nRun three seeds.\n",
+        digest="# Research process\n...",
+    )
+    title, fields = parse_header(text)
+    assert title == TASK_TITLE
+    assert fields["outputs"] == ["experiment/results.csv"] and fields["feedback"] == "more seeds"
+    assert "skill" not in fields and "allowed_next" not in fields
+    assert "## The stage's skill\n\n# loop\n\nRun three seeds.\n" in text
+    assert "## Recalled from memory (earlier projects)\n" in text
+    assert "complete_stage" not in text and "recall tool" not in text

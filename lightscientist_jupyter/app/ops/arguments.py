@@ -310,6 +310,25 @@ def check(p: Parser) -> None:
     )
 
 
+def agents(p: Parser) -> None:
+    """`agents check NAME [--stages FILE] [--workspace DIR]`."""
+    actions = p.add_subparsers(dest="action", metavar="ACTION", title="actions", required=True)
+    check = actions.add_parser(
+        "check",
+        help="start agent NAME, initialize it, print what it says of itself",
+        description="start the coding agent NAME of the stage table, initialize it over the "
+        "Agent Client Protocol, and print its name, version, protocol version and "
+        "capabilities, or one line saying what failed",
+    )
+    check.add_argument("agent", metavar="NAME", help="an [agents.NAME] of the stage table")
+    check.add_argument(
+        "--stages",
+        metavar="FILE",
+        help="stage table TOML (default: the project's in the workspace, else the shipped one)",
+    )
+    workspace(check)
+
+
 def check_model(p: Parser) -> None:
     p.add_argument(
         "--model",

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from lightscientist_jupyter.app import commands, memory
+from lightscientist_jupyter.app import agents, commands, memory
 from lightscientist_jupyter.app.ops import arguments as args_of
 from lightscientist_jupyter.app.ops.run_options import SessionDefaults
 from lightscientist_jupyter.errors import BadInput
@@ -125,6 +125,12 @@ def _check_model(request: CheckModelRequest, door: Door) -> commands.ModelCheck:
     )
 
 
+def _agents(request: agents.AgentsRequest, door: Door) -> agents.AgentCheck:
+    """Start a coding agent of the stage table and initialize it (`app.agents`)."""
+    workspace = request.workspace or door.defaults.workspace
+    return agents.check(request.agent, stages=request.stages, workspace=workspace)
+
+
 def _memory(request: memory.MemoryRequest, door: Door) -> memory.MemoryOutcome:
     """List, search, add to, forget from or export the user's memory (`app.memory`)."""
     return memory.perform(request, door.defaults.workspace)
@@ -165,6 +171,13 @@ OPERATIONS: dict[str, Operation[Any]] = _declare(
         args_of.check_model,
         request=CheckModelRequest,
         perform=_check_model,
+    ),
+    Operation(
+        "agents",
+        "the stage table's coding agents: check that one starts and speaks ACP",
+        args_of.agents,
+        request=agents.AgentsRequest,
+        perform=_agents,
     ),
     Operation("history", "the workspace's snapshots, one per stage event", args_of.history),
     Operation("diff", "what changed between snapshots (or at the pending gate)", args_of.diff),

@@ -88,10 +88,30 @@ class UsageMeter:
             unpriced_calls=int(cost is None),
             estimated=int(estimated),
         )
+        return self._write(who, usage, self.model)
+
+    def charge_reported(
+        self, who: dict[str, Any], reported: Usage | None, model: str, wall_s: float
+    ) -> Usage:
+        """Count one prompt turn of a coding agent, with the tokens it reported (`reported`),
+        or none: then its tokens are "not reported" (`Usage.unreported`), never zero. Its
+        price is not known here (the agent's own provider bills it): the cost is unknown."""
+        usage = Usage(
+            input_tokens=reported.input_tokens if reported else 0,
+            output_tokens=reported.output_tokens if reported else 0,
+            cached_tokens=reported.cached_tokens if reported else 0,
+            model_calls=1,
+            wall_s=wall_s,
+            unpriced_calls=1,
+            unreported=int(reported is None),
+        )
+        return self._write(who, usage, model)
+
+    def _write(self, who: dict[str, Any], usage: Usage, model: str) -> Usage:
         now = time.time()
         line = {
             **who,
-            "model": self.model,
+            "model": model,
             "at": round(now, 3),
             "run": self.run,
             "run_s": round(now - self.started, 3),

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -194,3 +195,21 @@ def argv(root: Path, home: Path, *, network: Network) -> list[str]:
         args.append("--unshare-net")
     args += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
     return args
+
+
+def program_binds(paths: Sequence[str], root: Path) -> list[str]:
+    """`--ro-bind` options for the files a program's command line names (its program, a
+    script) that `argv`'s sandbox does not already show: a coding agent installed outside
+    the system folders and the Python environment runs, and nothing else of that folder is
+    seen."""
+    shown = [Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")]
+    shown += [*_python_roots(), root]
+    binds: list[str] = []
+    for raw in paths:
+        if not os.path.isabs(raw) or not os.path.isfile(raw):
+            continue
+        path = Path(os.path.abspath(raw))
+        if any(path == top or top in path.parents for top in shown):
+            continue
+        binds += ["--ro-bind", str(path), str(path)]
+    return binds

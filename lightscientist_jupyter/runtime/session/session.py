@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from lightscientist_jupyter.runtime.recording.tape import session_key, tape_meta
 from lightscientist_jupyter.runtime.session.binding import BOUND, Binding
 from lightscientist_jupyter.runtime.session.lifecycle import CANCEL_NOTICE, stop_call, turn_reply
 from lightscientist_jupyter.runtime.session.observe import SessionObserver
+from lightscientist_jupyter.runtime.session.record_keeping import RecordKeeping
 from lightscientist_jupyter.runtime.session.worker_files import save_record
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
@@ -38,7 +38,7 @@ from lightscientist_jupyter.vocab import FINAL_WORKER_STATUSES, EventType, Role,
 RECURSION_LIMIT = 400
 
 
-class WorkerSession:
+class WorkerSession(RecordKeeping):
     """A worker's graph, record and turn thread. Built and driven by `ExecutionRuntime`."""
 
     def __init__(
@@ -49,20 +49,10 @@ class WorkerSession:
         emit: Callable[..., object],
         report: Callable[[WorkerUpdate], None],
     ):
-        self.record = record
-        self.folder = folder
+        super().__init__(record, folder, emit=emit, report=report)
         self.graph: Any = None
         self.binding: Binding | None = None
         """What a worker binds the runtime's shared graph to, for its turns."""
-        self.cancel = threading.Event()
-        self.hard_stop = threading.Event()
-        self.finished = threading.Event()
-        self.finished.set()
-        self.removed = False
-        self._emit = emit
-        self._report = report
-        self._lock = threading.RLock()
-        self._thread: threading.Thread | None = None
         self.unpruned_turns = 0
         """Turns since its thread was last pruned or renewed (see `prune`)."""
         self.observer = SessionObserver(self._emit_event, self._progress)
@@ -77,14 +67,6 @@ class WorkerSession:
         self._usage = Usage.from_dict(record.usage)
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def id(self) -> str:
-        return self.record.id
-
-    @property
-    def status(self) -> WorkerStatus:
-        return self.record.status
 
     @property
     def config(self) -> dict[str, Any]:
@@ -165,10 +147,6 @@ class WorkerSession:
         and fsynced when the supervisor's tool makes it. (`sync` for the supervisor's steps
         made that run about 1.6x slower.)"""
         return "exit" if self.record.role == Role.SUPERVISOR else "async"
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
 
     # ------------------------------------------------------------------ turns
 
@@ -313,18 +291,6 @@ class WorkerSession:
                 {"status": "held", "reason": reason},
             )
 
-    def _fail(self, error: str) -> None:
-        with self._lock:
-            if self.status in FINAL_WORKER_STATUSES:
-                return
-            self._set(status=WorkerStatus.FAILED, error=error)
-            self._emit_event(
-                EventType.SESSION_END,
-                f"failed: {error}",
-                {"status": str(WorkerStatus.FAILED), "error": error},
-            )
-            self._send(error=error)
-
     # ------------------------------------------------------------------ cancellation
 
     def finalize_input(self) -> Any:
@@ -340,16 +306,6 @@ class WorkerSession:
         if call and call["name"] == "finalize_cancel":
             return str(call["args"].get("notes", ""))
         return None
-
-    def settle_cancelled(self, result: dict[str, Any]) -> None:
-        with self._lock:
-            self._set(status=WorkerStatus.CANCELLED, result=result)
-            self._emit_event(
-                EventType.WORKER_CANCELLED,
-                result.get("notes", "cancelled")[:200],
-                {"result": result},
-            )
-            self._send()
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -376,49 +332,5 @@ class WorkerSession:
         self.unpruned_turns = 0
         return True
 
-    # ------------------------------------------------------------------ record keeping
-
-    def amend(self, **changes: Any) -> None:
-        """Change fields of the record in memory only (the next change of status saves it);
-        layer 2 points its own session at each new stage this way."""
-        with self._lock:
-            self.record = dataclasses.replace(self.record, **changes)
-
-    def _set(self, **changes: Any) -> None:
-        self.record = dataclasses.replace(
-            self.record,
-            **changes,
-            progress=self.progress(),
-            files_written=tuple(self.observer.files_written),
-            commands=tuple(self.observer.commands),
-            updated_at=time.time(),
-        )
-        save_record(self.folder, self.record)
-
-    def _send(self, **extra: Any) -> None:
-        r = self.record
-        self._report(
-            WorkerUpdate(
-                worker_id=self.id,
-                status=r.status,
-                progress=self.progress(),
-                stage=r.stage,
-                task_id=r.task_id,
-                result=r.result,
-                at=time.time(),
-                **extra,
-            )
-        )
-
-    def _progress(self) -> None:
-        self._send()
-
-    def _emit_event(self, type: str, message: str, data: dict[str, Any]) -> None:
-        self._emit(
-            type,
-            message,
-            worker_id=self.id,
-            stage=self.record.stage,
-            task_id=self.record.task_id,
-            data=data,
-        )
+    def tracked(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return tuple(self.observer.files_written), tuple(self.observer.commands)

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any, TypedDict, cast
 
 from lightscientist_jupyter.runtime.types import Progress
+from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.vocab import RESUMABLE_WORKER_STATUSES, Role, WorkerStatus
 
 
@@ -56,6 +57,8 @@ class WorkerRecordDict(TypedDict):
     held: str | None
     jobs: list[str]
     answers_before: int
+    agent: dict[str, Any] | None
+    agent_session: str | None
 
 
 def new_thread_id(worker_id: str, at: float) -> str:
@@ -112,6 +115,11 @@ class WorkerRecord:
     answers_before: int = 0
     """Model answers held by its earlier threads (the supervisor agent's thread is renewed
     every few turns: `prune.renewal`), so that a recording numbers its calls on."""
+    agent: AgentSpec | None = None
+    """The coding agent that works it over ACP (`runtime.acp.worker`), kept so that another
+    process can start it again; None: a deepagents session."""
+    agent_session: str | None = None
+    """The agent's ACP session id, for `session/load` after a restart."""
 
     @property
     def label(self) -> str:
@@ -130,6 +138,7 @@ class WorkerRecord:
             files_written=list(self.files_written),
             commands=list(self.commands),
             jobs=list(self.jobs),
+            agent=self.agent.to_dict() if self.agent is not None else None,
         )
         return cast(WorkerRecordDict, raw)
 
@@ -164,4 +173,6 @@ class WorkerRecord:
             held=raw.get("held"),
             jobs=tuple(raw.get("jobs") or ()),
             answers_before=int(raw.get("answers_before") or 0),
+            agent=AgentSpec.from_dict(raw["agent"]) if raw.get("agent") else None,
+            agent_session=raw.get("agent_session"),
         )

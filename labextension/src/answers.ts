@@ -261,6 +261,8 @@ export interface IUsageFigures {
   unpriced_calls: number;
   /** Calls whose tokens were estimated from characters. */
   estimated: number;
+  /** A coding agent's turns that reported no usage (never counted as zero tokens). */
+  unreported: number;
   tokens: number;
   /** The cost as every view words it (`values.usage.dollars`): `$0`, `$0.0123`, `$12.34`,
    * `cost unknown`. */

@@ -45,11 +45,16 @@ export function spendWords(figures: IUsageFigures | undefined): string {
   if (!figures?.model_calls) {
     return '';
   }
+  const calls = `${count(figures.model_calls)} model call${figures.model_calls === 1 ? '' : 's'}`;
+  const unreported = figures.unreported ?? 0;
+  if (unreported === figures.model_calls) {
+    return `usage not reported · ${calls}`; // a coding agent's: never shown as zero
+  }
   const est = figures.estimated ? ' (est.)' : '';
+  const untold = unreported ? ` (${unreported} not reported)` : '';
   return (
-    `${count(figures.tokens)} tokens${est} (${count(figures.input_tokens)} in, ` +
-    `${count(figures.output_tokens)} out) · ${figures.cost_words} · ` +
-    `${count(figures.model_calls)} model call${figures.model_calls === 1 ? '' : 's'}`
+    `${count(figures.tokens)} tokens${est}${untold} (${count(figures.input_tokens)} in, ` +
+    `${count(figures.output_tokens)} out) · ${figures.cost_words} · ${calls}`
   );
 }
 

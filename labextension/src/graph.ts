@@ -19,13 +19,18 @@ export function edgeKey(source: string, target: string): string {
 }
 
 let drawings = 0;
+/** This copy of the module's part of an id: the panel's bundle and each dashboard widget's
+ * bundle (and each kernel's widget module) are copies of it on one page, each counting
+ * from 1, so a count alone would repeat. */
+const COPY = Math.random().toString(36).slice(2, 8);
 
-/** A marker id no other drawing on the page has: an id is the page's, so with two drawings
- * defining the same one (the panel's graph and a dashboard's, a narrow copy) every edge ends
- * with the first drawing's marker, which is not drawn when that drawing is hidden. */
+/** An id no other element on the page has: an id is the page's, so with two drawings
+ * defining the same marker (the panel's graph and a dashboard's, a narrower copy) every edge
+ * ends with the first drawing's, which is not drawn when that drawing is hidden; two graph
+ * boxes of one class would take each other's container queries. */
 export function uniqueMarkerId(prefix: string): string {
   drawings += 1;
-  return `${prefix}-${drawings}`;
+  return `${prefix}-${COPY}-${drawings}`;
 }
 
 /** Define the arrowhead `markerId` in `root`'s own `defs` (edges end with it): each drawing
@@ -173,8 +178,6 @@ function drawNode(node: INodeLayout, view: IGraphView, parent: Element): void {
  * rather than a narrower drawing with more rows. */
 export const SHRINK = 0.9;
 
-let boxes = 0;
-
 /**
  * The graph in a box drawn at each of the view's widths (widest first), which shows the
  * widest drawing that fits the box's width, down to `SHRINK` of its size (else the
@@ -187,8 +190,7 @@ export class GraphBox {
   readonly node: HTMLElement;
 
   constructor(parent: HTMLElement, name = 'Stage graph') {
-    boxes += 1;
-    this._id = `ls-graph-box-${boxes}`;
+    this._id = uniqueMarkerId('ls-graph-box');
     const node = (this.node = el('div', { className: 'ls-graph-box' }, parent));
     node.classList.add(this._id);
     node.title = 'Click to fit the graph to the width (or back)';

@@ -119,4 +119,8 @@ def stage_words(state: Any | None, stage: str) -> str:
 
 def spend_words(used: Usage) -> str:
     """`12,345 tok · $0.0123`, marked `(est.)` when the tokens were estimated."""
-    return f"{used.tokens:,} tok{' (est.)' if used.estimated else ''} · {dollars(used.cost)}"
+    if used.unreported and used.unreported == used.model_calls:
+        return "usage not reported"  # a coding agent's turns: never shown as zero
+    untold = f" ({used.unreported} not reported)" if used.unreported else ""
+    est = " (est.)" if used.estimated else ""
+    return f"{used.tokens:,} tok{est}{untold} · {dollars(used.cost)}"

@@ -49,6 +49,17 @@ def test_the_header_shows_tokens_cost_and_budget():
     assert budget_card.usage_words(state).startswith("1,234 tokens · cost unknown")
 
 
+def test_a_coding_agents_unreported_turns_are_never_shown_as_zero():
+    """Turns of an ACP agent that reported no usage: 'usage not reported' on the graph's
+    titles and the workers' rows, counted beside tokens that were reported."""
+    from lightscientist_jupyter.jupyter.graph_view import spend_words
+    from lightscientist_jupyter.values.usage import Usage
+
+    assert spend_words(Usage(model_calls=2, unreported=2)) == "usage not reported"
+    mixed = Usage(model_calls=3, unreported=1, input_tokens=100, output_tokens=20)
+    assert spend_words(mixed).startswith("120 tok (1 not reported) · ")
+
+
 def test_the_panel_is_sent_its_costs_in_words():
     """The side panel words no money itself: the server sends each cost as every view words
     it (the panel's own rule had drifted from the dashboard's once)."""

@@ -59,6 +59,10 @@ def usage_words(state: ProjectState) -> str:
     est = " (est.)" if used.estimated else ""
     cost = dollars(used.cost)
     words = f"{used.tokens:,} tokens{est} · {cost}"
+    if used.unreported == used.model_calls:  # a coding agent's turns: never shown as zero
+        words = "usage not reported"
+    elif used.unreported:
+        words = f"{used.tokens:,} tokens{est} ({used.unreported} not reported) · {cost}"
     limits = state.budget.get("project") or {}
     if limits:
         words += " · budget " + ", ".join(budgets.shown(k, v) for k, v in limits.items())

@@ -229,6 +229,8 @@ class UsageFigures(TypedDict):
     unpriced_calls: int
     estimated: int
     """Calls whose tokens were estimated from characters (the model reported none)."""
+    unreported: int
+    """A coding agent's turns that reported no usage (never counted as zero tokens)."""
     tokens: int
     """Input and output tokens."""
     cost_words: str

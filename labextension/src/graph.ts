@@ -28,7 +28,7 @@ const COPY = Math.random().toString(36).slice(2, 8);
  * defining the same marker (the panel's graph and a dashboard's, a narrower copy) every edge
  * ends with the first drawing's, which is not drawn when that drawing is hidden; two graph
  * boxes of one class would take each other's container queries. */
-export function uniqueMarkerId(prefix: string): string {
+export function uniqueId(prefix: string): string {
   drawings += 1;
   return `${prefix}-${COPY}-${drawings}`;
 }
@@ -53,11 +53,11 @@ export function defineArrowhead(root: SVGSVGElement, markerId: string): void {
 }
 
 /** Draw `layout` as an SVG element at its own size, with the project's state of `view`
- * marked. Each drawing defines its own arrowhead (`uniqueMarkerId`). */
+ * marked. Each drawing defines its own arrowhead (`uniqueId`). */
 export function renderGraph(
   layout: IGraphLayout,
   view: IGraphView,
-  markerId = uniqueMarkerId('ls-arrow')
+  markerId = uniqueId('ls-arrow')
 ): SVGSVGElement {
   const taken = new Set(view.taken.map(([from, to]) => edgeKey(from, to)));
   const root = svg('svg', {
@@ -190,7 +190,7 @@ export class GraphBox {
   readonly node: HTMLElement;
 
   constructor(parent: HTMLElement, name = 'Stage graph') {
-    this._id = uniqueMarkerId('ls-graph-box');
+    this._id = uniqueId('ls-graph-box');
     const node = (this.node = el('div', { className: 'ls-graph-box' }, parent));
     node.classList.add(this._id);
     node.title = 'Click to fit the graph to the width (or back)';

@@ -14,7 +14,7 @@ import type {
 } from './answers';
 import { asText, renderDiffs } from './diff';
 import { el, focusable, svg } from './dom';
-import { defineArrowhead, uniqueMarkerId } from './graph';
+import { defineArrowhead, uniqueId } from './graph';
 
 /** A node's metric as the notebook writes it (`%g`: at most six significant digits). */
 export function metricText(metric: number | null): string {
@@ -26,7 +26,7 @@ export function renderTree(
   drawing: ISearchDrawing,
   picked: string | null,
   pick: (node: string) => void,
-  markerId = uniqueMarkerId('ls-panel-tree-arrow')
+  markerId = uniqueId('ls-panel-tree-arrow')
 ): SVGSVGElement {
   const { width, height } = drawing;
   const root = svg('svg', {

@@ -25,9 +25,9 @@ from lightscientist_jupyter.jupyter.server.answers import CellDiff, CsvDiff, Dif
 from lightscientist_jupyter.values.notebook import CellChange, is_notebook, summary_of
 from lightscientist_jupyter.values.notebook_diff import (
     HOW,
+    change_lines,
     changes_between,
     image_line,
-    notebook_diff,
     outputs_diff,
     source_diff,
 )
@@ -49,21 +49,21 @@ def gate_diff(ws: Workspace, *, images: bool) -> list[FileDiff]:
 def file_diff(change: FileChange, *, images: bool) -> FileDiff:
     """One file's change as the screens draw it."""
     text = change.status in ("new", "changed") and Path(change.path).suffix not in IMAGES
+    # a notebook's two versions, read and compared once for its lines, counts and cells
+    cells = changes_between(change.path, change.old, change.new) if _notebook(change) else None
     diff: FileDiff = {
         "path": change.path,
         "status": change.status,
-        "lines": _lines(change) if text else [],
+        "lines": _lines(change, cells) if text else [],
     }
     if text:
-        diff["summary"] = counts(change)
+        diff["summary"] = summary_of(cells) if cells is not None else _line_counts(change)
     if (markdown := _rendered(change)) is not None:
         diff["rendered"] = markdown
     if change.status == "removed":
         return diff
-    if is_notebook(change.path):
-        cells = changes_between(change.path, change.old, change.new)
-        if cells is not None:
-            diff["cells"] = [_cell(change.path, c, images) for c in cells if c.kind != "same"]
+    if cells is not None:
+        diff["cells"] = [_cell(change.path, c, images) for c in cells if c.kind != "same"]
     elif change.path.endswith(".csv") and (table := _csv(change)) is not None:
         diff["table"] = table
     elif images and (mime := IMAGES.get(Path(change.path).suffix.lower())) is not None:
@@ -74,13 +74,13 @@ def file_diff(change: FileChange, *, images: bool) -> FileDiff:
     return diff
 
 
-def counts(change: FileChange) -> str:
-    """A change in a few words for its folded line: a notebook's by cell ("1 cell changed, 2
-    added"), a text's by line ("+54 −3", of the whole diff, not only the lines shown)."""
-    if is_notebook(change.path):
-        cells = changes_between(change.path, change.old, change.new)
-        if cells is not None:
-            return summary_of(cells)
+def _notebook(change: FileChange) -> bool:
+    return is_notebook(change.path) and change.status != "removed"
+
+
+def _line_counts(change: FileChange) -> str:
+    """A text's change in a few words for its folded line: "+54 −3", of the whole diff, not
+    only the lines shown (a notebook's is by cell: `summary_of`)."""
     body = change.unified()[2:]  # past the two file-name lines
     added = sum(1 for line in body if line.startswith("+"))
     removed = sum(1 for line in body if line.startswith("-"))
@@ -96,12 +96,10 @@ def _rendered(change: FileChange) -> str | None:
     return rendered_diff(old, (change.new or b"").decode("utf-8", errors="replace"))
 
 
-def _lines(change: FileChange) -> list[str]:
+def _lines(change: FileChange, cells: list[CellChange] | None) -> list[str]:
     """A change as text: a notebook's cell by cell, else the unified diff."""
-    by_cell = (
-        notebook_diff(change.path, change.old, change.new) if is_notebook(change.path) else None
-    )
-    return (by_cell if by_cell is not None else change.unified())[:MAX_LINES]
+    by_cell = change_lines(change.path, cells) if cells is not None else change.unified()
+    return by_cell[:MAX_LINES]
 
 
 def _cell(path: str, change: CellChange, images: bool) -> CellDiff:

@@ -24,6 +24,7 @@ from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import PendingDecision, StageTable
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.server.answers import CellNumbers, GateChecks
+from lightscientist_jupyter.jupyter.server.paths import join
 
 OPEN_CELL = "lightscientist:open-notebook-cell"
 """The extension's command (`labextension/src/cells.ts`)."""
@@ -95,7 +96,7 @@ def gate_checks(
     cells, unresolved = by_cell(sections)
     shown: list[CellNumbers] = [
         {
-            "path": f"{prefix}/{c['notebook']}" if prefix else c["notebook"],
+            "path": join(prefix, c["notebook"]),
             "cell": c["cell"],
             "numbers": c["numbers"],
         }

@@ -97,8 +97,11 @@ def notebook_diff(path: str, old: bytes | None, new: bytes | None) -> list[str] 
     """`path`'s change cell by cell as lines (unchanged cells left out), or None when either
     version is not a notebook."""
     changes = changes_between(path, old, new)
-    if changes is None:
-        return None
+    return None if changes is None else change_lines(path, changes)
+
+
+def change_lines(path: str, changes: list[CellChange]) -> list[str]:
+    """A notebook's cells, as `changes_between` compared them, as lines (`notebook_diff`)."""
     shown = [c for c in changes if c.kind != "same"]
     lines = [f"notebook {path}: {summary_of(changes)}"]
     for change in shown:

@@ -299,7 +299,7 @@ class FileDiff(TypedDict):
     """Unified diff lines (at most `diff_card.MAX_LINES`); empty for images, removed and
     unchanged files."""
     summary: NotRequired[str]
-    """The change in a few words for its folded line (`diff_card.counts`): "+54 −3", or a
+    """The change in a few words for its folded line (`diff_card.file_diff`): "+54 −3", or a
     notebook's "1 cell changed, 2 added"; for a text file or a notebook."""
     rendered: NotRequired[str]
     """For a Markdown file: the new text rendered as HTML, what was inserted in `<ins>` and

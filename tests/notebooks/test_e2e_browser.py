@@ -1,7 +1,7 @@
 """The quickstart in a real JupyterLab, driven in headless Chromium (Debian's package).
 
 The test copies `notebooks/quickstart.ipynb` under a fresh server root, starts `jupyter lab`
-on loopback (in the light and in the dark theme), opens the notebook and runs all its cells
+on loopback in the light theme, opens the notebook and runs all its cells
 from the Run menu. The dashboard draws the stage graph; the project stops at `idea.gate` and
 the gate card opens — and waits, since nobody set `LIGHTSCIENTIST_AUTO_APPROVE` here. An
 accessibility check (axe-core) of the dashboard finds nothing serious or critical. The test
@@ -9,10 +9,13 @@ clicks Approve and reads, within two seconds, the decision and the stage the pro
 to. At `experiment.gate` it saves the notebook, *reloads the page* and approves from the
 dashboard again (the click goes through the server extension, so a reloaded page's comm
 does not matter), after checking that the gate's diff shows the analysis and the log as new
-files. The last gate is approved from the command line, and the graph reaches
-`done`, where no gate card is left; a kernel restart then shows the banner saying the
-project is done, with nothing to resume and no broken-link icon. Screenshots
-at 1400 and 900 px: `test-output/quickstart-<theme>-*.png`.
+files; before that reload the researcher switches to the dark theme from the Settings
+menu, so the first half runs in the light theme and the second in the dark (axe-core checks
+the dashboard in each; `test_screens_agree_browser` draws every state in both). The last
+gate is approved from the command line, and the graph reaches `done`, where no gate card is
+left; a kernel restart then shows the banner saying the project is done, with nothing to
+resume and no broken-link icon. Screenshots at 1400 and 900 px, named for the theme each
+was taken in: `test-output/quickstart-<theme>-*.png`.
 
 Needs the built extension, `/usr/bin/chromium` and Python playwright (see
 `tests/support/browser.py`); without them the test is skipped, except under CI.
@@ -95,10 +98,7 @@ BROKEN_LINK_ICONS = """() => [...document.querySelectorAll(
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("theme", ["light", "dark"])
-def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reload(
-    tmp_path, theme
-):
+def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reload(tmp_path):
     require_browser()
     from playwright.sync_api import expect, sync_playwright
 
@@ -107,12 +107,16 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
     shutil.copy(QUICKSTART, root / QUICKSTART.name)
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     OUTPUT.mkdir(exist_ok=True)
-    names = ("gate", "gate-900", "approved", "reloaded", "gate-diff", "done", "done-900",
-             "restarted", "reloaded-restarted")
-    shots = {name: OUTPUT / f"quickstart-{theme}-{name}.png" for name in names}
-    for shot in shots.values():
-        shot.unlink(missing_ok=True)
+    # the first half in the light theme, the second (from the reload on) in the dark
+    names = {"light": ("gate", "gate-900", "approved"),
+             "dark": ("reloaded", "gate-diff", "done", "done-900", "restarted",
+                      "reloaded-restarted")}
+    shots = {name: OUTPUT / f"quickstart-{theme}-{name}.png"
+             for theme, taken in names.items() for name in taken}
+    for shot in OUTPUT.glob("quickstart-*.png"):
+        shot.unlink()
     console: list[str] = []
+    theme = "light"
     settings = {**ALL_CELLS, "@jupyterlab/apputils-extension:themes": {"theme": THEMES[theme]}}
 
     with start_lab(root, tmp_path / "lab", settings=settings, env=env) as lab, \
@@ -228,7 +232,17 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                 page.screenshot(path=str(shots["approved"]))
                 page.keyboard.press("Control+s")
                 expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=10_000)
+                # the dark theme, chosen as a researcher would: it is kept across the reload
+                theme = "dark"
+                page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Settings$")).click()
+                page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).click()
+                dark = re.compile(f"^{THEMES[theme]}$")  # not its High Contrast sibling
+                page.locator(".lm-Menu-itemLabel", has_text=dark).click()
+                expect(page.locator("body")).to_have_attribute(
+                    "data-jp-theme-name", THEMES[theme], timeout=10_000)
                 page.reload()
+                expect(page.locator("body")).to_have_attribute(
+                    "data-jp-theme-name", THEMES[theme], timeout=60_000)
                 dashboard = page.locator(".jp-OutputArea-output .lightscientist-dashboard")
                 card = dashboard.locator(".ls-gatecard[data-decision]")
                 expect(card.locator(".ls-card-title")).to_contain_text(
@@ -334,7 +348,7 @@ def test_quickstart_in_jupyterlab_approved_from_the_dashboard_also_after_a_reloa
                            ).to_have_attribute("data-state", "done")
                     expect(served.locator(".ls-gate:visible")).to_have_count(0)
                 expect(page.get_by_text("model not found")).to_have_count(0)
-                # the dashboard drawn from the server passes axe-core too, in either theme
+                # the dashboard drawn from the server passes axe-core too, in the dark theme
                 problems = axe_problems(page, ".ls-ProjectOutput .ls-served")
                 assert not problems, "\n".join(problems)
                 served = every.first

@@ -120,6 +120,9 @@ export interface INodeLayout {
   column: number;
   row: number;
   gate: boolean;
+  /** The coding agent (`[agents.NAME]`) that works the stage, shortened to fit its corner;
+   * null: the built-in worker. */
+  agent: string | null;
   branch: boolean;
   done: boolean;
 }

@@ -158,6 +158,15 @@ function drawNode(node: INodeLayout, view: IGraphView, parent: Element): void {
     );
     tag.textContent = '◆';
   }
+  if (node.agent) {
+    // the coding agent that works the stage, named in the top left corner
+    const agent = svg(
+      'text',
+      { x: x + 6, y: y + 11, class: 'ls-agent-tag' },
+      g
+    );
+    agent.textContent = node.agent;
+  }
   const label = svg(
     'text',
     { x: x + w / 2, y: Math.round(y + h / 2 + 4), class: 'ls-label' },

@@ -83,6 +83,9 @@ def stage_title(table: StageTable, stage_id: str, state: str, visits: int, spent
         ]
         if s.max_visits:
             lines.append(f"max visits: {s.max_visits}")
+        if s.agent is not None:
+            program = table.agents[s.agent].command[0]
+            lines.append(f"worked by the coding agent '{s.agent}' ({program})")
     if visits > 1:
         lines.append(f"visited {visits} times")
     if spent:
@@ -106,6 +109,9 @@ def describe(
         words.append(f"now at {current[0]} ({states[current[0]]})")
     if seen:
         words.append("visited " + ", ".join(seen))
+    agents = [f"{s} by {table[s].agent}" for s in table.ids() if table[s].agent is not None]
+    if agents:
+        words.append("worked by coding agents: " + ", ".join(agents))
     return "; ".join(words)
 
 

@@ -39,6 +39,7 @@ GAP_X, GAP_Y = 30, 26
 BAND_LABEL_H, BAND_GAP = 16, 22
 PAD = 14
 LABEL_CHARS = 20
+AGENT_TAG_CHARS = 16
 
 
 class NodeLayout(TypedDict):
@@ -55,6 +56,9 @@ class NodeLayout(TypedDict):
     row: int
     gate: bool
     """The stage waits for approval (in manual mode)."""
+    agent: str | None
+    """The coding agent (`[agents.NAME]`) that works the stage, shortened to fit the box's
+    corner (the hover title names it whole); None: the built-in worker."""
     branch: bool
     """Off the default path (`start` following `next`): a detour such as the probe branch."""
     done: bool
@@ -272,8 +276,14 @@ def edge_path(a: NodeLayout, b: NodeLayout, shape: _Shape, slot: int) -> str:
     )
 
 
-def _label(stage_id: str) -> str:
-    return stage_id if len(stage_id) <= LABEL_CHARS else stage_id[: LABEL_CHARS - 1] + "…"
+def _label(stage_id: str, chars: int = LABEL_CHARS) -> str:
+    return stage_id if len(stage_id) <= chars else stage_id[: chars - 1] + "…"
+
+
+def _agent_tag(table: StageTable, stage_id: str) -> str | None:
+    """The coding agent that works a stage, as the box's top left corner shows it."""
+    agent = None if stage_id == DONE else table[stage_id].agent
+    return None if agent is None else _label(agent, AGENT_TAG_CHARS)
 
 
 # ------------------------------------------------------------------------- layout
@@ -318,6 +328,7 @@ def graph_layout(table: StageTable, columns: int = MAX_COLUMNS) -> GraphLayout:
                     "column": column,
                     "row": row,
                     "gate": stage_id != DONE and table[stage_id].approval,
+                    "agent": _agent_tag(table, stage_id),
                     "branch": stage_id not in on_main,
                     "done": stage_id == DONE,
                 }

@@ -161,3 +161,37 @@ def test_each_drawing_shown_has_markers_of_its_own(default_table):
     for drawing, marker in zip(drawings, defined, strict=True):
         used = set(re.findall(r'marker-end="url\(#([^)]+)\)"', drawing))
         assert used == {marker}
+
+
+def test_a_stage_an_agent_works_names_it_in_its_corner_its_title_and_the_words(
+    tmp_path, write_table
+):
+    table = load_table(
+        write_table(
+            tmp_path,
+            """\
+start = "a"
+
+[agents.claude-code-for-the-lab]
+command = ["claude-code-acp"]
+
+[stages.a]
+skill = "skills/a.md"
+outputs = ["out/a.md"]
+next = "done"
+allowed = ["done"]
+agent = "claude-code-for-the-lab"
+""",
+        )
+    )
+    view = graph_view(table, None)
+    (node, end) = view["layouts"][0]["nodes"]
+    assert (node["agent"], end["agent"]) == ("claude-code-for…", None)  # shortened to fit
+    assert view["titles"]["a"].splitlines()[-1] == (
+        "worked by the coding agent 'claude-code-for-the-lab' (claude-code-acp)"
+    )
+    assert view["label"].endswith("worked by coding agents: a by claude-code-for-the-lab")
+    drawn = stage_nodes(graph.render_svg(view))
+    (tag,) = drawn["a"].findall(f"{SVG}text[@class='ls-agent-tag']")
+    assert tag.text == "claude-code-for…"
+    assert not list(drawn["done"].findall(f"{SVG}text[@class='ls-agent-tag']"))

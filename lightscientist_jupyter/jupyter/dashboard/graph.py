@@ -98,6 +98,11 @@ def _node_svg(node: NodeLayout, view: GraphView) -> list[str]:
             f'height="{h - 6}" rx="4"/>'
         )
         out.append(f'<text class="ls-gate-tag" x="{x + w - 6}" y="{y + 12}">{GATE_GLYPH}</text>')
+    if node["agent"]:
+        out.append(
+            f'<text class="ls-agent-tag" x="{x + 6}" y="{y + 11}">'
+            f"{html.escape(node['agent'])}</text>"
+        )
     out.append(
         f'<text class="ls-label" x="{x + w / 2:.0f}" y="{y + h / 2 + 4:.0f}">'
         f"{html.escape(node['label'])}</text>"

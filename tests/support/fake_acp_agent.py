@@ -11,6 +11,8 @@ same text always gives the same session updates and the same files.
     env PATH              write the names and values of its environment to PATH, one a line
     read PATH: OUT        try to read PATH (any path, as the agent's own process can); write
                           what it read, or why it could not, to OUT
+    run OUT: COMMAND      run COMMAND with /bin/sh in the session's cwd (as an agent's own
+                          terminal does); write its output to OUT
     sleep SECONDS         wait (a cancel ends the wait and the turn: stop reason `cancelled`)
     stubborn SECONDS      wait, deaf to a cancel (its process group has to be ended)
     usage IN OUT          report that many input and output tokens in the prompt's answer
@@ -165,6 +167,17 @@ class _Turn:
             except OSError as exc:
                 seen = f"cannot read {path}: {exc.strerror}"
             self._write(out, seen + "\n")
+        for argument in _directive(text, "run"):
+            out, command = _split_write(argument)
+            ran = await asyncio.create_subprocess_shell(
+                command,
+                cwd=self.cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            output, _ = await ran.communicate()
+            self._write(out, output.decode("utf-8", "replace"))
         for code in _directive(text, "exit"):
             sys.stderr.write(f"{NAME}: exiting with {code} in the middle of a turn\n")
             sys.stderr.flush()

@@ -19,7 +19,7 @@ import dataclasses
 import importlib.metadata
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -31,6 +31,7 @@ from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.runtime.acp.client import AgentClient, Emit
 from lightscientist_jupyter.runtime.acp.launch import AgentProcess, missing_env
 from lightscientist_jupyter.runtime.acp.permissions import AskPermission
+from lightscientist_jupyter.runtime.sandbox.spawn import Confinement
 from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.usage import Usage
 
@@ -95,7 +96,7 @@ class AcpSession:
         ask: answers its permission requests under `permissions = "ask"`.
         timeout: how long it may take to answer a request other than a prompt.
         grace: how long a cancelled turn may take before its process group is ended.
-        sandbox: the `bwrap` argv (up to its final `--`) its process runs in; empty: none.
+        sandbox: where its process runs (`worker.agent_sandbox`); None: unsandboxed.
     """
 
     def __init__(
@@ -109,10 +110,10 @@ class AcpSession:
         ask: AskPermission | None = None,
         timeout: float = ANSWER_TIMEOUT_S,
         grace: float = GRACE_S,
-        sandbox: Sequence[str] = (),
+        sandbox: Confinement | None = None,
     ):
         self.spec = spec
-        self.sandbox = tuple(sandbox)
+        self.sandbox = sandbox
         self.workspace = workspace
         self.home = home
         self.log = log

@@ -28,7 +28,7 @@ import acp
 from acp import schema
 
 from lightscientist_jupyter.errors import AgentFailed
-from lightscientist_jupyter.runtime.acp.client import AgentClient, Emit
+from lightscientist_jupyter.runtime.acp.client import AgentClient, Emit, model_of
 from lightscientist_jupyter.runtime.acp.launch import AgentProcess, missing_env
 from lightscientist_jupyter.runtime.acp.permissions import AskPermission
 from lightscientist_jupyter.runtime.sandbox.spawn import Confinement
@@ -82,6 +82,8 @@ class TurnResult:
     """Its tool calls so far in this session."""
     session_cost_usd: float | None = None
     """The session's whole cost so far, when the agent reported one in USD (`usage_update`)."""
+    model: str | None = None
+    """The model the agent says its session runs (its config option of category `model`)."""
 
 
 class AcpSession:
@@ -265,13 +267,16 @@ class AcpSession:
             self.client.replaying = True
             try:
                 loading = self._conn.load_session(cwd=cwd, session_id=load)
-                await self._ask("session/load", loading, self.timeout)
+                loaded = await self._ask("session/load", loading, self.timeout)
             finally:
                 self.client.replaying = False
             self.session_id = load
+            options = loaded.config_options if loaded is not None else None
         else:
             opened = await self._ask("session/new", self._conn.new_session(cwd=cwd), self.timeout)
             self.session_id = opened.session_id
+            options = opened.config_options
+        self.client.model = model_of(options) or self.client.model
         return self.session_id
 
     async def _prompt(self, session_id: str, text: str, timeout: float | None) -> TurnResult:
@@ -296,6 +301,7 @@ class AcpSession:
             usage=_usage(reported),
             tool_calls=self.client.tool_calls,
             session_cost_usd=self.client.cost_usd,
+            model=self.client.model,
         )
 
     async def _send_cancel(self, session_id: str, limit: float) -> None:

@@ -14,7 +14,8 @@ was cut short). The turn's end settles the worker:
 Under `permissions = "ask"` a permission request makes the worker `waiting`, its question the
 tool call and the agent's own options (`values.agents.permission_question`); the answer a
 resume brings picks the option. The usage the agent reports for a turn reaches the meter's
-ledger; a turn that reports none is counted as "not reported", never as zero.
+ledger, priced by the model the agent names where the price table knows it (else its cost is
+unknown); a turn that reports none is counted as "not reported", never as zero.
 """
 
 from __future__ import annotations
@@ -198,7 +199,11 @@ class AgentWorkerSession(RecordKeeping):
             result = acp.prompt(prompt)
             self._turns += 1
             self.meter.charge_reported(
-                self._who(), result.usage, self.spec.name, time.monotonic() - began
+                self._who(),
+                result.usage,
+                self.spec.name,
+                time.monotonic() - began,
+                model=result.model,
             )
             if self.cancel.is_set() or result.stop_reason == "cancelled":
                 return  # `ExecutionRuntime.cancel` settles it

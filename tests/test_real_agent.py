@@ -3,7 +3,8 @@
 pointed at the tests' local server (`support.chat_server`, through its Responses API, the
 only one Codex speaks) by `-c` overrides in the agent's table. The server scripts the model:
 run one command that writes the stage's output, then say so. `agents check` starts it and
-prints what it says of itself; `research` runs a project whose stage b it works to `done`.
+prints what it says of itself; `research` runs a project whose stage b it works to `done`;
+installed into a folder (not `-g`), it starts inside the sandbox.
 
 The run is unsandboxed (`--sandbox none`): a sandboxed agent with `network = true` reaches
 the internet but nothing of the host (tests/runtime/test_netstack.py), and the test's server
@@ -22,6 +23,12 @@ from typing import Any
 
 import pytest
 from support.chat_server import ChatServer, answer, tool_call
+
+from lightscientist_jupyter.runtime.acp.session import AcpSession
+from lightscientist_jupyter.runtime.acp.worker import agent_sandbox
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
+from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.vocab import AgentPermissions
 
 pytestmark = pytest.mark.slow
 
@@ -138,6 +145,26 @@ def test_codex_from_npm_works_a_stage_against_the_local_server(
     usage = cli(ws, "usage", "--by", "worker")
     rows = {line.split()[0]: line for line in usage.stdout.splitlines()[1:]}
     assert rows[codex["id"]].split() == [codex["id"], "1", "usage", "not", "reported"]
+
+
+def test_codex_installed_with_npm_into_a_folder_starts_inside_the_sandbox(
+    tmp_path, codex_acp, needs_bwrap
+):
+    """The launcher `npm install` leaves in `node_modules/.bin` finds its package's binary
+    in the sandbox, which shows that `node_modules` folder (read-only) and nothing else."""
+    ws = (tmp_path / "ws").resolve()
+    (ws / ".lightscientist").mkdir(parents=True)
+    home = ws / ".lightscientist" / "workers" / "w1" / "home"
+    agent = AgentSpec("codex", (str(codex_acp),), (), AgentPermissions.ALLOW)
+    sandbox = agent_sandbox(agent, ShellPolicy(sandbox=True), ws, home)
+    session = AcpSession(
+        agent, ws, home=home, log=tmp_path / "agent.log", emit=lambda *a: None, sandbox=sandbox
+    )
+    try:
+        info = session.initialize()
+    finally:
+        session.close()
+    assert (info.name, info.version, info.protocol_version) == ("codex-acp", "0.16.0", 1)
 
 
 def workers(ws: Path) -> list[dict[str, Any]]:

@@ -6,10 +6,11 @@ run one command that writes the stage's output, then say so. `agents check` star
 prints what it says of itself; `research` runs a project whose stage b it works to `done`;
 installed into a folder (not `-g`), it starts inside the sandbox.
 
-The run is unsandboxed (`--sandbox none`): a sandboxed agent with `network = true` reaches
-the internet but nothing of the host (tests/runtime/test_netstack.py), and the test's server
-listens on the host's loopback. Without npm or the adapter this fails under CI (`CI=true`),
-where scripts/setup installs it, and is skipped elsewhere.
+A sandboxed agent with `network = true` reaches the internet but nothing of the host
+(tests/runtime/test_netstack.py): against the server on the host's loopback the run is
+unsandboxed (`--sandbox none`); in the sandbox, the server is on "another machine"
+(`support.outside_net`, which needs root: skipped without). Without npm or the adapter these
+tests fail under CI (`CI=true`), where scripts/setup installs it, and are skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 import pytest
 from support.chat_server import ChatServer, answer, tool_call
+from support.outside_net import WORLD
 
 from lightscientist_jupyter.runtime.acp.session import AcpSession
 from lightscientist_jupyter.runtime.acp.worker import agent_sandbox
@@ -47,13 +49,15 @@ def codex_acp() -> Path:
     return CODEX_ACP
 
 
+def scripted(body: dict[str, Any]) -> dict[str, Any]:
+    """The model: run the command that writes the output, then, once it ran, say so."""
+    ran = any(item.get("type") == "function_call_output" for item in body.get("input", []))
+    return answer("Wrote out/b.md.") if ran else tool_call("exec_command", cmd=WRITE)
+
+
 @pytest.fixture
 def server():
-    def decide(body: dict[str, Any]) -> dict[str, Any]:
-        ran = any(item.get("type") == "function_call_output" for item in body.get("input", []))
-        return answer("Wrote out/b.md.") if ran else tool_call("exec_command", cmd=WRITE)
-
-    chat = ChatServer().answer_with(decide)
+    chat = ChatServer().answer_with(scripted)
     yield chat
     chat.close()
 
@@ -103,23 +107,20 @@ def cli(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_codex_from_npm_works_a_stage_against_the_local_server(
-    tmp_path, write_table, codex_acp, server
-):
+def project(tmp_path: Path, write_table: Any, program: Path, base_url: str) -> tuple[Path, Path]:
+    """The table (with its skills) and an empty workspace."""
     stages = write_table(
         tmp_path / "table",
-        table(codex_acp, server.base_url),
+        table(program, base_url),
         skills={"skills/a.md": "# a\n\nWrite the note.\n", "skills/b.md": "# b\n\nWrite it.\n"},
     )
     ws = tmp_path / "ws"
     ws.mkdir()
+    return stages, ws
 
-    check = cli(ws, "agents", "check", "codex", "--stages", str(stages))
-    assert check.returncode == 0, check.stderr
-    first = check.stdout.splitlines()[0]
-    assert first == "agent 'codex': codex-acp 0.16.0 (Codex), ACP version 1, answered initialize"
 
-    run = cli(
+def research(ws: Path, stages: Path, sandbox: str) -> subprocess.CompletedProcess[str]:
+    return cli(
         ws,
         "research",
         "a goal",
@@ -130,8 +131,21 @@ def test_codex_from_npm_works_a_stage_against_the_local_server(
         "--model",
         "offline",
         "--sandbox",
-        "none",
+        sandbox,
     )
+
+
+def test_codex_from_npm_works_a_stage_against_the_local_server(
+    tmp_path, write_table, codex_acp, server
+):
+    stages, ws = project(tmp_path, write_table, codex_acp, server.base_url)
+
+    check = cli(ws, "agents", "check", "codex", "--stages", str(stages))
+    assert check.returncode == 0, check.stderr
+    first = check.stdout.splitlines()[0]
+    assert first == "agent 'codex': codex-acp 0.16.0 (Codex), ACP version 1, answered initialize"
+
+    run = research(ws, stages, "none")
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "done"
     assert (ws / "out" / "b.md").read_text(encoding="utf-8") == "written by codex\n"
@@ -145,6 +159,26 @@ def test_codex_from_npm_works_a_stage_against_the_local_server(
     usage = cli(ws, "usage", "--by", "worker")
     rows = {line.split()[0]: line for line in usage.stdout.splitlines()[1:]}
     assert rows[codex["id"]].split() == [codex["id"], "1", "usage", "not", "reported"]
+
+
+def test_codex_in_the_sandbox_reaches_its_provider_on_the_internet_and_works_the_stage(
+    tmp_path, write_table, codex_acp, needs_bwrap, outside
+):
+    """With `network = true` in the run's sandbox, its provider a server on another machine
+    (`support.outside_net`, standing for the internet), reached through the sandbox's own
+    network; the command Codex runs runs in the sandbox too."""
+    chat = outside.inside(lambda: ChatServer(host=WORLD).answer_with(scripted))
+    try:
+        stages, ws = project(tmp_path, write_table, codex_acp, chat.base_url)
+        run = research(ws, stages, "bwrap")
+    finally:
+        chat.close()
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "done"
+    assert (ws / "out" / "b.md").read_text(encoding="utf-8") == "written by codex\n"
+    assert len(chat.requests) == 2
+    (codex,) = [w for w in workers(ws) if w.get("agent")]
+    assert (codex["status"], codex["result"]["summary"]) == ("completed", "Wrote out/b.md.")
 
 
 def test_codex_installed_with_npm_into_a_folder_starts_inside_the_sandbox(

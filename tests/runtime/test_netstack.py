@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from support import outside_net
-from support.outside_net import HOST_END, METADATA, WORLD, HostListener, Outside
+from support.outside_net import HOST_END, METADATA, WORLD, HostListener
 from support.waiting import wait_for
 
 from lightscientist_jupyter.events import EventBus
@@ -84,16 +84,6 @@ def host():
     listener = HostListener()
     yield listener
     listener.close()
-
-
-@pytest.fixture
-def outside(tmp_path: Path):
-    why = outside_net.can_make_outside()
-    if why is not None:
-        pytest.skip(why)
-    machine = Outside(tmp_path)
-    yield machine
-    machine.close()
 
 
 def probe(sh: WorkspaceBackend, *targets: str) -> dict[str, str]:

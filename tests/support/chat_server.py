@@ -1,10 +1,11 @@
 """A scripted OpenAI-compatible chat server for tests: the only stand-in for a real model.
 
-`ChatServer` is a tiny HTTP server (standard library, 127.0.0.1, a random port, its own
-thread) that answers `POST /v1/chat/completions` from a per-test script, as JSON or as
-`stream=True` server-sent events, so the real `ChatOpenAI` client drives our layers. It also
-answers `POST /v1/responses` (the Responses API, the only one Codex speaks), streamed, from
-the same script: what a real coding agent from the npm registry needs.
+`ChatServer` is a tiny HTTP server (standard library, 127.0.0.1 or the address `host` names,
+a random port, its own thread) that answers `POST /v1/chat/completions` from a per-test
+script, as JSON or as `stream=True` server-sent events, so the real `ChatOpenAI` client
+drives our layers. It also answers `POST /v1/responses` (the Responses API, the only one
+Codex speaks), streamed, from the same script: what a real coding agent from the npm registry
+needs.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class ChatServer:
 
     USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.script: list[dict[str, Any]] = []
         self.decide: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.requests: list[dict[str, Any]] = []
@@ -70,7 +71,7 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:  # keep the test output quiet
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, args=(0.05,), daemon=True, name="chat-server"
@@ -79,7 +80,8 @@ class ChatServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
 
     def play(self, *replies: dict[str, Any]) -> ChatServer:
         self.script = list(replies)

@@ -84,15 +84,16 @@ class AgentProcess:
         program = find_program(spec)
         argv = [program, *spec.command[1:]]
         prefix = list(sandbox.prefix) if sandbox is not None else []
-        handshake = None
-        if prefix and sandbox is not None and sandbox.network == "own":
-            handshake = netstack.Handshake.open()
-            prefix = handshake.sandbox_argv(prefix)
-            argv = ["/bin/bash", "-c", f'{handshake.wait_script()}\nexec "$@"', "ls-agent", *argv]
         mkdirs(home)
         mkdirs(log.parent)
         err = NO_LINKS.open_fd(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        handshake = None
         try:  # the child keeps its own descriptor
+            if prefix and sandbox is not None and sandbox.network == "own":
+                handshake = netstack.Handshake.open()
+                prefix = handshake.sandbox_argv(prefix)
+                wait = f'{handshake.wait_script()}\nexec "$@"'  # then the agent's program
+                argv = ["/bin/bash", "-c", wait, "ls-agent", *argv]
             try:
                 process = await asyncio.create_subprocess_exec(
                     *prefix,

@@ -4,8 +4,10 @@ Starts the tests' fake ACP agent (`tests/support/fake_acp_agent.py`, a Python pr
 `agent-client-protocol`, as a real agent would be a Node or Rust one) `--runs` times in a
 fresh workspace, unsandboxed and in the run's bubblewrap sandbox (as `AgentWorkerSession`
 does): the start (its process spawned, `initialize`, `session/new`), one prompt turn writing
-one file, and the close (its process group ended). The first start of each mode is left out
-(the page cache). A real agent's start is its own program's: this measures ours around it.
+one file, and the close (its process group ended); and, where pasta and nftables work, in
+the sandbox with a network of its own (`network = true`: the handshake, the nftables table
+and pasta before its program starts). The first start of each mode is left out (the page
+cache). A real agent's start is its own program's: this measures ours around it.
 
     python benchmarks/acp_worker.py [--runs 7] [--quick] [--json OUT]
 
@@ -28,7 +30,7 @@ import _common as C  # noqa: E402
 
 from lightscientist_jupyter.runtime.acp.session import AcpSession  # noqa: E402
 from lightscientist_jupyter.runtime.acp.worker import agent_sandbox  # noqa: E402
-from lightscientist_jupyter.runtime.sandbox import bwrap  # noqa: E402
+from lightscientist_jupyter.runtime.sandbox import bwrap, netstack  # noqa: E402
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy  # noqa: E402
 from lightscientist_jupyter.values.agents import AgentSpec  # noqa: E402
 from lightscientist_jupyter.vocab import AgentPermissions  # noqa: E402
@@ -38,11 +40,12 @@ SPEC = AgentSpec("fake", (sys.executable, str(FAKE)), (), AgentPermissions.ALLOW
 TASK = 'LightScientist task\noutputs: ["out/a.md"]\n'
 
 
-def once(folder: Path, sandboxed: bool) -> dict[str, float]:
+def once(folder: Path, mode: str) -> dict[str, float]:
     ws = folder / "ws"
     home = ws / ".lightscientist" / "workers" / "w1" / "home"
     home.mkdir(parents=True)
-    sandbox = agent_sandbox(SPEC, ShellPolicy(sandbox=True), ws, home) if sandboxed else ()
+    policy = ShellPolicy(sandbox=mode != "none", network=mode == "bwrap+net")
+    sandbox = agent_sandbox(SPEC, policy, ws, home)
     began = time.perf_counter()
     session = AcpSession(
         SPEC, ws, home=home, log=folder / "agent.log", emit=lambda *a: None, sandbox=sandbox
@@ -71,12 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the report here")
     args = parser.parse_args(argv)
     runs = 2 if args.quick else max(2, args.runs)
-    modes = ["none"] + (["bwrap"] if bwrap.problem() is None else [])
+    modes = ["none"]
+    if bwrap.problem() is None:
+        modes.append("bwrap")
+        if netstack.problem(shutil.which("bwrap") or "bwrap") is None:
+            modes.append("bwrap+net")
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-acp-"))
     results: dict[str, list[dict[str, float]]] = {}
     try:
         for mode in modes:
-            timed = [once(folder / f"{mode}-{i}", mode == "bwrap") for i in range(runs)]
+            timed = [once(folder / f"{mode}-{i}", mode) for i in range(runs)]
             results[mode] = timed[1:]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -115,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
                 higher=False,
                 why="bubblewrap's namespaces and mounts before the agent's own start",
             )
+        )
+    if "bwrap+net" in med:
+        network = med["bwrap+net"]["start_s"] - med["bwrap"]["start_s"]
+        report.say(
+            f"A network of its own (`network = true`) adds {network * 1000:+.0f} ms to the "
+            "sandboxed start (the nftables table and pasta attached before the agent runs)."
         )
     report.data = results
     report.write(args.json)

@@ -64,7 +64,9 @@ def open_policy(
 
 
 def _stage_network(table: StageTable) -> bool:
-    return any(stage.network for stage in table)
+    """Whether a stage's commands, or the coding agent working it, may use the network."""
+    agents = (table.agent_of(stage.id) for stage in table)
+    return any(stage.network for stage in table) or any(a.network for a in agents if a)
 
 
 def status_info(ws: Workspace, stored: dict[str, Any]) -> dict[str, Any]:

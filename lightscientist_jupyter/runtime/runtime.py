@@ -27,7 +27,7 @@ from langgraph.types import Command
 
 from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs, read_text, write_text_atomic
 from lightscientist_jupyter.beneath import PathRefused
-from lightscientist_jupyter.errors import AgentFailed, RuntimeLayerError
+from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.acp.worker import AgentWorkerSession, agent_sandbox
 from lightscientist_jupyter.runtime.checkpoints import prune
@@ -389,20 +389,14 @@ class ExecutionRuntime:
 
     def _make_session(self, record: WorkerRecord, folder: Path, spec: WorkerSpec | None) -> Session:
         if record.agent is not None:
-            try:
-                policy = self.shell_policy.for_stage(record.agent.network, record.limits)
-                sandbox = agent_sandbox(record.agent, policy, self.workspace.root, folder / "home")
-                problem = None
-            except AgentFailed as exc:
-                sandbox, problem = (), str(exc)
+            policy = self.shell_policy.for_stage(record.agent.network, record.limits)
             return AgentWorkerSession(
                 record,
                 folder,
                 emit=self.bus.emit,
                 report=self._report,
                 meter=self.meter,
-                sandbox=sandbox,
-                problem=problem,
+                sandbox=agent_sandbox(record.agent, policy, self.workspace.root, folder / "home"),
             )
         session = WorkerSession(record, folder, emit=self.bus.emit, report=self._report)
         session.meter(self.meter)

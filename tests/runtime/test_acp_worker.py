@@ -99,6 +99,22 @@ def test_a_turn_that_reports_no_usage_is_counted_as_not_reported(runtime):
     assert (line["unreported"], line["tokens"], line["cost_usd"]) == (1, 0, None)
 
 
+def test_a_turn_of_an_agent_that_names_a_known_model_is_priced_by_it(runtime):
+    rt, _ = runtime()
+    codex = AgentSpec("codex", (sys.executable, FAKE, "--model", "gpt-4.1-mini"))
+    mystery = AgentSpec("mystery", (sys.executable, FAKE, "--model", "default"))
+    for agent in (codex, mystery):
+        wid = rt.start(spec(task("usage 1000000 1000000"), agent))
+        assert rt.wait(wid, 30)
+    known, unknown = read_ledger(rt.workspace.state_dir / "usage.jsonl")
+    assert (known["model"], known["cost_usd"]) == ("codex/gpt-4.1-mini", pytest.approx(0.4 + 1.6))
+    assert (unknown["model"], unknown["cost_usd"], unknown["tokens"]) == (
+        "mystery/default",
+        None,
+        2_000_000,
+    )
+
+
 def test_under_ask_the_worker_waits_with_the_agents_options_and_a_resume_answers(runtime):
     rt, updates = runtime()
     wid = rt.start(spec(task("ask"), fake("ask")))

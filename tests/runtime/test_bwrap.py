@@ -395,3 +395,15 @@ def test_an_agents_program_files_outside_the_sandboxs_folders_are_bound_read_onl
     (workspace / "tool.py").write_text("print()\n")
     named = [sys.executable, str(script), "--flag", str(workspace / "tool.py"), "/usr/bin/env"]
     assert program_binds(named, workspace) == ["--ro-bind", str(script), str(script)]
+
+
+def test_an_npm_packages_program_brings_its_node_modules_folder(tmp_path):
+    modules = tmp_path / "agents" / "node_modules"
+    launcher = modules / "@acme" / "agent" / "bin" / "agent.js"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text("// an npm package's launcher\n")
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "agent").symlink_to(launcher)
+    (tmp_path / "ws").mkdir()
+    named = [str(modules / ".bin" / "agent"), str(launcher)]
+    assert program_binds(named, tmp_path / "ws") == ["--ro-bind", str(modules), str(modules)]

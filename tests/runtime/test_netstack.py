@@ -4,7 +4,9 @@ addresses, a unix socket in its abstract namespace) and on "another machine" (a 
 namespace on a veth pair: a server standing for the internet, and 169.254.169.254 standing
 for a cloud's metadata service). A command, or a job, reaches the other machine's server and
 nothing of the host's, and not the metadata address even with its socket bound to the device;
-its pasta ends with its sandbox; a network that cannot be set up runs nothing.
+its pasta ends with its sandbox; a network that cannot be set up runs nothing. A coding agent
+with `network = true` (the fake agent, a real subprocess run as a worker) gets the same
+network in its sandbox, and one with `network = false` none.
 
 Without bubblewrap, pasta or nftables these tests are skipped, except under CI (`CI=true`),
 where they fail: CI installs them (scripts/setup). Without root (to make the veth pair) the
@@ -23,18 +25,27 @@ from pathlib import Path
 
 import pytest
 from support import outside_net
-from support.outside_net import HOST_END, METADATA, WORLD, HostListener, Outside
+from support.outside_net import HOST_END, METADATA, WORLD, HostListener
 from support.waiting import wait_for
 
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.runtime.jobs.manager import JobManager
+from lightscientist_jupyter.runtime.metering.meter import UsageMeter
+from lightscientist_jupyter.runtime.models.resolver import resolve_model
+from lightscientist_jupyter.runtime.protocol import render_header
+from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.sandbox import bwrap, netstack
 from lightscientist_jupyter.runtime.sandbox.sandbox import WorkspaceBackend
 from lightscientist_jupyter.runtime.sandbox.shell import ProcessGroups
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
+from lightscientist_jupyter.runtime.types import WorkerSpec
+from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.vocab import AgentPermissions, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
 
 PROBE = Path(__file__).resolve().parents[1] / "support" / "net_probe.py"
+FAKE = str(Path(__file__).resolve().parents[1] / "support" / "fake_acp_agent.py")
 
 
 @pytest.fixture(autouse=True)
@@ -73,16 +84,6 @@ def host():
     listener = HostListener()
     yield listener
     listener.close()
-
-
-@pytest.fixture
-def outside(tmp_path: Path):
-    why = outside_net.can_make_outside()
-    if why is not None:
-        pytest.skip(why)
-    machine = Outside(tmp_path)
-    yield machine
-    machine.close()
 
 
 def probe(sh: WorkspaceBackend, *targets: str) -> dict[str, str]:
@@ -189,6 +190,94 @@ def test_a_network_that_cannot_be_set_up_runs_nothing_and_says_why(shell, root, 
     )
     assert result.exit_code != 0
     assert not (root / "ran.txt").exists()
+
+
+def agent_worker(root: Path, *targets: str, network: bool) -> WorkerRecord:
+    """The record of the fake agent, with `network`, worked a stage whose task has it run
+    the probe in its own terminal (into `net.txt`): a worker of a runtime whose commands are
+    sandboxed without network (the agent's table alone asks for it)."""
+    agent = AgentSpec("fake", (sys.executable, FAKE), (), AgentPermissions.ALLOW, network)
+    fields = {"role": "worker", "stage": "a", "outputs": ["out/a.md"]}
+    text = render_header(
+        "LightScientist task", fields, "run net.txt: python net_probe.py " + " ".join(targets)
+    )
+    ws = Workspace.at(root)
+    runtime = ExecutionRuntime(
+        ws,
+        resolve_model("offline"),
+        checkpointer="memory",
+        shell_policy=ShellPolicy(sandbox=True),
+        meter=UsageMeter(ws.state_dir / "usage.jsonl", model="offline"),
+    )
+    try:
+        wid = runtime.start(WorkerSpec(message=text, stage="a", task_id="a#1", agent=agent))
+        assert runtime.wait(wid, 60)
+        return runtime.get(wid)
+    finally:
+        runtime.close()
+
+
+def agent_probe(root: Path, *targets: str, network: bool) -> dict[str, str]:
+    """The probe's results as the agent saw them (`agent_worker`)."""
+    record = agent_worker(root, *targets, network=network)
+    assert record.status == WorkerStatus.COMPLETED, record.error
+    output = (root / "net.txt").read_text()
+    lines = dict(line.split(" ", 1) for line in output.strip().splitlines())
+    assert list(lines) == list(targets), output
+    return lines
+
+
+def test_an_agent_with_network_reaches_the_outside_but_nothing_of_the_host(root, host, outside):
+    port, there = host.port, outside.port
+    result = agent_probe(
+        root,
+        f"tcp:127.0.0.1:{port}",
+        f"tcp:{outside_net.host_address()}:{port}",
+        f"tcp:{HOST_END}:{port}",
+        f"abstract:{host.abstract}",
+        f"tcp:{METADATA}:{there}",
+        f"bound:{METADATA}:{there}",
+        f"tcp:{WORLD}:{there}",
+        "route",
+        network=True,
+    )
+    assert result[f"tcp:{WORLD}:{there}"] == f"ok hello-from-{WORLD}"
+    assert host.accepted == [] and outside.accepted() == [WORLD]
+    assert result[f"abstract:{host.abstract}"] == "ECONNREFUSED"
+    assert result[f"tcp:127.0.0.1:{port}"] == "ECONNREFUSED"
+    refused = (f"tcp:{HOST_END}:{port}", f"tcp:{METADATA}:{there}", f"bound:{METADATA}:{there}")
+    for target in refused:  # the table's rejection
+        assert result[target] == "EHOSTUNREACH", result
+    assert result["route"] != "none"
+    wait_for(lambda: stacks_alive() == [], "the end of the agent's pasta", within=8)
+
+
+def test_an_agent_without_network_has_none(root, host, outside):
+    result = agent_probe(
+        root, f"tcp:127.0.0.1:{host.port}", f"tcp:{WORLD}:{outside.port}", "route", network=False
+    )
+    assert result == {
+        f"tcp:127.0.0.1:{host.port}": "ECONNREFUSED",
+        f"tcp:{WORLD}:{outside.port}": "ENETUNREACH",
+        "route": "none",
+    }
+    assert host.accepted == [] and outside.accepted() == []
+
+
+def test_an_agents_network_that_cannot_be_set_up_fails_its_worker_with_one_line(root, monkeypatch):
+    tools = root.parent / "bin-without-pasta"
+    tools.mkdir()
+    for name in ("bwrap", "nsenter", "setsid", "nft"):
+        (tools / name).symlink_to(shutil.which(name, path="/usr/bin:/usr/sbin:/bin:/sbin"))
+    monkeypatch.setenv("PATH", str(tools))
+    record = agent_worker(root, "route", network=True)
+    assert record.status == WorkerStatus.FAILED
+    assert record.error == (
+        "agent 'fake': the sandbox's network could not be set up: pasta is not installed; "
+        "install the 'passt' package"
+    )
+    assert not (root / "net.txt").exists()
+    assert stacks_alive() == []
 
 
 def probe_here(*targets: str) -> list[str]:

@@ -13,7 +13,7 @@ from support.runtime import answer, finish, http_error, plain_spec, stage_spec, 
 from lightscientist_jupyter.app.usage import UsageRow, UsageView, render
 from lightscientist_jupyter.errors import BadInput
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
-from lightscientist_jupyter.runtime.metering.model_prices import price_for
+from lightscientist_jupyter.runtime.metering.model_prices import agent_model_price, price_for
 from lightscientist_jupyter.values.prices import FREE, Price, parse_price
 from lightscientist_jupyter.values.usage import Usage, dollars, read_ledger
 
@@ -176,6 +176,27 @@ def test_a_turn_of_an_agent_that_reports_no_usage_is_not_reported_never_zero(tmp
     assert (both.model_calls, both.unreported, both.cost) == (2, 1, None)
     assert worker_line(Usage.from_dict(second)) == "w2 1 usage not reported"
     assert worker_line(both) == "w2 2 120 30 3.5 unknown (1 call(s): usage not reported)"
+
+
+@pytest.mark.unit
+def test_an_agents_turn_is_priced_by_the_model_it_names_when_the_table_knows_it(tmp_path):
+    ledger = tmp_path / "usage.jsonl"
+    meter = UsageMeter(ledger, model="offline")
+    who = {"worker": "w2", "stage": "b", "task_id": "b#1"}
+    million = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    meter.charge_reported(who, million, "codex", 1.0, model="gpt-4.1-mini")
+    meter.charge_reported(who, million, "codex", 1.0, model="gpt-4.1-mini/high")  # an effort
+    meter.charge_reported(who, million, "claude", 1.0, model="default")  # an alias: unknown
+    meter.charge_reported(who, None, "codex", 1.0, model="gpt-4.1-mini")  # nothing reported
+    lines = read_ledger(ledger)
+    assert [(x["model"], x["cost_usd"]) for x in lines] == [
+        ("codex/gpt-4.1-mini", pytest.approx(2.0)),
+        ("codex/gpt-4.1-mini/high", pytest.approx(2.0)),
+        ("claude/default", None),
+        ("codex/gpt-4.1-mini", None),
+    ]
+    assert agent_model_price("gpt-4.1-mini") == price_for("openai:gpt-4.1-mini")
+    assert agent_model_price("sonnet") is None
 
 
 def worker_line(usage: Usage) -> str:

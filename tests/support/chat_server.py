@@ -1,8 +1,11 @@
 """A scripted OpenAI-compatible chat server for tests: the only stand-in for a real model.
 
-`ChatServer` is a tiny HTTP server (standard library, 127.0.0.1, a random port, its own
-thread) that answers `POST /v1/chat/completions` from a per-test script, as JSON or as
-`stream=True` server-sent events, so the real `ChatOpenAI` client drives our layers.
+`ChatServer` is a tiny HTTP server (standard library, 127.0.0.1 or the address `host` names,
+a random port, its own thread) that answers `POST /v1/chat/completions` from a per-test
+script, as JSON or as `stream=True` server-sent events, so the real `ChatOpenAI` client
+drives our layers. It also answers `POST /v1/responses` (the Responses API, the only one
+Codex speaks), streamed, from the same script: what a real coding agent from the npm registry
+needs.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ class ChatServer:
 
     USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.script: list[dict[str, Any]] = []
         self.decide: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.requests: list[dict[str, Any]] = []
@@ -68,7 +71,7 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:  # keep the test output quiet
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, args=(0.05,), daemon=True, name="chat-server"
@@ -77,7 +80,8 @@ class ChatServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
 
     def play(self, *replies: dict[str, Any]) -> ChatServer:
         self.script = list(replies)
@@ -100,7 +104,8 @@ class ChatServer:
             reply = self.script[min(n, len(self.script) - 1)] if self.script else answer("ok")
         if self.decide is not None:
             reply = self.decide(body)
-        if handler.path.rstrip("/") != "/v1/chat/completions":
+        route = handler.path.rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/responses"):
             self._send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
         elif "status" in reply:
             message = reply["message"]
@@ -109,6 +114,8 @@ class ChatServer:
             self._send(
                 handler, reply["status"], {"error": {"message": message, "type": "server_error"}}
             )
+        elif route == "/v1/responses":
+            self._respond(handler, reply, n)
         elif body.get("stream"):
             self._stream(handler, reply, n)
         else:
@@ -174,7 +181,57 @@ class ChatServer:
             text = reply["text"]
             parts += [chunk({"content": text[:3]}), chunk({"content": text[3:]}), chunk({}, "stop")]
         parts.append(b"data: [DONE]\n\n")
-        payload = b"".join(parts)
+        self._send_events(handler, b"".join(parts))
+
+    def _respond(self, handler: BaseHTTPRequestHandler, reply: dict[str, Any], n: int) -> None:
+        """The Responses API's stream: the reply's tool calls as `function_call` items, or
+        its text as a `message` item (its text in one delta), then `response.completed` with
+        the usage."""
+
+        def event(kind: str, **data: Any) -> bytes:
+            return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+
+        items = [
+            {
+                "type": "function_call",
+                "id": f"fc_{n}{c['suffix']}",
+                "call_id": f"call_{n}{c['suffix']}",
+                "name": c["tool"],
+                "arguments": json.dumps(c["args"]),
+            }
+            for c in _calls(reply)
+        ]
+        text = reply.get("text") or ""
+        if not items:
+            content = [{"type": "output_text", "text": text, "annotations": []}]
+            items = [{"type": "message", "id": f"msg_{n}", "role": "assistant", "content": content}]
+        parts = [event("response.created", response={"id": f"resp_{n}"})]
+        for i, item in enumerate(items):
+            empty = {"content": []} if item["type"] == "message" else {"arguments": ""}
+            parts.append(event("response.output_item.added", output_index=i, item=item | empty))
+            if item["type"] == "message":
+                parts.append(
+                    event(
+                        "response.output_text.delta",
+                        item_id=item["id"],
+                        output_index=i,
+                        content_index=0,
+                        delta=text,
+                    )
+                )
+            parts.append(event("response.output_item.done", output_index=i, item=item))
+        usage = {
+            "input_tokens": self.USAGE["prompt_tokens"],
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": self.USAGE["completion_tokens"],
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": self.USAGE["total_tokens"],
+        }
+        parts.append(event("response.completed", response={"id": f"resp_{n}", "usage": usage}))
+        self._send_events(handler, b"".join(parts))
+
+    @staticmethod
+    def _send_events(handler: BaseHTTPRequestHandler, payload: bytes) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Content-Length", str(len(payload)))

@@ -11,6 +11,8 @@ same text always gives the same session updates and the same files.
     env PATH              write the names and values of its environment to PATH, one a line
     read PATH: OUT        try to read PATH (any path, as the agent's own process can); write
                           what it read, or why it could not, to OUT
+    run OUT: COMMAND      run COMMAND with /bin/sh in the session's cwd (as an agent's own
+                          terminal does); write its output to OUT
     sleep SECONDS         wait (a cancel ends the wait and the turn: stop reason `cancelled`)
     stubborn SECONDS      wait, deaf to a cancel (its process group has to be ended)
     usage IN OUT          report that many input and output tokens in the prompt's answer
@@ -23,7 +25,9 @@ result, the plan again (every entry completed), and its last message.
 
 Flags, each a way an agent goes wrong: `--exit CODE` (exit at start, after a line on
 stderr), `--garbage` (write a line that is not JSON-RPC, then nothing), `--silent` (read
-everything, answer nothing), `--no-load` (advertise no `session/load`).
+everything, answer nothing), `--no-load` (advertise no `session/load`). `--model NAME` says
+its sessions run the model NAME (a config option of category `model`, as Codex and Claude
+Code name theirs).
 
 Sessions are kept in `$HOME/.fake-acp/<session id>.json` (the prompts and the replies), so a
 new process can `session/load` one, replaying its history as `session/update`s first.
@@ -51,8 +55,9 @@ _OUTPUTS = re.compile(r"^outputs:\s*(\[.*\])\s*$", re.MULTILINE)
 class FakeAgent:
     """The agent side: one instance per process, any number of sessions."""
 
-    def __init__(self, *, load: bool = True):
+    def __init__(self, *, load: bool = True, model: str | None = None):
         self.load = load
+        self.model = model
         self.client: Any = None
         self.sessions: dict[str, dict[str, Any]] = {}
         self.cancelled: dict[str, asyncio.Event] = {}
@@ -79,7 +84,7 @@ class FakeAgent:
         self.sessions[session_id] = {"cwd": cwd, "history": []}
         self.cancelled[session_id] = asyncio.Event()
         self._save(session_id)
-        return schema.NewSessionResponse(session_id=session_id)
+        return schema.NewSessionResponse(session_id=session_id, config_options=self._options())
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
@@ -98,7 +103,23 @@ class FakeAgent:
                 else acp.update_agent_message_text(text)
             )
             await self.client.session_update(session_id=session_id, update=update)
-        return schema.LoadSessionResponse()
+        return schema.LoadSessionResponse(config_options=self._options())
+
+    def _options(self) -> list[Any] | None:
+        """Its sessions' config options: the model, when it names one."""
+        if self.model is None:
+            return None
+        choice = schema.SessionConfigSelectOption(value=self.model, name=self.model)
+        return [
+            schema.SessionConfigOptionSelect(
+                id="model",
+                name="Model",
+                category="model",
+                type="select",
+                current_value=self.model,
+                options=[choice],
+            )
+        ]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         if session_id in self.cancelled:
@@ -165,6 +186,17 @@ class _Turn:
             except OSError as exc:
                 seen = f"cannot read {path}: {exc.strerror}"
             self._write(out, seen + "\n")
+        for argument in _directive(text, "run"):
+            out, command = _split_write(argument)
+            ran = await asyncio.create_subprocess_shell(
+                command,
+                cwd=self.cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            output, _ = await ran.communicate()
+            self._write(out, output.decode("utf-8", "replace"))
         for code in _directive(text, "exit"):
             sys.stderr.write(f"{NAME}: exiting with {code} in the middle of a turn\n")
             sys.stderr.flush()
@@ -266,7 +298,8 @@ def main(argv: list[str]) -> int:
         for _line in sys.stdin:
             pass
         return 0
-    asyncio.run(acp.run_agent(FakeAgent(load="--no-load" not in argv)))
+    model = argv[argv.index("--model") + 1] if "--model" in argv else None
+    asyncio.run(acp.run_agent(FakeAgent(load="--no-load" not in argv, model=model)))
     return 0
 
 

@@ -21,6 +21,7 @@ from lightscientist_jupyter.runtime.sandbox import bwrap
 from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.workspace import Workspace
 from support.chat_server import ChatServer
+from support.outside_net import Outside, can_make_outside
 from support.runtime import Updates, stage_spec
 
 
@@ -52,6 +53,18 @@ def needs_bwrap() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"bubblewrap is needed under CI: {why}")
         pytest.skip(why)
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Iterator[Outside]:
+    """Another machine (`support.outside_net.Outside`), standing for the internet; skipped
+    without root, which making it needs."""
+    why = can_make_outside()
+    if why is not None:
+        pytest.skip(why)
+    machine = Outside(tmp_path)
+    yield machine
+    machine.close()
 
 
 @pytest.fixture

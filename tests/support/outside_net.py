@@ -11,6 +11,7 @@ unix socket server in the host's abstract namespace, counting what reached them.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import socket
 import subprocess
@@ -18,8 +19,13 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+T = TypeVar("T")
+CLONE_NEWNET = 0x40000000
+_LIBC = ctypes.CDLL(None, use_errno=True)
 WORLD = "198.51.100.1"
 HOST_END = "198.51.100.2"
 METADATA = "169.254.169.254"
@@ -83,6 +89,31 @@ class Outside:
         )
         assert self.server.stdout is not None
         self.port = int(self.server.stdout.readline())
+
+    def inside(self, make: Callable[[], T]) -> T:
+        """`make()`, called on a thread that has joined this machine's network namespace:
+        the sockets it opens are this machine's (a server of the test's own process that
+        listens on `WORLD`, which a sandbox reaches as it reaches the internet)."""
+        made: list[T] = []
+        failed: list[BaseException] = []
+
+        def join_and_make() -> None:
+            fd = os.open(f"/proc/{self.holder.pid}/ns/net", os.O_RDONLY)
+            try:  # setns(2) moves this thread alone (os.setns is Python 3.12's)
+                if _LIBC.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns into the other machine failed")
+                made.append(make())
+            except BaseException as exc:
+                failed.append(exc)
+            finally:
+                os.close(fd)
+
+        thread = threading.Thread(target=join_and_make, name="outside-net")
+        thread.start()
+        thread.join(10)
+        if failed:
+            raise failed[0]
+        return made[0]
 
     def accepted(self) -> list[str]:
         """The addresses of this machine that connections reached, in order."""

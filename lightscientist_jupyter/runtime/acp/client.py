@@ -4,7 +4,9 @@ it asks is answered by the table's policy or by the caller's `AskPermission`.
 The updates map onto the event vocabulary the deepagents workers use (`session.observe`):
 the agent's message (its chunks joined, one event when the message is over) is a
 `model.output`, a tool call a `tool.call`, its end a `tool.result`; a plan is an `agent.plan`,
-a permission request and its answer an `agent.permission`. A message is over when another
+a permission request and its answer an `agent.permission`. The model the agent says
+it runs (its session's config option of category `model`, in `session/new`'s answer or a
+later `config_option_update`) is kept to price its usage. A message is over when another
 update comes, the turn ends, or its chunks stop for `QUIET_S`. Its thoughts are not shown (events
 show what agents did, never hidden reasoning), nor the replayed history of `session/load`.
 Every text is redacted and clipped before it leaves.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from acp import schema
@@ -60,6 +62,8 @@ class AgentClient:
         self.tool_calls = 0
         self.cost_usd: float | None = None
         """The session's cost so far, when the agent reports one in USD."""
+        self.model: str | None = None
+        """The model the agent says its session runs, when it says (`model_of`)."""
         self._chunks: list[str] = []
         self._pieces = 0
         """Chunks received so far (a message is over when this has not moved for QUIET_S)."""
@@ -90,6 +94,8 @@ class AgentClient:
         elif isinstance(update, schema.UsageUpdate) and update.cost is not None:
             if update.cost.currency.upper() == "USD":
                 self.cost_usd = update.cost.amount
+        elif isinstance(update, schema.ConfigOptionUpdate):
+            self.model = model_of(update.config_options) or self.model
 
     def end_message(self) -> None:
         """Show the message its chunks made, once it is over (another update came, or the
@@ -222,3 +228,13 @@ def _content_text(content: Any) -> str:
             if isinstance(text, str):
                 parts.append(text)
     return "\n".join(parts)
+
+
+def model_of(options: Sequence[Any] | None) -> str | None:
+    """The model a session's config options name: the current value of the select option of
+    category `model` (the protocol's way for an agent to say which model it runs); None when
+    there is none."""
+    for option in options or ():
+        if isinstance(option, schema.SessionConfigOptionSelect) and option.category == "model":
+            return option.current_value.strip() or None
+    return None

@@ -2,8 +2,10 @@
 
 The agent runs in a process group of its own (so ending it ends whatever it started), with
 an environment of only the variables its table lists plus a minimal `PATH`, `HOME` and
-`LANG`: nothing else of ours, no key it was not given, reaches it. Its stderr goes to a log
-file; its stdout is read line by line, and every line must be a JSON-RPC message before the
+`LANG`: nothing else of ours, no key it was not given, reaches it. In a sandbox with a
+network of its own (`network = true`), its program starts only once that network is wired:
+the handshake and `netstack.attach` a command's sandbox gets. Its stderr goes to a log file;
+its stdout is read line by line, and every line must be a JSON-RPC message before the
 protocol library sees it — the library skips a line that is not JSON, so an agent that speaks
 something else would otherwise look like one that never answers.
 """
@@ -14,16 +16,19 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
 from lightscientist_jupyter._fs import NO_LINKS, mkdirs, read_text
 from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.redact import safe
+from lightscientist_jupyter.runtime.sandbox import netstack
 from lightscientist_jupyter.runtime.sandbox.shell import group_alive, kill_group, redact_log
+from lightscientist_jupyter.runtime.sandbox.spawn import Confinement
 from lightscientist_jupyter.values.agents import AgentSpec
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+EXIT_WAIT_S = 2.0
+"""How long a sandbox whose network failed may take to exit."""
 READ_LIMIT = 50 * 1024 * 1024
 """The longest line an agent may write (the protocol library's own default): a message can
 carry a whole file."""
@@ -71,20 +76,28 @@ class AgentProcess:
 
     @classmethod
     async def start(
-        cls, spec: AgentSpec, cwd: Path, home: Path, log: Path, sandbox: Sequence[str] = ()
+        cls, spec: AgentSpec, cwd: Path, home: Path, log: Path, sandbox: Confinement | None = None
     ) -> AgentProcess:
-        """Start the agent in `cwd`, its stderr appended to `log`; with `sandbox` (a
-        `bwrap` argv up to its final `--`), inside that sandbox."""
+        """Start the agent in `cwd`, its stderr appended to `log`; with `sandbox` (its
+        `prefix` a `bwrap` argv up to its final `--`), inside that sandbox, with the
+        sandbox's network."""
         program = find_program(spec)
+        argv = [program, *spec.command[1:]]
+        prefix = list(sandbox.prefix) if sandbox is not None else []
         mkdirs(home)
         mkdirs(log.parent)
         err = NO_LINKS.open_fd(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        handshake = None
         try:  # the child keeps its own descriptor
+            if prefix and sandbox is not None and sandbox.network == "own":
+                handshake = netstack.Handshake.open()
+                prefix = handshake.sandbox_argv(prefix)
+                wait = f'{handshake.wait_script()}\nexec "$@"'  # then the agent's program
+                argv = ["/bin/bash", "-c", wait, "ls-agent", *argv]
             try:
                 process = await asyncio.create_subprocess_exec(
-                    *sandbox,
-                    program,
-                    *spec.command[1:],
+                    *prefix,
+                    *argv,
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=err,
@@ -92,14 +105,24 @@ class AgentProcess:
                     env=agent_env(spec, home, program),
                     start_new_session=True,
                     limit=READ_LIMIT,
+                    pass_fds=handshake.sandbox_fds if handshake else (),
                 )
             except OSError as exc:
+                if handshake is not None:
+                    handshake.close_all()
                 raise AgentFailed(
                     f"agent '{spec.name}': cannot start '{spec.command[0]}' ({exc.strerror})"
                 ) from None
         finally:
             os.close(err)
-        return cls(spec, process, log)
+        agent = cls(spec, process, log)
+        if handshake is not None:
+            note = await asyncio.to_thread(netstack.attach, process.pid, handshake)
+            if note:  # its sandbox was ended before the agent's program ran
+                agent.stdin.close()
+                await agent.finish(EXIT_WAIT_S)
+                raise AgentFailed(f"agent '{spec.name}': {note}")
+        return agent
 
     @property
     def stdin(self) -> asyncio.StreamWriter:

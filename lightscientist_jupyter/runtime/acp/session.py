@@ -19,7 +19,7 @@ import dataclasses
 import importlib.metadata
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -28,9 +28,10 @@ import acp
 from acp import schema
 
 from lightscientist_jupyter.errors import AgentFailed
-from lightscientist_jupyter.runtime.acp.client import AgentClient, Emit
+from lightscientist_jupyter.runtime.acp.client import AgentClient, Emit, model_of
 from lightscientist_jupyter.runtime.acp.launch import AgentProcess, missing_env
 from lightscientist_jupyter.runtime.acp.permissions import AskPermission
+from lightscientist_jupyter.runtime.sandbox.spawn import Confinement
 from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.usage import Usage
 
@@ -81,6 +82,8 @@ class TurnResult:
     """Its tool calls so far in this session."""
     session_cost_usd: float | None = None
     """The session's whole cost so far, when the agent reported one in USD (`usage_update`)."""
+    model: str | None = None
+    """The model the agent says its session runs (its config option of category `model`)."""
 
 
 class AcpSession:
@@ -95,7 +98,7 @@ class AcpSession:
         ask: answers its permission requests under `permissions = "ask"`.
         timeout: how long it may take to answer a request other than a prompt.
         grace: how long a cancelled turn may take before its process group is ended.
-        sandbox: the `bwrap` argv (up to its final `--`) its process runs in; empty: none.
+        sandbox: where its process runs (`worker.agent_sandbox`); None: unsandboxed.
     """
 
     def __init__(
@@ -109,10 +112,10 @@ class AcpSession:
         ask: AskPermission | None = None,
         timeout: float = ANSWER_TIMEOUT_S,
         grace: float = GRACE_S,
-        sandbox: Sequence[str] = (),
+        sandbox: Confinement | None = None,
     ):
         self.spec = spec
-        self.sandbox = tuple(sandbox)
+        self.sandbox = sandbox
         self.workspace = workspace
         self.home = home
         self.log = log
@@ -264,13 +267,16 @@ class AcpSession:
             self.client.replaying = True
             try:
                 loading = self._conn.load_session(cwd=cwd, session_id=load)
-                await self._ask("session/load", loading, self.timeout)
+                loaded = await self._ask("session/load", loading, self.timeout)
             finally:
                 self.client.replaying = False
             self.session_id = load
+            options = loaded.config_options if loaded is not None else None
         else:
             opened = await self._ask("session/new", self._conn.new_session(cwd=cwd), self.timeout)
             self.session_id = opened.session_id
+            options = opened.config_options
+        self.client.model = model_of(options) or self.client.model
         return self.session_id
 
     async def _prompt(self, session_id: str, text: str, timeout: float | None) -> TurnResult:
@@ -295,6 +301,7 @@ class AcpSession:
             usage=_usage(reported),
             tool_calls=self.client.tool_calls,
             session_cost_usd=self.client.cost_usd,
+            model=self.client.model,
         )
 
     async def _send_cancel(self, session_id: str, limit: float) -> None:

@@ -14,7 +14,8 @@ was cut short). The turn's end settles the worker:
 Under `permissions = "ask"` a permission request makes the worker `waiting`, its question the
 tool call and the agent's own options (`values.agents.permission_question`); the answer a
 resume brings picks the option. The usage the agent reports for a turn reaches the meter's
-ledger; a turn that reports none is counted as "not reported", never as zero.
+ledger, priced by the model the agent names where the price table knows it (else its cost is
+unknown); a turn that reports none is counted as "not reported", never as zero.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from lightscientist_jupyter.runtime.acp.session import AcpSession
 from lightscientist_jupyter.runtime.metering.meter import BudgetHold, UsageMeter
 from lightscientist_jupyter.runtime.protocol import parse_header
 from lightscientist_jupyter.runtime.sandbox.bwrap import program_binds
-from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
+from lightscientist_jupyter.runtime.sandbox.spawn import Confinement, ShellPolicy
 from lightscientist_jupyter.runtime.session.record_keeping import RecordKeeping
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
@@ -62,9 +63,7 @@ class AgentWorkerSession(RecordKeeping):
         folder: `workers/<id>/` (its task, its record, the agent's stderr log `agent.log`).
         emit, report: as `RecordKeeping`'s.
         meter: counts the usage each turn reports.
-        sandbox: the `bwrap` argv (up to its final `--`) the agent runs in; empty: none.
-        problem: why the agent cannot run here (its sandbox cannot be made): every turn
-            fails with this line.
+        sandbox: where the agent runs (`agent_sandbox`); None: unsandboxed.
         grace: how long a cancelled turn may take before the agent's group is ended.
     """
 
@@ -76,16 +75,14 @@ class AgentWorkerSession(RecordKeeping):
         emit: Callable[..., object],
         report: Callable[[WorkerUpdate], None],
         meter: UsageMeter,
-        sandbox: Sequence[str] = (),
-        problem: str | None = None,
+        sandbox: Confinement | None = None,
         grace: float = 5.0,
     ):
         super().__init__(record, folder, emit=emit, report=report)
         assert record.agent is not None  # the runtime makes this kind for agents only
         self.spec: AgentSpec = record.agent
         self.meter = meter
-        self.sandbox = tuple(sandbox)
-        self.problem = problem
+        self.sandbox = sandbox
         self.grace = grace
         self.acp: AcpSession | None = None
         """The agent's session while a turn runs."""
@@ -184,8 +181,6 @@ class AgentWorkerSession(RecordKeeping):
         )
         self.acp = acp
         try:
-            if self.problem is not None:
-                raise AgentFailed(self.problem)
             self.meter.admit()
             loaded = self.record.agent_session
             opened = acp.start(load=loaded)
@@ -204,7 +199,11 @@ class AgentWorkerSession(RecordKeeping):
             result = acp.prompt(prompt)
             self._turns += 1
             self.meter.charge_reported(
-                self._who(), result.usage, self.spec.name, time.monotonic() - began
+                self._who(),
+                result.usage,
+                self.spec.name,
+                time.monotonic() - began,
+                model=result.model,
             )
             if self.cancel.is_set() or result.stop_reason == "cancelled":
                 return  # `ExecutionRuntime.cancel` settles it
@@ -293,26 +292,26 @@ class AgentWorkerSession(RecordKeeping):
         return None if given is None else _option_id(given, request.options)
 
 
-def agent_sandbox(spec: AgentSpec, policy: ShellPolicy, root: Path, home: Path) -> tuple[str, ...]:
-    """The `bwrap` argv (up to its final `--`) an agent runs in, as its stage's commands do:
-    the workspace writable, nothing else of the host, its program's files shown read-only;
-    empty when the run's commands are not sandboxed. Raises `AgentFailed` for an agent with
-    `network = true` where its sandbox would need a network of its own: the user-mode stack
-    commands get (`netstack`) is not wired to agents yet."""
+def agent_sandbox(
+    spec: AgentSpec, policy: ShellPolicy, root: Path, home: Path
+) -> Confinement | None:
+    """Where an agent runs, as its stage's commands do: the workspace writable, nothing else
+    of the host, its program's files shown read-only, and with `network = true` the network
+    its stage's commands would get (one of its own: the internet, not the host); None when
+    the run's commands are not sandboxed."""
     if not policy.sandbox:
-        return ()
-    if spec.network and not policy.host_network:
-        raise AgentFailed(
-            f"agent '{spec.name}': network = true needs a network of its own in the sandbox, "
-            "which agents do not get yet; run with --sandbox none, or set network = false"
-        )
+        return None
     root = root.resolve()
-    prefix = policy.confinement(root, home).prefix
+    conf = policy.confinement(root, home)
+    prefix = conf.prefix
     try:
         program = find_program(spec)
     except AgentFailed:
-        return prefix  # its turn fails with that line when it starts the agent
-    return (*prefix[:-1], *program_binds([program, *spec.command[1:]], root), prefix[-1])
+        binds: list[str] = []  # its turn fails with that line when it starts the agent
+    else:
+        binds = program_binds([program, *spec.command[1:]], root)
+    # the agent's own limits are not the commands': only its sandbox and network are
+    return Confinement((*prefix[:-1], *binds, prefix[-1]), network=conf.network)
 
 
 def _option_id(answer: str, options: Sequence[Option]) -> str | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter._fs import append_text
+from lightscientist_jupyter.runtime.metering.model_prices import agent_model_price
 from lightscientist_jupyter.runtime.metering.tokens import tokens_of
 from lightscientist_jupyter.values.prices import Price
 from lightscientist_jupyter.values.usage import Usage
@@ -91,21 +92,33 @@ class UsageMeter:
         return self._write(who, usage, self.model)
 
     def charge_reported(
-        self, who: dict[str, Any], reported: Usage | None, model: str, wall_s: float
+        self,
+        who: dict[str, Any],
+        reported: Usage | None,
+        agent: str,
+        wall_s: float,
+        model: str | None = None,
     ) -> Usage:
         """Count one prompt turn of a coding agent, with the tokens it reported (`reported`),
         or none: then its tokens are "not reported" (`Usage.unreported`), never zero. Its
-        price is not known here (the agent's own provider bills it): the cost is unknown."""
+        cost is known when the agent named its `model` and the price table knows it
+        (`agent_model_price`); otherwise it is unknown. Its line names the agent, and the
+        model after a slash when the agent named one (`codex/gpt-5.1`)."""
+        price = agent_model_price(model) if model and reported is not None else None
+        cost = None
+        if price is not None and reported is not None:
+            cost = price.cost(reported.input_tokens, reported.output_tokens, reported.cached_tokens)
         usage = Usage(
             input_tokens=reported.input_tokens if reported else 0,
             output_tokens=reported.output_tokens if reported else 0,
             cached_tokens=reported.cached_tokens if reported else 0,
             model_calls=1,
             wall_s=wall_s,
-            unpriced_calls=1,
+            cost_usd=cost or 0.0,
+            unpriced_calls=int(cost is None),
             unreported=int(reported is None),
         )
-        return self._write(who, usage, model)
+        return self._write(who, usage, f"{agent}/{model}" if model else agent)
 
     def _write(self, who: dict[str, Any], usage: Usage, model: str) -> Usage:
         now = time.time()

@@ -201,7 +201,9 @@ def program_binds(paths: Sequence[str], root: Path) -> list[str]:
     """`--ro-bind` options for the files a program's command line names (its program, a
     script) that `argv`'s sandbox does not already show: a coding agent installed outside
     the system folders and the Python environment runs, and nothing else of that folder is
-    seen."""
+    seen. A file inside a `node_modules` folder (an npm package, as `npm install` without
+    `-g` leaves it: `node_modules/.bin/codex-acp`) brings that whole folder, read-only: its
+    launcher finds the package and the package's dependencies there."""
     shown = [Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")]
     shown += [*_python_roots(), root]
     binds: list[str] = []
@@ -211,5 +213,8 @@ def program_binds(paths: Sequence[str], root: Path) -> list[str]:
         path = Path(os.path.abspath(raw))
         if any(path == top or top in path.parents for top in shown):
             continue
-        binds += ["--ro-bind", str(path), str(path)]
+        # the nearest `node_modules` above it, when it has one: the package's own folder
+        path = next((p for p in path.parents if p.name == "node_modules"), path)
+        if str(path) not in binds:
+            binds += ["--ro-bind", str(path), str(path)]
     return binds

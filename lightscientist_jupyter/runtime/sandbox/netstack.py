@@ -41,6 +41,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 TOOLS = {"pasta": "passt", "nft": "nftables", "nsenter": "util-linux", "setsid": "util-linux"}
@@ -158,6 +159,12 @@ class Handshake:
     def bwrap_options(self) -> list[str]:
         return ["--info-fd", str(self.info_w), "--sync-fd", str(self.sync_w)]
 
+    def sandbox_argv(self, prefix: Sequence[str]) -> list[str]:
+        """`prefix` (a `bwrap` argv up to its final `--`) with this handshake's options
+        before that `--`: the process started with it (given `sandbox_fds`) is then wired
+        by `attach`."""
+        return [*prefix[:-1], *self.bwrap_options(), prefix[-1]]
+
     def wait_script(self) -> str:
         """The wrapper's first lines: it is running; no command without the word to go."""
         fd = self.talk_sandbox
@@ -167,19 +174,25 @@ class Handshake:
         for fd in fds:
             os.close(fd)
 
+    def close_all(self) -> None:
+        """Close every end (the sandbox's process could not be started)."""
+        self.close(dataclasses.astuple(self))
 
-def attach(bwrap: subprocess.Popen[bytes], handshake: Handshake) -> str | None:
-    """Give the sandbox of `bwrap` (started with the handshake's options, its sandbox ends
-    closed) its network, and let its command start. Returns None, or a line saying why the
+
+def attach(bwrap_pid: int, handshake: Handshake) -> str | None:
+    """Give the sandbox of the `bwrap` process `bwrap_pid` (started with the handshake's
+    options and its `sandbox_fds`) its network, and let its command start; this process's
+    copies of the sandbox's ends are closed first. Returns None, or a line saying why the
     sandbox got no network; it is ended then, and its command never runs."""
+    handshake.close(handshake.sandbox_fds)
     try:
-        _wire(bwrap, handshake)
+        _wire(bwrap_pid, handshake)
     except NetstackError as exc:
-        return f"[the sandbox's network could not be set up: {exc}]"
+        return f"the sandbox's network could not be set up: {exc}"
     return None
 
 
-def _wire(bwrap: subprocess.Popen[bytes], handshake: Handshake) -> None:
+def _wire(bwrap_pid: int, handshake: Handshake) -> None:
     pid = None
     owned: list[int] = []
     try:
@@ -209,7 +222,7 @@ def _wire(bwrap: subprocess.Popen[bytes], handshake: Handshake) -> None:
         # the sandbox's init first: its end takes the whole PID namespace along, and a
         # job's sandbox (no --die-with-parent) would not follow bwrap's; and were either
         # to live on, its wrapper finds `talk` closed without the word to go, and exits
-        for target in filter(None, (pid, bwrap.pid)):
+        for target in filter(None, (pid, bwrap_pid)):
             try:
                 os.kill(target, signal.SIGKILL)
             except OSError:
@@ -307,11 +320,11 @@ def _probe(bwrap: str) -> str | None:
             pass_fds=handshake.sandbox_fds,
         )
     except OSError as exc:
-        handshake.close(dataclasses.astuple(handshake))
+        handshake.close_all()
         return f"{bwrap} cannot run ({exc})"
     handshake.close(handshake.sandbox_fds)
     try:
-        _wire(proc, handshake)
+        _wire(proc.pid, handshake)
     except NetstackError as exc:
         return str(exc)
     finally:

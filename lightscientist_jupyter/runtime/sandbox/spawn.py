@@ -179,7 +179,7 @@ def start(
         prefix = list(conf.prefix)
         if conf.network == "own":  # the sandbox waits for its network (see `netstack`)
             handshake = netstack.Handshake.open()
-            prefix[-1:] = [*handshake.bwrap_options(), "--"]
+            prefix = handshake.sandbox_argv(prefix)
         wait = handshake.wait_script() if handshake else ""
         script = _WRAPPER.format(ulimits=ulimits, wait=wait)
         args = [*prefix, "/bin/bash", "-c", script, "ls-command", command, str(status_w)]
@@ -195,7 +195,6 @@ def start(
             args = ["/bin/sh", "-c", _JOIN_CGROUPS, "ls-cgroups", str(len(paths)), *paths, *args]
 
     given: tuple[int, ...] = (status_w,) if status_w is not None else ()
-    given += handshake.sandbox_fds if handshake else ()
 
     def launch() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -206,7 +205,7 @@ def start(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            pass_fds=given,
+            pass_fds=given + (handshake.sandbox_fds if handshake else ()),
         )
 
     try:
@@ -216,13 +215,13 @@ def start(
             if fd is not None:
                 os.close(fd)
         if handshake is not None:
-            handshake.close(dataclasses.astuple(handshake))
+            handshake.close_all()
         raise
     for fd in given:
         os.close(fd)
     if handshake is not None:
-        note = netstack.attach(proc, handshake)
+        note = netstack.attach(proc.pid, handshake)
         if note:  # the sandbox was ended before its command ran: this is all its output
-            out.write(f"{note}\n".encode())
+            out.write(f"[{note}]\n".encode())
             out.flush()
     return Started(proc, status_r, cgroup, conf)

@@ -5,17 +5,21 @@ beyond the host with no internet at hand: its address 198.51.100.1 plays a serve
 internet, and 169.254.169.254 on it plays a cloud's metadata service (routed from the host,
 as a real one is). The host's end of the pair gets 198.51.100.2: a host address that a
 sandbox's namespace does not have. Making it needs root (veth, routes); it is gone when its
-namespace's processes end. `HostListener` is a TCP server on all the host's addresses and a
+namespace's processes end. Its addresses and routes are fixed, so one exists on a host at a
+time: making one waits (a file lock) while another test's, in another worker, lives.
+`HostListener` is a TCP server on all the host's addresses and a
 unix socket server in the host's abstract namespace, counting what reached them.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -29,6 +33,8 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 WORLD = "198.51.100.1"
 HOST_END = "198.51.100.2"
 METADATA = "169.254.169.254"
+ONE_AT_A_TIME = Path(tempfile.gettempdir()) / "lightscientist-tests-outside.lock"
+"""Held while an `Outside` lives: the tests of every worker share the host's routes."""
 _SERVE = """
 import socket, sys
 srv = socket.create_server(("0.0.0.0", 0))
@@ -55,15 +61,19 @@ class Outside:
         self.log = folder / "outside-accepted.txt"
         self.log.write_text("")
         self.device = f"lsh{uuid.uuid4().hex[:8]}"
-        self.holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "600"])
+        self.lock = ONE_AT_A_TIME.open("a")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)  # until another worker's `Outside` is closed
+        self.holder: subprocess.Popen | None = None
         self.server: subprocess.Popen | None = None
         try:
+            self.holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "600"])
             self._wire()
         except BaseException:
             self.close()
             raise
 
     def _wire(self) -> None:
+        assert self.holder is not None
         pid = self.holder.pid
         deadline = time.monotonic() + 5  # until `unshare` has made the namespace
         while os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
@@ -98,6 +108,7 @@ class Outside:
         failed: list[BaseException] = []
 
         def join_and_make() -> None:
+            assert self.holder is not None
             fd = os.open(f"/proc/{self.holder.pid}/ns/net", os.O_RDONLY)
             try:  # setns(2) moves this thread alone (os.setns is Python 3.12's)
                 if _LIBC.setns(fd, CLONE_NEWNET) != 0:
@@ -127,6 +138,7 @@ class Outside:
                 if proc.stdout is not None:
                     proc.stdout.close()
         subprocess.run(["ip", "link", "del", self.device], capture_output=True, timeout=10)
+        self.lock.close()  # the next `Outside` may be made
 
 
 def can_make_outside() -> str | None:

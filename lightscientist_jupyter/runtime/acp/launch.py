@@ -5,7 +5,8 @@ an environment of only the variables its table lists plus a minimal `PATH`, `HOM
 `LANG`: nothing else of ours, no key it was not given, reaches it. Its stderr goes to a log
 file; its stdout is read line by line, and every line must be a JSON-RPC message before the
 protocol library sees it — the library skips a line that is not JSON, so an agent that speaks
-something else would otherwise look like one that never answers.
+something else would otherwise look like one that never answers. In a sandboxed run it starts
+inside bubblewrap (`agent_sandbox`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from pathlib import Path
 from lightscientist_jupyter._fs import NO_LINKS, mkdirs, read_text
 from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.redact import safe
+from lightscientist_jupyter.runtime.acp.tool_server import BRIDGE
+from lightscientist_jupyter.runtime.sandbox.bwrap import program_binds
 from lightscientist_jupyter.runtime.sandbox.shell import group_alive, kill_group, redact_log
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.values.agents import AgentSpec
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -54,6 +58,31 @@ def find_program(spec: AgentSpec) -> str:
         where = "no such file" if os.sep in program else "not found on PATH"
         raise AgentFailed(f"agent '{spec.name}': command '{program}' {where}")
     return os.path.abspath(found)
+
+
+def agent_sandbox(spec: AgentSpec, policy: ShellPolicy, root: Path, home: Path) -> tuple[str, ...]:
+    """The `bwrap` argv (up to its final `--`) an agent runs in, as its stage's commands do:
+    the workspace writable, nothing else of the host, its program's files and our tools'
+    bridge shown read-only; empty when the run's commands are not sandboxed. Raises
+    `AgentFailed` for an agent with `network = true` where its sandbox would need a network
+    of its own: the user-mode stack commands get (`netstack`) is not wired to agents yet."""
+    if not policy.sandbox:
+        return ()
+    if spec.network and not policy.host_network:
+        raise AgentFailed(
+            f"agent '{spec.name}': network = true needs a network of its own in the sandbox, "
+            "which agents do not get yet; run with --sandbox none, or set network = false"
+        )
+    root = root.resolve()
+    prefix = policy.confinement(root, home).prefix
+    try:
+        program = find_program(spec)
+    except AgentFailed:
+        return prefix  # its turn fails with that line when it starts the agent
+    # the bridge of our tools' MCP server (`tool_server`): the agent starts it, with this
+    # interpreter (whose environment `prefix` shows), inside the sandbox
+    shown = program_binds([program, *spec.command[1:], str(BRIDGE)], root)
+    return (*prefix[:-1], *shown, prefix[-1])
 
 
 class AgentProcess:

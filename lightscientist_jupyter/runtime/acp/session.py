@@ -35,7 +35,7 @@ from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.usage import Usage
 
 T = TypeVar("T")
-_OUR_VERSION = importlib.metadata.version("lightscientist-jupyter")
+OUR_VERSION = importlib.metadata.version("lightscientist-jupyter")
 """What `initialize` tells the agent of us (read from the installed distribution: the
 package's `__version__` sits above the layers)."""
 
@@ -96,6 +96,8 @@ class AcpSession:
         timeout: how long it may take to answer a request other than a prompt.
         grace: how long a cancelled turn may take before its process group is ended.
         sandbox: the `bwrap` argv (up to its final `--`) its process runs in; empty: none.
+        mcp_servers: the MCP servers its sessions get (`session/new`, `session/load`), as
+            ACP's `McpServerStdio` in JSON (`tool_server.ToolServer.stdio_server`).
     """
 
     def __init__(
@@ -110,8 +112,10 @@ class AcpSession:
         timeout: float = ANSWER_TIMEOUT_S,
         grace: float = GRACE_S,
         sandbox: Sequence[str] = (),
+        mcp_servers: Sequence[dict[str, Any]] = (),
     ):
         self.spec = spec
+        self.mcp_servers = [schema.McpServerStdio.model_validate(s) for s in mcp_servers]
         self.sandbox = tuple(sandbox)
         self.workspace = workspace
         self.home = home
@@ -228,7 +232,7 @@ class AcpSession:
                 protocol_version=acp.PROTOCOL_VERSION,
                 client_capabilities=schema.ClientCapabilities(),
                 client_info=schema.Implementation(
-                    name="lightscientist", title="LightScientist", version=_OUR_VERSION
+                    name="lightscientist", title="LightScientist", version=OUR_VERSION
                 ),
             ),
             self.timeout,
@@ -263,13 +267,16 @@ class AcpSession:
         if load is not None and self.info.load_session:
             self.client.replaying = True
             try:
-                loading = self._conn.load_session(cwd=cwd, session_id=load)
+                loading = self._conn.load_session(
+                    cwd=cwd, session_id=load, mcp_servers=self.mcp_servers
+                )
                 await self._ask("session/load", loading, self.timeout)
             finally:
                 self.client.replaying = False
             self.session_id = load
         else:
-            opened = await self._ask("session/new", self._conn.new_session(cwd=cwd), self.timeout)
+            opening = self._conn.new_session(cwd=cwd, mcp_servers=self.mcp_servers)
+            opened = await self._ask("session/new", opening, self.timeout)
             self.session_id = opened.session_id
         return self.session_id
 

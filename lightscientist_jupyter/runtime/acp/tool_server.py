@@ -9,7 +9,9 @@ writable, at the same path). What reaches the socket must open with this turn's 
 random bytes, given to the bridge in its environment by the `session/new` entry): another
 worker's sandbox does not see this home at all, and a process of the host that finds the
 socket has no token. The socket is `0600`, removed when the turn ends; each turn gets a new
-token.
+token. The bridge's entry carries no variable but the token (no key of ours), and the bridge,
+run with `-I`, reads no other: whatever else of its own environment the agent hands it is
+ignored.
 
 The protocol is the small part of MCP a tool server needs, written here: `initialize`,
 `ping`, `tools/list` and `tools/call`, newline-delimited JSON-RPC 2.0 as MCP's stdio transport

@@ -243,6 +243,7 @@ class ExecutionRuntime:
             return session.record
         if isinstance(session, AgentWorkerSession):
             record = session.cancel_now()
+            self.jobs.stop_owner(worker_id)  # the jobs it submitted over MCP
             session.removed = True
             return record
         session.cancel.set()

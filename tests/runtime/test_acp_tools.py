@@ -147,6 +147,19 @@ def test_a_job_submitted_over_mcp_puts_the_worker_in_the_background_until_resume
     assert history[-2] == ["user", f"Job {job_id} (compute) ended: exit code 0."]
 
 
+def test_cancelling_an_agent_worker_stops_the_jobs_it_submitted(runtime):
+    rt, _, _ = runtime
+    job = {"command": "sleep 60", "name": "long"}
+    wid = start(rt, f"call submit_job: {json.dumps(job)}")
+    assert rt.wait(wid, 30)
+    assert rt.get(wid).status == WorkerStatus.BACKGROUND
+    record = rt.cancel(wid)
+    assert record.status == WorkerStatus.CANCELLED
+    (job_id,) = record.jobs
+    stopped = wait_for(lambda: [j for j in rt.jobs.refresh() if not j.running], "its job's end")
+    assert [(j.id, j.status) for j in stopped] == [(job_id, "stopped")]
+
+
 def test_the_socket_answers_nothing_without_the_turns_token(runtime):
     rt, _, _ = runtime
     wid = start(rt, "input notes/answer.txt: Shall I go on?")

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.errors import AgentFailed
-from lightscientist_jupyter.redact import safe
+from lightscientist_jupyter.redact import redact, safe
 from lightscientist_jupyter.runtime.acp.permissions import PermissionRequest, option_for
 from lightscientist_jupyter.runtime.acp.session import OUR_VERSION, AcpSession
 from lightscientist_jupyter.runtime.acp.tool_server import ToolServer
@@ -300,6 +300,8 @@ class AgentWorkerSession(RecordKeeping):
                 "outputs": outputs,
                 "next_stage": None,
             }
+            # an outside program's words, bound for PROCESS.md: no key-like text gets there
+            result = {**result, "summary": redact(str(result["summary"]))}
             self._set(status=WorkerStatus.COMPLETED, result=result)
             self._send()
             self._emit_event(

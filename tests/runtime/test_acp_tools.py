@@ -1,9 +1,11 @@
 """Our tools served to a coding agent over MCP (`runtime.acp.tool_server`, `worker_tools`),
 through the real `ExecutionRuntime` with the fake agent as a real subprocess that knows our
-tools only as the stdio MCP server `session/new` gave it: its `complete_stage` is the
-worker's result, a next stage its task does not allow is refused in layer 1's words, its
-`request_input` makes the worker wait for the answer a resume brings, and the socket answers
-nothing to a process without the turn's token."""
+tools only as the stdio MCP server `session/new` (or `session/load`) gave it: its
+`complete_stage` is the worker's result, a next stage its task does not allow is refused in
+layer 1's words, its `request_input` makes the worker wait for the answer a resume brings, a
+job it submits puts the worker in the background (and a cancel stops it), every event of a
+call is redacted, and the socket answers nothing to a process without the turn's token nor
+shows itself to another worker's sandbox."""
 
 from __future__ import annotations
 
@@ -111,6 +113,30 @@ def test_a_next_stage_the_task_does_not_allow_is_refused_and_the_agent_tries_aga
     (call, _) = [e for e in seen if e.type == "tool.call" and e.data.get("via")]
     assert "[REDACTED]" in call.data["args"]
     assert not [e for e in seen if key in e.message or key in json.dumps(e.data)]
+
+
+def test_a_session_loaded_after_a_crash_is_given_the_tools_again_with_a_new_token(runtime):
+    rt, _, _ = runtime
+    wid = start(rt, "complete c: delivered")
+    assert rt.wait(wid, 30)
+    first = rt.get(wid)
+    folder = rt.workspace.workers_dir / wid
+    # what a crash in its turn leaves: the record `running`, its agent's session named
+    raw = json.loads((folder / "worker.json").read_text())
+    raw.update(status="running", result=None)
+    (folder / "worker.json").write_text(json.dumps(raw))
+    (rt.workspace.root / "notes" / "complete-1.txt").unlink()
+    again = ExecutionRuntime(rt.workspace, resolve_model("offline"), checkpointer="memory")
+    try:
+        again.resume(wid)
+        assert again.wait(wid, 30)
+        record = again.get(wid)
+    finally:
+        again.close()
+    assert (record.status, record.agent_session) == (WorkerStatus.COMPLETED, first.agent_session)
+    assert record.result is not None and record.result["next_stage"] == "c"  # not the default
+    answer = (rt.workspace.root / "notes" / "complete-1.txt").read_text(encoding="utf-8")
+    assert answer.startswith("Delivered to the supervisor; suggested next stage: c.")
 
 
 def test_request_input_over_mcp_makes_the_worker_wait_for_the_answer(runtime):

@@ -114,7 +114,7 @@ class AgentWorkerSession(RecordKeeping):
         self._jobs_this_turn: list[str] = []
         self.pending_answer: str | None = None
         """An answer brought to a question a crash cut off: it answers the agent's first
-        permission request of the next turn (the agent asks it again)."""
+        question of the next turn, a permission or a `request_input` (it asks again)."""
         self._files = list(record.files_written)
         self._edits: dict[str, list[str]] = {}
         self._turns = record.progress.model_calls
@@ -192,7 +192,12 @@ class AgentWorkerSession(RecordKeeping):
         return self.record
 
     def _turn(self, text: str | None) -> None:
-        server = self._tool_server()
+        try:
+            server = self._tool_server()
+        except Exception as exc:  # a worker failure never escapes its thread
+            self._fail(f"agent '{self.spec.name}': cannot offer it our tools: {safe(str(exc))}")
+            self.finished.set()
+            return
         acp = AcpSession(
             self.spec,
             Path(self.record.workspace),

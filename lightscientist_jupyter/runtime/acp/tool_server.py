@@ -1,8 +1,9 @@
 """Our tools served to one coding agent over MCP: a Unix socket of its worker, and a token.
 
 An ACP agent gets MCP servers in `session/new` (and `session/load`). Every agent must support
-a stdio server (a command it starts), and only that one can reach us from inside its sandbox,
-which has no network of the host. So the agent is given `mcp_bridge.py`, run by this
+a stdio server (a command it starts), and only that one can reach us from inside its sandbox
+(an HTTP or SSE server, for agents that advertise `mcpCapabilities`, would need the host's
+network, which the sandbox does not have). So the agent is given `mcp_bridge.py`, run by this
 kernel's interpreter, and the bridge connects to this server: a Unix socket in the worker's
 home (`workers/<id>/home/`, the one folder of `.lightscientist/` the worker's sandbox binds,
 writable, at the same path). What reaches the socket must open with this turn's token (32
@@ -49,7 +50,7 @@ SERVER_NAME = "lightscientist"
 """The server's name in `session/new` (agents show tools as `mcp__lightscientist__…`)."""
 SOCKET_NAME = "lightscientist-tools.sock"
 BRIDGE = Path(mcp_bridge.__file__).resolve()
-"""The script the agent starts (readable inside its sandbox: `acp.worker.agent_sandbox`)."""
+"""The script the agent starts (readable inside its sandbox: `acp.launch.agent_sandbox`)."""
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """MCP versions whose tool messages this server speaks, newest first."""
 TOKEN_WAIT_S = 5.0

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
 
+from lightscientist_jupyter.runtime.acp.launch import agent_sandbox  # noqa: E402
 from lightscientist_jupyter.runtime.acp.session import AcpSession  # noqa: E402
-from lightscientist_jupyter.runtime.acp.worker import agent_sandbox  # noqa: E402
 from lightscientist_jupyter.runtime.sandbox import bwrap, netstack  # noqa: E402
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy  # noqa: E402
 from lightscientist_jupyter.values.agents import AgentSpec  # noqa: E402

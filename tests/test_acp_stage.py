@@ -23,35 +23,31 @@ REPO = Path(__file__).resolve().parents[1]
 FAKE = str(REPO / "tests" / "support" / "fake_acp_agent.py")
 
 
-def table(permissions: str) -> str:
-    """a (the offline model) → b (the agent) → c (the agent) → done."""
-    return f"""\
+def table(permissions: str, *, branching: bool = False) -> str:
+    """a (the offline model) → b (the agent) → c (the agent) → done; `branching`: b goes to
+    c (its default) or d, both then the offline model's."""
+    after_b = ["c", "d"] if branching else ["c"]
+    text = f"""\
 start = "a"
 
 [agents.fake]
 command = ["{sys.executable}", "{FAKE}"]
 permissions = "{permissions}"
-
-[stages.a]
-skill = "skills/a.md"
-outputs = ["out/a.md"]
-next = "b"
-allowed = ["b"]
-
-[stages.b]
-skill = "skills/b.md"
-outputs = ["out/b.md"]
-next = "c"
-allowed = ["c"]
-agent = "fake"
-
-[stages.c]
-skill = "skills/c.md"
-outputs = ["out/c.md"]
-next = "done"
-allowed = ["done"]
-agent = "fake"
 """
+    text += _stage("a", ["b"])
+    text += _stage("b", after_b, agent=True)
+    text += _stage("c", ["done"], agent=not branching)
+    return text + (_stage("d", ["done"]) if branching else "")
+
+
+def _stage(name: str, allowed: list[str], *, agent: bool = False) -> str:
+    """A stage of `table`: its skill, its one output, its allowed next stages (the first its
+    default), the agent when it works it."""
+    return (
+        f'\n[stages.{name}]\nskill = "skills/{name}.md"\noutputs = ["out/{name}.md"]\n'
+        f'next = "{allowed[0]}"\nallowed = {json.dumps(allowed)}\n'
+        + ('agent = "fake"\n' if agent else "")
+    )
 
 
 def project(tmp_path: Path, write_table: Any, permissions: str, b: str, c: str = "") -> Path:
@@ -324,3 +320,57 @@ def test_a_cancel_in_the_agents_turn_ends_it_cleanly(tmp_path, write_table):
         "agent 'fake' cancelled: it stopped its turn. Files it wrote: none"
     )
     assert not (ws / "out" / "b.md").exists()
+
+
+def test_the_stage_goes_where_the_agents_complete_stage_over_mcp_said(
+    tmp_path, write_table, needs_bwrap
+):
+    note = "# {0}\n\nWrite the note.\n"
+    b = "# b\n\ncomplete nowhere: a first try\ncomplete d: b is written; d should come next\n"
+    stages = write_table(
+        tmp_path / "table",
+        table("allow", branching=True),
+        skills={
+            "skills/a.md": note.format("a"),
+            "skills/b.md": b,
+            "skills/c.md": note.format("c"),
+            "skills/d.md": note.format("d"),
+        },
+    )
+    ws = tmp_path / "ws"
+    out = finished(start(ws, stages))
+    assert out.strip().splitlines()[-1] == "done"
+    moves = [(e["data"]["from"], e["data"]["to"]) for e in of_type(ws, "stage.transition")]
+    assert ("b", "d") in moves and not any(to == "c" for _, to in moves)
+    assert (ws / "out" / "d.md").is_file() and not (ws / "out" / "c.md").exists()
+    assert (ws / "notes" / "complete-1.txt").read_text(encoding="utf-8") == (
+        "Not delivered: 'nowhere' is not an allowed next stage of 'b'; choose one of c, d "
+        "(default: c). Call complete_stage again.\n"
+    )
+    (b_worker,) = agent_workers(ws)
+    assert b_worker["result"] == {
+        "kind": "complete_stage",
+        "summary": "b is written; d should come next",
+        "outputs": ["out/b.md"],
+        "next_stage": "d",
+    }
+    ours = [e for e in of_type(ws, "tool.result") if e["data"].get("via") == "mcp"]
+    assert [e["message"].split(":")[0] for e in ours] == [
+        "complete_stage failed",
+        "complete_stage → Delivered to the supervisor; suggested next stage",
+    ]
+
+
+def test_the_agents_request_input_over_mcp_is_answered_by_the_supervisor(
+    tmp_path, write_table, needs_bwrap
+):
+    b = "# b\n\ninput notes/answer.txt: Which compute budget may I use?\ncomplete c: done\n"
+    stages = project(tmp_path, write_table, "allow", b=b, c="# c\n")
+    ws = tmp_path / "ws"
+    out = finished(start(ws, stages))
+    assert out.strip().splitlines()[-1] == "done"
+    assert (ws / "notes" / "answer.txt").read_text(encoding="utf-8") == (
+        "Answer from the supervisor: small: keep every batch to a few seconds on a laptop CPU"
+    )
+    waiting = [e["message"] for e in of_type(ws, "worker.waiting")]
+    assert waiting == ["asks: Which compute budget may I use?"]

@@ -26,8 +26,8 @@ import pytest
 from support.chat_server import ChatServer, answer, tool_call
 from support.outside_net import WORLD
 
+from lightscientist_jupyter.runtime.acp.launch import agent_sandbox
 from lightscientist_jupyter.runtime.acp.session import AcpSession
-from lightscientist_jupyter.runtime.acp.worker import agent_sandbox
 from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.vocab import AgentPermissions

@@ -15,6 +15,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import missing_files
 from lightscientist_jupyter.controller.table import DONE, Stage, StageTable
+from lightscientist_jupyter.values.task import next_stage_refusal
 from lightscientist_jupyter.vocab import ReplySource
 
 
@@ -63,11 +64,9 @@ def finish_refusal(
     words = _RESEARCHER if by == "researcher" else _SUPERVISOR
     again = deliver_again(via) if by == "researcher" else "call finish_stage again"
     reasons = []
-    if next_stage not in stage.allowed:
-        reasons.append(
-            f"'{next_stage}' is not an allowed next stage of '{stage.id}'; choose one "
-            f"of {', '.join(stage.allowed)} (default: {stage.next})"
-        )
+    refused = next_stage_refusal(stage.id, next_stage, stage.allowed, stage.next)
+    if refused:
+        reasons.append(refused)
     if missing:
         reasons.append(
             f"required outputs are not ready: {', '.join(missing)}; {words.write}, then {again}"

@@ -38,16 +38,13 @@ class Recalled(Protocol):
     def origin(self) -> str: ...
 
 
-def recalled_block(
-    entries: Sequence[Recalled], limit: int = RECALLED_CHARS, *, recall_tool: bool = True
-) -> str:
+def recalled_block(entries: Sequence[Recalled], limit: int = RECALLED_CHARS) -> str:
     """The header's block of recalled entries, each one line with where it came from, within
-    `limit` characters; '' for none. `recall_tool`: whether the reader has the `recall` tool
-    (a coding agent has not)."""
+    `limit` characters; '' for none. Every reader has the `recall` tool (a coding agent over
+    our MCP server too)."""
     if not entries:
         return ""
-    more = "; your recall tool searches further" if recall_tool else ""
-    title = f"{RECALLED_TITLE} (earlier projects{more})\n\n"
+    title = f"{RECALLED_TITLE} (earlier projects; your recall tool searches further)\n\n"
     share = max(80, (limit - len(title)) // len(entries))
     lines = []
     for entry in entries:

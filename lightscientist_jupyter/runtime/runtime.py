@@ -29,7 +29,9 @@ from lightscientist_jupyter._fs import NO_LINKS, list_dir, mkdirs, read_text, wr
 from lightscientist_jupyter.beneath import PathRefused
 from lightscientist_jupyter.errors import RuntimeLayerError
 from lightscientist_jupyter.events import EventBus
-from lightscientist_jupyter.runtime.acp.worker import AgentWorkerSession, agent_sandbox
+from lightscientist_jupyter.runtime.acp.launch import agent_sandbox
+from lightscientist_jupyter.runtime.acp.worker import AgentWorkerSession
+from lightscientist_jupyter.runtime.acp.worker_tools import ToolContext
 from lightscientist_jupyter.runtime.checkpoints import prune
 from lightscientist_jupyter.runtime.checkpoints.sqlite import open_checkpointer
 from lightscientist_jupyter.runtime.jobs.manager import JobManager
@@ -198,9 +200,10 @@ class ExecutionRuntime:
             session.start_turn(inp, resumed=True)
 
     def _resume_agent(self, session: AgentWorkerSession, answer: Any) -> None:
-        """Answer an agent's permission question, or start its turn again after a crash
-        (`session/load` of its session; a question a crash cut off is answered when the
-        agent asks it again)."""
+        """Answer an agent's question (a permission, a `request_input`), prompt it with the
+        message a worker in the background is resumed with (its job ended), or start its
+        turn again after a crash (`session/load` of its session; a question a crash cut off
+        is answered when the agent asks it again)."""
         with self._lock:
             if session.waiting_here:
                 if answer is None:
@@ -214,6 +217,9 @@ class ExecutionRuntime:
                 raise RuntimeLayerError(
                     f"worker {session.id} is running; resume it once it waits for an answer"
                 )
+            if session.status == WorkerStatus.BACKGROUND and answer is not None:
+                session.start_turn(str(answer), resumed=True)
+                return
             if session.status == WorkerStatus.WAITING and answer is not None:
                 session.pending_answer = str(answer)
             session.start_turn(None, resumed=True)
@@ -237,6 +243,7 @@ class ExecutionRuntime:
             return session.record
         if isinstance(session, AgentWorkerSession):
             record = session.cancel_now()
+            self.jobs.stop_owner(worker_id)  # the jobs it submitted over MCP
             session.removed = True
             return record
         session.cancel.set()
@@ -390,6 +397,7 @@ class ExecutionRuntime:
     def _make_session(self, record: WorkerRecord, folder: Path, spec: WorkerSpec | None) -> Session:
         if record.agent is not None:
             policy = self.shell_policy.for_stage(record.agent.network, record.limits)
+            tools = ToolContext.of(self.workspace, self.jobs, self.shell_policy, record, self.model)
             return AgentWorkerSession(
                 record,
                 folder,
@@ -397,6 +405,7 @@ class ExecutionRuntime:
                 report=self._report,
                 meter=self.meter,
                 sandbox=agent_sandbox(record.agent, policy, self.workspace.root, folder / "home"),
+                tools=tools,
             )
         session = WorkerSession(record, folder, emit=self.bus.emit, report=self._report)
         session.meter(self.meter)

@@ -187,17 +187,22 @@ def _task_fields(task: StageTask, skill: str = "") -> dict[str, Any]:
 def agent_message(task: StageTask, *, skill_text: str, digest: str) -> str:
     """The first prompt of a coding agent that works a stage (`task.agent`): the task header
     as a worker's, the skill inlined (the agent's working directory is the workspace, and it
-    knows nothing of our paths or tools), and the PROCESS.md digest. Its turn's end is its
-    delivery: layer 1 checks the outputs."""
+    knows nothing of our paths), our tools as its `lightscientist` MCP server offers them,
+    and the PROCESS.md digest. It delivers with `complete_stage`, or by ending its turn (an
+    agent that cannot reach the tools): layer 1 checks the outputs either way."""
     fields = {**_task_fields(task), "feedback": task.feedback or ""}
-    del fields["allowed_next"]  # it suggests no next stage: its end is its turn's
     body = (
         "You work one stage of a research project; your working directory is the project's "
-        "workspace. Follow the stage's skill below, write the outputs listed above (paths "
-        "relative to your working directory), and end your turn with a 5-10 line summary of "
-        "what you did: the stage is checked from the files.\n\n"
+        "workspace. Follow the stage's skill below and write the outputs listed above (paths "
+        "relative to your working directory). Then deliver with the `complete_stage` tool of "
+        "the `lightscientist` MCP server: a 5-10 line summary, the files you wrote and one of "
+        "the allowed next stages (a refused delivery says why: call it again). Its "
+        "`request_input` asks the supervisor when you cannot decide; `submit_job` runs a long "
+        "command; `search_literature`, `get_paper` and `cite` find and cite papers; `recall` "
+        "searches what earlier projects learned. If you cannot reach these tools, end your "
+        "turn with the 5-10 line summary: the stage is checked from the files.\n\n"
         f"## The stage's skill\n\n{skill_text.strip()}\n\n"
-        + recalled_block(task.recalled, recall_tool=False)
+        + recalled_block(task.recalled)
         + PROCESS_TITLE
         + digest
     )

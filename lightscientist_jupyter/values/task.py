@@ -62,6 +62,20 @@ class StageTask:
         return dataclasses.asdict(self)
 
 
+def next_stage_refusal(
+    stage: str, next_stage: str, allowed: Sequence[str], default: str
+) -> str | None:
+    """Why `next_stage` cannot follow `stage`, or None when it may: layer 1's words when it
+    refuses a finish (`controller.rules`), and a coding agent's when its `complete_stage`
+    names a stage its task does not allow (`runtime.acp.worker_tools`)."""
+    if next_stage in allowed:
+        return None
+    return (
+        f"'{next_stage}' is not an allowed next stage of '{stage}'; choose one "
+        f"of {', '.join(allowed)} (default: {default})"
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class StageResult:
     """What layer 2 reports when it stops working on a stage."""

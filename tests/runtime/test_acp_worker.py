@@ -16,8 +16,7 @@ import pytest
 from support.runtime import Updates
 from support.waiting import wait_for
 
-from lightscientist_jupyter.runtime.acp.permissions import Option
-from lightscientist_jupyter.runtime.acp.worker import _option_id
+from lightscientist_jupyter.runtime.acp.permissions import Option, option_for
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.models.resolver import resolve_model
 from lightscientist_jupyter.runtime.protocol import render_header
@@ -186,11 +185,11 @@ def test_an_answer_picks_the_option_it_names_or_the_first_of_its_kind():
         Option("always", "Always allow", "allow_always"),
         Option("reject", "Reject", "reject_once"),
     ]
-    assert _option_id("Always allow", options) == "always"
-    assert _option_id("reject", options) == "reject"
-    assert _option_id("y", options) == "allow"
-    assert _option_id("no", options) == "reject"
-    assert _option_id("Use your best judgement", options) is None
+    assert option_for("Always allow", options) == "always"
+    assert option_for("reject", options) == "reject"
+    assert option_for("y", options) == "allow"
+    assert option_for("no", options) == "reject"
+    assert option_for("Use your best judgement", options) is None
 
 
 def test_a_permission_question_carries_its_options_and_no_other_question_does():

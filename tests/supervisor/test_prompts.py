@@ -106,7 +106,7 @@ def test_worker_message_carries_task_skill_feedback_and_digest():
     assert "## PROCESS.md" in text
 
 
-def test_an_agents_message_inlines_the_skill_and_names_no_tool_it_lacks():
+def test_an_agents_message_inlines_the_skill_and_names_the_tools_of_its_mcp_server():
     lesson = Entry(1, "lesson", "warmup matters at high rates", "/p", "k", "s", 1, "", "", 0.0)
     recalled = (lesson,)
     text = agent_message(
@@ -117,7 +117,9 @@ def test_an_agents_message_inlines_the_skill_and_names_no_tool_it_lacks():
     title, fields = parse_header(text)
     assert title == TASK_TITLE
     assert fields["outputs"] == ["experiment/results.csv"] and fields["feedback"] == "more seeds"
-    assert "skill" not in fields and "allowed_next" not in fields
+    assert "skill" not in fields  # inlined: the agent reads no path of ours
+    assert fields["allowed_next"] == ["experiment.loop", "experiment.analyze"]
     assert "## The stage's skill\n\n# loop\n\nRun three seeds.\n" in text
-    assert "## Recalled from memory (earlier projects)\n" in text
-    assert "complete_stage" not in text and "recall tool" not in text
+    assert "## Recalled from memory (earlier projects; your recall tool searches further)\n" in text
+    assert "deliver with the `complete_stage` tool of the `lightscientist` MCP server" in text
+    assert "If you cannot reach these tools, end your turn" in text

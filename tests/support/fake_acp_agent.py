@@ -18,10 +18,20 @@ same text always gives the same session updates and the same files.
     usage IN OUT          report that many input and output tokens in the prompt's answer
     say TEXT              its last message (default: which files it wrote)
     exit CODE             end the process at once with CODE, in the middle of the turn
+    input PATH: QUESTION  ask QUESTION with the `request_input` tool of the MCP server the
+                          session was given; write its answer to PATH
+    call TOOL: JSON       call that server's TOOL with the JSON object of arguments; each
+                          answer written to `notes/call-N.txt`
+    tools PATH            write the tools that server lists (`tools/list`, as JSON) to PATH
+    complete NEXT: TEXT   deliver with that server's `complete_stage`: TEXT the summary, the
+                          header's outputs, NEXT the next stage; several lines call it in turn
+                          (after the writes), each answer written to `notes/complete-N.txt`
 
 With no `write` line, it writes each path of the task header's `outputs: [...]` line.
 Each turn sends, in order: a plan, a message chunk, for each write a tool call and its
-result, the plan again (every entry completed), and its last message.
+result, the plan again (every entry completed), and its last message. It knows our tools
+only as any agent would: the stdio MCP servers of `session/new` / `session/load`, started
+as their entries say (its own environment, and theirs), spoken to in MCP's JSON-RPC.
 
 Flags, each a way an agent goes wrong: `--exit CODE` (exit at start, after a line on
 stderr), `--garbage` (write a line that is not JSON-RPC, then nothing), `--silent` (read
@@ -61,6 +71,8 @@ class FakeAgent:
         self.client: Any = None
         self.sessions: dict[str, dict[str, Any]] = {}
         self.cancelled: dict[str, asyncio.Event] = {}
+        self.servers: dict[str, list[Any]] = {}
+        """The MCP servers each session was given."""
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -82,6 +94,7 @@ class FakeAgent:
     ) -> schema.NewSessionResponse:
         session_id = f"fake-{uuid.uuid4().hex[:12]}"
         self.sessions[session_id] = {"cwd": cwd, "history": []}
+        self.servers[session_id] = list(mcp_servers or [])
         self.cancelled[session_id] = asyncio.Event()
         self._save(session_id)
         return schema.NewSessionResponse(session_id=session_id, config_options=self._options())
@@ -95,6 +108,7 @@ class FakeAgent:
         session = json.loads(path.read_text(encoding="utf-8"))
         session["cwd"] = cwd
         self.sessions[session_id] = session
+        self.servers[session_id] = list(mcp_servers or [])
         self.cancelled[session_id] = asyncio.Event()
         for role, text in session["history"]:
             update = (
@@ -135,7 +149,11 @@ class FakeAgent:
         session["history"].append(("user", text))
         self._save(session_id)
         turn = _Turn(self.client, session_id, Path(session["cwd"]), cancelled)
-        reply, stop = await turn.run(text)
+        turn.servers = self.servers.get(session_id, [])
+        try:
+            reply, stop = await turn.run(text)
+        finally:
+            await turn.close()
         session["history"].append(("agent", reply))
         self._save(session_id)
         usage = _directive(text, "usage")
@@ -162,6 +180,31 @@ class _Turn:
         self.session_id = session_id
         self.cwd = cwd
         self.cancelled = cancelled
+        self.servers: list[Any] = []
+        self.mcp: McpClient | None = None
+
+    async def tools(self) -> McpClient:
+        """Its first stdio MCP server, started (and initialized) at its first use."""
+        if self.mcp is None:
+            stdio = [s for s in self.servers if isinstance(s, schema.McpServerStdio)]
+            if not stdio:
+                raise RuntimeError("this session was given no stdio MCP server")
+            self.mcp = await McpClient.start(stdio[0], self.cwd)
+        return self.mcp
+
+    async def close(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        """Call a tool as an agent does: a tool call update, the call, its result."""
+        call_id = f"mcp-{uuid.uuid4().hex[:6]}"
+        await self.send(acp.start_tool_call(call_id, f"lightscientist: {name}", kind="other"))
+        answer = await (await self.tools()).call(name, arguments)
+        status = "failed" if answer.get("isError") else "completed"
+        text = "\n".join(c.get("text", "") for c in answer.get("content") or [])
+        await self._result(call_id, status, text)
+        return text
 
     async def send(self, update: Any) -> None:
         await self.client.session_update(session_id=self.session_id, update=update)
@@ -197,6 +240,15 @@ class _Turn:
             )
             output, _ = await ran.communicate()
             self._write(out, output.decode("utf-8", "replace"))
+        for path in _directive(text, "tools"):
+            listed = await (await self.tools()).request("tools/list", {})
+            self._write(path, json.dumps(listed["tools"]))
+        for n, argument in enumerate(_directive(text, "call"), start=1):
+            name, arguments = _split_write(argument)
+            self._write(f"notes/call-{n}.txt", await self.call_tool(name, json.loads(arguments)))
+        for argument in _directive(text, "input"):
+            path, question = _split_write(argument)
+            self._write(path, await self.call_tool("request_input", {"question": question}))
         for code in _directive(text, "exit"):
             sys.stderr.write(f"{NAME}: exiting with {code} in the middle of a turn\n")
             sys.stderr.flush()
@@ -218,6 +270,13 @@ class _Turn:
                 wrote.append(path)
             if self.cancelled.is_set():
                 return f"cancelled after writing {', '.join(wrote) or 'nothing'}", "cancelled"
+        found = _OUTPUTS.search(text)
+        outputs = json.loads(found.group(1)) if found else []
+        for n, argument in enumerate(_directive(text, "complete"), start=1):
+            target, summary = _split_write(argument)
+            delivery = {"summary": summary, "outputs": outputs, "next_stage": target}
+            answer = await self.call_tool("complete_stage", delivery)
+            self._write(f"notes/complete-{n}.txt", answer + "\n")
         done = [acp.plan_entry(s, status="completed") for s in steps]
         await self.send(acp.update_plan(done))
         said = _directive(text, "say")
@@ -265,6 +324,65 @@ class _Turn:
     async def _result(self, call_id: str, status: str, text: str) -> None:
         content = [acp.tool_content(acp.text_block(text))]
         await self.send(acp.update_tool_call(call_id, status=status, content=content))
+
+
+class McpClient:
+    """A stdio MCP server the agent started: MCP's JSON-RPC, one message a line."""
+
+    def __init__(self, process: asyncio.subprocess.Process):
+        self.process = process
+        self.next_id = 0
+
+    @classmethod
+    async def start(cls, server: schema.McpServerStdio, cwd: Path) -> McpClient:
+        env = {**os.environ, **{v.name: v.value for v in server.env}}
+        process = await asyncio.create_subprocess_exec(
+            server.command,
+            *server.args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            cwd=str(cwd),
+            env=env,
+        )
+        client = cls(process)
+        await client.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": NAME, "version": VERSION},
+            },
+        )
+        await client.notify("notifications/initialized")
+        return client
+
+    async def notify(self, method: str) -> None:
+        assert self.process.stdin is not None
+        line = json.dumps({"jsonrpc": "2.0", "method": method}) + "\n"
+        self.process.stdin.write(line.encode())
+        await self.process.stdin.drain()
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        await self.process.stdin.drain()
+        line = await self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the MCP server closed without answering {method}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"{method}: {answer['error']['message']}")
+        return dict(answer["result"])
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await self.request("tools/call", {"name": name, "arguments": arguments})
+
+    async def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        await self.process.wait()
 
 
 def _directive(text: str, verb: str) -> list[str]:

@@ -7,7 +7,8 @@ network of its own (`network = true`), its program starts only once that network
 the handshake and `netstack.attach` a command's sandbox gets. Its stderr goes to a log file;
 its stdout is read line by line, and every line must be a JSON-RPC message before the
 protocol library sees it — the library skips a line that is not JSON, so an agent that speaks
-something else would otherwise look like one that never answers.
+something else would otherwise look like one that never answers. In a sandboxed run it starts
+inside bubblewrap (`agent_sandbox`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from pathlib import Path
 from lightscientist_jupyter._fs import NO_LINKS, mkdirs, read_text
 from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.redact import safe
+from lightscientist_jupyter.runtime.acp.tool_server import BRIDGE
 from lightscientist_jupyter.runtime.sandbox import netstack
+from lightscientist_jupyter.runtime.sandbox.bwrap import program_binds
 from lightscientist_jupyter.runtime.sandbox.shell import group_alive, kill_group, redact_log
-from lightscientist_jupyter.runtime.sandbox.spawn import Confinement
+from lightscientist_jupyter.runtime.sandbox.spawn import Confinement, ShellPolicy
 from lightscientist_jupyter.values.agents import AgentSpec
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -59,6 +62,30 @@ def find_program(spec: AgentSpec) -> str:
         where = "no such file" if os.sep in program else "not found on PATH"
         raise AgentFailed(f"agent '{spec.name}': command '{program}' {where}")
     return os.path.abspath(found)
+
+
+def agent_sandbox(
+    spec: AgentSpec, policy: ShellPolicy, root: Path, home: Path
+) -> Confinement | None:
+    """Where an agent runs, as its stage's commands do: the workspace writable, nothing else
+    of the host, its program's files and our tools' bridge shown read-only, and with
+    `network = true` the network its stage's commands would get (one of its own: the
+    internet, not the host); None when the run's commands are not sandboxed."""
+    if not policy.sandbox:
+        return None
+    root = root.resolve()
+    conf = policy.confinement(root, home)
+    prefix = conf.prefix
+    try:
+        program = find_program(spec)
+    except AgentFailed:
+        binds: list[str] = []  # its turn fails with that line when it starts the agent
+    else:
+        # the bridge of our tools' MCP server (`tool_server`): the agent starts it, with this
+        # interpreter (whose environment `prefix` shows), inside the sandbox
+        binds = program_binds([program, *spec.command[1:], str(BRIDGE)], root)
+    # the agent's own limits are not the commands': only its sandbox and network are
+    return Confinement((*prefix[:-1], *binds, prefix[-1]), network=conf.network)
 
 
 class AgentProcess:

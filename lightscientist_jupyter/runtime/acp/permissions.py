@@ -4,8 +4,8 @@ ACP's `session/request_permission` names the tool call it is about and offers op
 with a kind (`allow_once`, `allow_always`, `reject_once`, `reject_always`). Under `allow` the
 answer is the agent's own "allow once" option (else "allow always"), under `deny` its
 "reject once" (else "reject always", else the request is cancelled); under `ask` the caller's
-`AskPermission` picks one. Nothing is ever answered "always" on the researcher's behalf
-while a "once" option exists.
+`AskPermission` picks one, from the words of an answer (`option_for`). Nothing is ever
+answered "always" on the researcher's behalf while a "once" option exists.
 """
 
 from __future__ import annotations
@@ -59,3 +59,22 @@ def by_policy(policy: AgentPermissions, options: Sequence[Option]) -> Option | N
             if option.kind == kind:
                 return option
     return None
+
+
+ALLOW_WORDS = {"y", "yes", "allow", "approve", "ok"}
+REJECT_WORDS = {"n", "no", "reject", "deny"}
+
+
+def option_for(answer: str, options: Sequence[Option]) -> str | None:
+    """The option an answer picks: one named (by its label or id), or the first that allows
+    for a yes, the first that rejects for a no; None for anything else."""
+    said = answer.strip().lower()
+    for option in options:
+        if said in (option.name.lower(), option.id.lower()):
+            return option.id
+    kinds: tuple[str, ...] = ()
+    if said in ALLOW_WORDS:
+        kinds = ("allow_once", "allow_always")
+    elif said in REJECT_WORDS:
+        kinds = ("reject_once", "reject_always")
+    return next((o.id for o in options if o.kind in kinds), None)

@@ -19,7 +19,7 @@ import dataclasses
 import importlib.metadata
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -36,7 +36,7 @@ from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.usage import Usage
 
 T = TypeVar("T")
-_OUR_VERSION = importlib.metadata.version("lightscientist-jupyter")
+OUR_VERSION = importlib.metadata.version("lightscientist-jupyter")
 """What `initialize` tells the agent of us (read from the installed distribution: the
 package's `__version__` sits above the layers)."""
 
@@ -98,7 +98,9 @@ class AcpSession:
         ask: answers its permission requests under `permissions = "ask"`.
         timeout: how long it may take to answer a request other than a prompt.
         grace: how long a cancelled turn may take before its process group is ended.
-        sandbox: where its process runs (`worker.agent_sandbox`); None: unsandboxed.
+        sandbox: where its process runs (`launch.agent_sandbox`); None: unsandboxed.
+        mcp_servers: the MCP servers its sessions get (`session/new`, `session/load`), as
+            ACP's `McpServerStdio` in JSON (`tool_server.ToolServer.stdio_server`).
     """
 
     def __init__(
@@ -113,8 +115,10 @@ class AcpSession:
         timeout: float = ANSWER_TIMEOUT_S,
         grace: float = GRACE_S,
         sandbox: Confinement | None = None,
+        mcp_servers: Sequence[dict[str, Any]] = (),
     ):
         self.spec = spec
+        self.mcp_servers = [schema.McpServerStdio.model_validate(s) for s in mcp_servers]
         self.sandbox = sandbox
         self.workspace = workspace
         self.home = home
@@ -231,7 +235,7 @@ class AcpSession:
                 protocol_version=acp.PROTOCOL_VERSION,
                 client_capabilities=schema.ClientCapabilities(),
                 client_info=schema.Implementation(
-                    name="lightscientist", title="LightScientist", version=_OUR_VERSION
+                    name="lightscientist", title="LightScientist", version=OUR_VERSION
                 ),
             ),
             self.timeout,
@@ -266,14 +270,17 @@ class AcpSession:
         if load is not None and self.info.load_session:
             self.client.replaying = True
             try:
-                loading = self._conn.load_session(cwd=cwd, session_id=load)
+                loading = self._conn.load_session(
+                    cwd=cwd, session_id=load, mcp_servers=self.mcp_servers
+                )
                 loaded = await self._ask("session/load", loading, self.timeout)
             finally:
                 self.client.replaying = False
             self.session_id = load
             options = loaded.config_options if loaded is not None else None
         else:
-            opened = await self._ask("session/new", self._conn.new_session(cwd=cwd), self.timeout)
+            opening = self._conn.new_session(cwd=cwd, mcp_servers=self.mcp_servers)
+            opened = await self._ask("session/new", opening, self.timeout)
             self.session_id = opened.session_id
             options = opened.config_options
         self.client.model = model_of(options) or self.client.model

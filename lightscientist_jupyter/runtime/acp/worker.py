@@ -6,10 +6,18 @@ one kind of worker. A turn starts the agent (in the worker's sandbox), opens its
 one — and prompts it with the task (`task.md`; after a crash, with a notice that its turn
 was cut short). The turn's end settles the worker:
 
-- `end_turn`: `completed`, delivering the stage's outputs with the agent's last message as
-  the summary and no suggested next stage (the stage's default), so layer 1's checks decide;
+- a delivery the agent made with our `complete_stage` tool: `completed` with its summary,
+  outputs and suggested next stage (whatever the stop reason), so layer 1's checks decide;
+- else `end_turn`: `completed`, delivering the stage's outputs with the agent's last message
+  as the summary and no suggested next stage (the stage's default) — an agent that knows
+  nothing of our tools still delivers — or `background` when it submitted a job this turn
+  (layer 2 resumes it with the job's end, a new prompt in the same session);
 - `cancelled`, or a turn a cancel reached: nothing here (`ExecutionRuntime.cancel` settles it);
 - another stop reason, or an `AgentFailed` line: `failed`, with that line.
+
+Our tools reach the agent as an MCP server of the turn (`tool_server`, `worker_tools`): its
+`request_input` makes the worker `waiting` like a permission question does, and one answer
+channel serves both.
 
 Under `permissions = "ask"` a permission request makes the worker `waiting`, its question the
 tool call and the agent's own options (`values.agents.permission_question`); the answer a
@@ -23,23 +31,24 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lightscientist_jupyter.errors import AgentFailed
-from lightscientist_jupyter.redact import safe
-from lightscientist_jupyter.runtime.acp.launch import find_program
-from lightscientist_jupyter.runtime.acp.permissions import Option, PermissionRequest
-from lightscientist_jupyter.runtime.acp.session import AcpSession
+from lightscientist_jupyter.redact import redact, safe
+from lightscientist_jupyter.runtime.acp.permissions import PermissionRequest, option_for
+from lightscientist_jupyter.runtime.acp.session import OUR_VERSION, AcpSession
+from lightscientist_jupyter.runtime.acp.tool_server import ToolServer
+from lightscientist_jupyter.runtime.acp.worker_tools import ToolContext, agent_tools
 from lightscientist_jupyter.runtime.metering.meter import BudgetHold, UsageMeter
 from lightscientist_jupyter.runtime.protocol import parse_header
-from lightscientist_jupyter.runtime.sandbox.bwrap import program_binds
-from lightscientist_jupyter.runtime.sandbox.spawn import Confinement, ShellPolicy
+from lightscientist_jupyter.runtime.sandbox.spawn import Confinement
 from lightscientist_jupyter.runtime.session.record_keeping import RecordKeeping
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
 from lightscientist_jupyter.values.agents import AgentSpec, permission_question
+from lightscientist_jupyter.values.task import next_stage_refusal
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
     AgentPermissions,
@@ -51,8 +60,8 @@ RESUMED_NOTICE = (
     "Your previous turn on this task was cut short (the run stopped). Look at what is "
     "already in the workspace, then finish the task:\n\n"
 )
-_ALLOW_WORDS = {"y", "yes", "allow", "approve", "ok"}
-_REJECT_WORDS = {"n", "no", "reject", "deny"}
+JOB_CHECK_S = 30.0
+"""When a worker in the background for its job asks to be checked (as a deepagents one's)."""
 
 
 class AgentWorkerSession(RecordKeeping):
@@ -65,6 +74,8 @@ class AgentWorkerSession(RecordKeeping):
         meter: counts the usage each turn reports.
         sandbox: where the agent runs (`agent_sandbox`); None: unsandboxed.
         grace: how long a cancelled turn may take before the agent's group is ended.
+        tools: what our tools serve it (its stage's jobs, literature and memory); None: it is
+            offered no tools.
     """
 
     def __init__(
@@ -77,8 +88,10 @@ class AgentWorkerSession(RecordKeeping):
         meter: UsageMeter,
         sandbox: Confinement | None = None,
         grace: float = 5.0,
+        tools: ToolContext | None = None,
     ):
         super().__init__(record, folder, emit=emit, report=report)
+        self.tools = tools
         assert record.agent is not None  # the runtime makes this kind for agents only
         self.spec: AgentSpec = record.agent
         self.meter = meter
@@ -87,11 +100,19 @@ class AgentWorkerSession(RecordKeeping):
         self.acp: AcpSession | None = None
         """The agent's session while a turn runs."""
         self._answers: queue.Queue[str | None] = queue.Queue()
-        """Answers to the permission question the turn waits on (None: cancelled)."""
+        """Answers to the question the turn waits on, a permission's or `request_input`'s
+        (None: cancelled)."""
         self._asking = False
+        self._one_question = threading.Lock()
+        """One question waits at a time (the agent may ask a permission and call
+        `request_input` at once)."""
+        self._in_turn = False
+        self._delivery: dict[str, Any] | None = None
+        """What the agent delivered with `complete_stage` this turn."""
+        self._jobs_this_turn: list[str] = []
         self.pending_answer: str | None = None
         """An answer brought to a question a crash cut off: it answers the agent's first
-        permission request of the next turn (the agent asks it again)."""
+        question of the next turn, a permission or a `request_input` (it asks again)."""
         self._files = list(record.files_written)
         self._edits: dict[str, list[str]] = {}
         self._turns = record.progress.model_calls
@@ -169,6 +190,12 @@ class AgentWorkerSession(RecordKeeping):
         return self.record
 
     def _turn(self, text: str | None) -> None:
+        try:
+            server = self._tool_server()
+        except Exception as exc:  # a worker failure never escapes its thread
+            self._fail(f"agent '{self.spec.name}': cannot offer it our tools: {safe(str(exc))}")
+            self.finished.set()
+            return
         acp = AcpSession(
             self.spec,
             Path(self.record.workspace),
@@ -178,10 +205,23 @@ class AgentWorkerSession(RecordKeeping):
             ask=self._ask if self.spec.permissions == AgentPermissions.ASK else None,
             grace=self.grace,
             sandbox=self.sandbox,
+            mcp_servers=[server.stdio_server()] if server is not None else (),
         )
         self.acp = acp
+        self._in_turn = True
+        self._delivery, self._jobs_this_turn = None, []
+        while not self._answers.empty():  # a cancel's leftover: no question waited for it
+            self._answers.get_nowait()
         try:
             self.meter.admit()
+            if server is not None:
+                try:
+                    server.start()
+                except OSError as exc:
+                    raise AgentFailed(
+                        f"agent '{self.spec.name}': cannot serve its tools at {server.path} "
+                        f"({exc.strerror or exc})"
+                    ) from None
             loaded = self.record.agent_session
             opened = acp.start(load=loaded)
             with self._lock:
@@ -194,9 +234,8 @@ class AgentWorkerSession(RecordKeeping):
                 )
             if self.cancel.is_set():
                 return  # cancelled while the agent started: `cancel_now` settles it
-            prompt = text if text is not None else RESUMED_NOTICE + self._task_text()
             began = time.monotonic()
-            result = acp.prompt(prompt)
+            result = acp.prompt(self._prompt_text(text, loaded, opened))
             self._turns += 1
             self.meter.charge_reported(
                 self._who(),
@@ -207,10 +246,12 @@ class AgentWorkerSession(RecordKeeping):
             )
             if self.cancel.is_set() or result.stop_reason == "cancelled":
                 return  # `ExecutionRuntime.cancel` settles it
-            if result.stop_reason != "end_turn":
+            if self._delivery is None and result.stop_reason != "end_turn":
                 self._fail(f"agent '{self.spec.name}' ended its turn: {result.stop_reason}")
-                return
-            self._complete(result.summary)
+            elif self._delivery is None and self._jobs_this_turn:
+                self._background(self._jobs_this_turn[-1])
+            else:
+                self._complete(result.summary)
         except BudgetHold as hold:
             with self._lock:
                 self._set(held=str(hold))
@@ -221,12 +262,36 @@ class AgentWorkerSession(RecordKeeping):
             if not self.hard_stop.is_set():
                 self._fail(f"agent '{self.spec.name}': {type(exc).__name__}: {safe(str(exc))}")
         finally:
+            self._in_turn = False
             self._tool_calls_before += acp.client.tool_calls
             self.acp = None
             try:
                 acp.close()
             finally:
+                if server is not None:
+                    server.close()
                 self.finished.set()
+
+    def _prompt_text(self, text: str | None, loaded: str | None, opened: str) -> str:
+        """What the turn prompts: the task (after a crash, with a notice that its turn was
+        cut short), or a resume's message — after the task, when the agent could not load
+        the session that read it."""
+        if text is None:
+            return RESUMED_NOTICE + self._task_text()
+        if loaded is not None and opened != loaded:
+            return f"{self._task_text()}\n\n{text}"
+        return text
+
+    def _tool_server(self) -> ToolServer | None:
+        if self.tools is None:
+            return None
+        return ToolServer(
+            self.folder / "home",
+            agent_tools(self, self.tools),
+            agent=self.spec.name,
+            emit=self._emit_event,
+            version=OUR_VERSION,
+        )
 
     def _complete(self, summary: str) -> None:
         fields = parse_header(self._task_text())[1]
@@ -234,17 +299,74 @@ class AgentWorkerSession(RecordKeeping):
         with self._lock:
             if self.status in FINAL_WORKER_STATUSES:
                 return
-            result = {
+            result = self._delivery or {
                 "kind": "complete_stage",
                 "summary": summary or f"agent '{self.spec.name}' ended its turn",
                 "outputs": outputs,
                 "next_stage": None,
             }
+            # an outside program's words, bound for PROCESS.md: no key-like text gets there
+            result = {**result, "summary": redact(str(result["summary"]))}
             self._set(status=WorkerStatus.COMPLETED, result=result)
             self._send()
             self._emit_event(
                 EventType.SESSION_END, f"turn ended: {self.status}", {"status": str(self.status)}
             )
+
+    def _background(self, job_id: str) -> None:
+        """In the background while the job it submitted runs (layer 2 resumes it)."""
+        reason, after = f"job {job_id} is running", JOB_CHECK_S
+        with self._lock:
+            if self.status in FINAL_WORKER_STATUSES:
+                return
+            self._set(
+                status=WorkerStatus.BACKGROUND,
+                check_after_s=after,
+                result={"kind": "suspend", "reason": reason},
+            )
+            self._emit_event(
+                EventType.WORKER_BACKGROUND,
+                f"suspended: {reason} (check after {after:g} s)",
+                {"reason": reason, "check_after_s": after, "agent": self.spec.name},
+            )
+            self._send(check_after_s=after)
+            self._emit_event(
+                EventType.SESSION_END, f"turn ended: {self.status}", {"status": str(self.status)}
+            )
+
+    # ------------------------------------------------------------------ its tools' effects
+
+    def deliver(self, summary: str, outputs: list[str], next_stage: str) -> str | None:
+        """`complete_stage`: the turn's delivery, or why the next stage it names is refused
+        (the allowed ones are in its task's header, from layer 1's task)."""
+        fields = parse_header(self._task_text())[1]
+        allowed = fields.get("allowed_next")
+        if next_stage and isinstance(allowed, list):
+            refused = next_stage_refusal(
+                str(self.record.stage),
+                next_stage,
+                [str(a) for a in allowed],
+                str(fields.get("default_next") or ""),
+            )
+            if refused is not None:
+                return refused
+        self._delivery = {
+            "kind": "complete_stage",
+            "summary": summary or f"agent '{self.spec.name}' delivered",
+            "outputs": outputs,
+            "next_stage": next_stage or None,
+        }
+        return None
+
+    def ask(self, question: str) -> str | None:
+        """`request_input`: the worker waits with `question`; the answer, or None."""
+        return self._wait_for_answer(question)
+
+    def job_submitted(self, job_id: str) -> None:
+        """`submit_job` started a job: its id goes to the record; the turn's end is then
+        `background`."""
+        self.amend(jobs=(*self.record.jobs, job_id))
+        self._jobs_this_turn.append(job_id)
 
     def _task_text(self) -> str:
         return (self.folder / "task.md").read_text(encoding="utf-8")
@@ -266,67 +388,46 @@ class AgentWorkerSession(RecordKeeping):
         self._emit_event(type, message, data)
 
     def _ask(self, request: PermissionRequest) -> str | None:
-        """Make the worker `waiting` with the agent's question; block for the answer."""
-        if self.pending_answer is not None:
-            earlier, self.pending_answer = self.pending_answer, None
-            return _option_id(earlier, request.options)
+        """A permission request under `ask`: the option the answer picks, or None."""
         question = permission_question(
             request.agent, request.tool_call, [o.name for o in request.options]
         )
-        with self._lock:
-            self._asking = True
-            self._set(status=WorkerStatus.WAITING, question=question)
-            self._emit_event(
-                EventType.WORKER_WAITING,
-                f"asks: {safe(question, 200)}",
-                {"question": safe(question, 1000), "agent": self.spec.name},
-            )
-            self._send(question=question)
-        given = self._answers.get()
-        with self._lock:
-            self._asking = False
-            # the runtime closing leaves it waiting, as a crash would: a resume asks again
-            if self.status == WorkerStatus.WAITING and not self.hard_stop.is_set():
-                self._set(status=WorkerStatus.RUNNING, question=None)
-                self._send()
-        return None if given is None else _option_id(given, request.options)
+        given = self._wait_for_answer(question)
+        return None if given is None else option_for(given, request.options)
 
+    def _wait_for_answer(self, question: str) -> str | None:
+        """Make the worker `waiting` with `question`; block for the answer (None: the worker
+        is cancelled or stopped, or its turn ended). An answer a crash cut off answers the
+        first question of the next turn at once."""
+        with self._one_question:
+            if self.pending_answer is not None:
+                earlier, self.pending_answer = self.pending_answer, None
+                return earlier
+            with self._lock:
+                self._asking = True
+                self._set(status=WorkerStatus.WAITING, question=question)
+                self._emit_event(
+                    EventType.WORKER_WAITING,
+                    f"asks: {safe(question, 200)}",
+                    {"question": safe(question, 1000), "agent": self.spec.name},
+                )
+                self._send(question=question)
+            given = self._next_answer()
+            with self._lock:
+                self._asking = False
+                # the runtime closing leaves it waiting, as a crash would: a resume asks again
+                if self.status == WorkerStatus.WAITING and not self.hard_stop.is_set():
+                    self._set(status=WorkerStatus.RUNNING, question=None)
+                    self._send()
+            return given
 
-def agent_sandbox(
-    spec: AgentSpec, policy: ShellPolicy, root: Path, home: Path
-) -> Confinement | None:
-    """Where an agent runs, as its stage's commands do: the workspace writable, nothing else
-    of the host, its program's files shown read-only, and with `network = true` the network
-    its stage's commands would get (one of its own: the internet, not the host); None when
-    the run's commands are not sandboxed."""
-    if not policy.sandbox:
-        return None
-    root = root.resolve()
-    conf = policy.confinement(root, home)
-    prefix = conf.prefix
-    try:
-        program = find_program(spec)
-    except AgentFailed:
-        binds: list[str] = []  # its turn fails with that line when it starts the agent
-    else:
-        binds = program_binds([program, *spec.command[1:]], root)
-    # the agent's own limits are not the commands': only its sandbox and network are
-    return Confinement((*prefix[:-1], *binds, prefix[-1]), network=conf.network)
-
-
-def _option_id(answer: str, options: Sequence[Option]) -> str | None:
-    """The option an answer picks: one named (by its label or id), or the first that allows
-    for a yes, the first that rejects for a no; None for anything else."""
-    said = answer.strip().lower()
-    for option in options:
-        if said in (option.name.lower(), option.id.lower()):
-            return option.id
-    kinds: tuple[str, ...] = ()
-    if said in _ALLOW_WORDS:
-        kinds = ("allow_once", "allow_always")
-    elif said in _REJECT_WORDS:
-        kinds = ("reject_once", "reject_always")
-    return next((o.id for o in options if o.kind in kinds), None)
+    def _next_answer(self) -> str | None:
+        while True:
+            try:
+                return self._answers.get(timeout=0.5)
+            except queue.Empty:
+                if self.cancel.is_set() or self.hard_stop.is_set() or not self._in_turn:
+                    return None
 
 
 def _relative(path: str, root: Path) -> str:

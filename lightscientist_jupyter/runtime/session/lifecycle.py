@@ -38,6 +38,11 @@ CANCEL_NOTICE = (
 )
 
 
+def answered(answer: Any) -> str:
+    """What `request_input` returns once answered (a coding agent's, over MCP, too)."""
+    return f"Answer from the supervisor: {answer}"
+
+
 def lifecycle_tools() -> list[BaseTool]:
     """The four lifecycle tools. They keep no state (the session reads their calls from the
     checkpoint), so every worker shares one set: their schemas are built once."""
@@ -54,7 +59,7 @@ def _lifecycle_tools() -> tuple[BaseTool, ...]:
         Use it only when you cannot reasonably decide yourself.
         """
         answer = interrupt({"type": "request_input", "question": question})
-        return f"Answer from the supervisor: {answer}"
+        return answered(answer)
 
     @tool
     def suspend(reason: str, check_after_s: float = 30.0) -> str:

@@ -24,6 +24,7 @@ pytest_plugins = [
     "support.fixtures",
     "support.real_run",
     "support.parallel",
+    "support.cpu_report",
 ]  # slow: real_run uses it
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

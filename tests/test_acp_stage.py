@@ -1,7 +1,8 @@
 """A stage worked by a coding agent over ACP, through the real command line: the offline
 model works the other stages, the fake agent (`tests/support/fake_acp_agent.py`, a real
 subprocess in the run's sandbox) works its own; its permissions answered by policy or by the
-researcher (`reply`), its usage counted, a kill in its turn resumed, a cancel in its turn."""
+researcher (`reply`) in manual mode and by the supervisor in auto mode, its usage counted, a
+kill in its turn resumed, a cancel in its turn."""
 
 from __future__ import annotations
 
@@ -73,10 +74,10 @@ def cli(ws: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProce
     )
 
 
-def start(ws: Path, stages: Path) -> subprocess.Popen[str]:
-    """`research --mode auto` of `stages` with the offline model, in the background."""
+def start(ws: Path, stages: Path, mode: str = "auto") -> subprocess.Popen[str]:
+    """`research --mode MODE` of `stages` with the offline model, in the background."""
     return background(
-        ws, "research", "a goal", "--mode", "auto", "--stages", str(stages), "--model", "offline"
+        ws, "research", "a goal", "--mode", mode, "--stages", str(stages), "--model", "offline"
     )
 
 
@@ -213,7 +214,7 @@ def test_under_deny_every_permission_is_refused_and_logged(tmp_path, write_table
     assert not (ws / "out" / "b.md").exists()
 
 
-QUESTION = "Permission asked by agent 'fake': Write out/b.md — options: Allow once | Reject"
+QUESTION = "fake asks to edit out/b.md"
 
 
 def asked(ws: Path) -> None:
@@ -232,11 +233,14 @@ def asked(ws: Path) -> None:
 def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_path, write_table):
     stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
     ws = tmp_path / "ws"
-    run = start(ws, stages)
+    run = start(ws, stages, "manual")
     try:
         asked(ws)
         status = cli(ws, "status")
-        assert "pending: d1 — Permission asked by agent 'fake': Write out/b.md" in status.stdout
+        assert "pending: d1 — fake asks to edit out/b.md\n" in status.stdout
+        assert "options: Allow once | Reject — `lightscientist reply y --comment OPTION`" in (
+            status.stdout
+        )
         reply = cli(ws, "reply", "n", "--comment", "Allow once")
         assert reply.returncode == 0, reply.stderr
         out = finished(run)
@@ -247,6 +251,33 @@ def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_p
         "Write out/b.md: Allow once (asked)"
     ]
     assert (ws / "out" / "b.md").is_file()
+
+
+def test_in_auto_mode_the_supervisor_answers_the_agents_permissions(tmp_path, write_table):
+    # c's agent asks to write outside the workspace first, then its output
+    c = "# c\n\nask\nwrite ../escaped.md: out of bounds\nwrite out/c.md: the output\n"
+    stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c=c)
+    ws = tmp_path / "ws"
+    out = finished(start(ws, stages, "auto"), within=180)
+    assert out.strip().splitlines()[-1] == "done"
+    assert not of_type(ws, "user.decision_requested")  # nothing was asked of the researcher
+    decided = [
+        e["message"]
+        for e in of_type(ws, "supervisor.decision")
+        if e["data"].get("by") == "supervisor"
+    ]
+    assert decided == [
+        "fake asks to edit out/b.md: Allow once",
+        "fake asks to edit ../escaped.md: Reject",
+        "fake asks to edit out/c.md: Allow once",
+    ]
+    assert [e["message"] for e in of_type(ws, "agent.permission")] == [
+        "Write out/b.md: Allow once (asked)",
+        "Write ../escaped.md: Reject (asked)",
+        "Write out/c.md: Allow once (asked)",
+    ]
+    assert (ws / "out" / "c.md").read_text() == "the output\n"
+    assert not (tmp_path / "escaped.md").exists()
 
 
 def test_a_run_killed_in_the_agents_turn_resumes_its_session(tmp_path, write_table):
@@ -276,7 +307,7 @@ def test_a_permission_pending_when_the_run_was_killed_is_answered_after_resume(
 ):
     stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
     ws = tmp_path / "ws"
-    run = start(ws, stages)
+    run = start(ws, stages, "manual")
     try:
         asked(ws)
     finally:

@@ -194,6 +194,7 @@ class _Run(Moves):
             question=a.question.strip(),
             options=a.options,
             requested_at=a.at,
+            permission=a.permission,
         )
         self.wait_for(decision)
         self.respond(True, f"asked {decision.id}: {decision.question}", decision.id)
@@ -309,6 +310,9 @@ class _Run(Moves):
             "at": a.at,
             "source": str(a.source),
         }
+        if pending.permission is not None:
+            # which agent's request it answered, for layer 2 to hand its option over
+            answer["permission"] = pending.permission.to_dict()
         verdict = "yes" if a.approve else "no"
         self.record(
             pending.stage,

@@ -11,10 +11,12 @@ was cut short). The turn's end settles the worker:
 - `cancelled`, or a turn a cancel reached: nothing here (`ExecutionRuntime.cancel` settles it);
 - another stop reason, or an `AgentFailed` line: `failed`, with that line.
 
-Under `permissions = "ask"` a permission request makes the worker `waiting`, its question the
-tool call and the agent's own options (`values.agents.permission_question`); the answer a
-resume brings picks the option. The usage the agent reports for a turn reaches the meter's
-ledger; a turn that reports none is counted as "not reported", never as zero.
+Under `permissions = "ask"` a permission request makes the worker `waiting` with the request
+itself on its record and update (`values.permission.PermissionRequest`: the tool call, an
+edit's texts, the agent's own options; its question is one line naming them); the answer a
+resume brings picks the option (`PermissionRequest.pick`: its name or id, or yes / no).
+The usage the agent reports for a turn reaches the meter's ledger; a turn that reports none
+is counted as "not reported", never as zero.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from typing import Any
 from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.redact import safe
 from lightscientist_jupyter.runtime.acp.launch import find_program
-from lightscientist_jupyter.runtime.acp.permissions import Option, PermissionRequest
 from lightscientist_jupyter.runtime.acp.session import AcpSession
 from lightscientist_jupyter.runtime.metering.meter import BudgetHold, UsageMeter
 from lightscientist_jupyter.runtime.protocol import parse_header
@@ -38,7 +39,8 @@ from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.runtime.session.record_keeping import RecordKeeping
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
-from lightscientist_jupyter.values.agents import AgentSpec, permission_question
+from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
     AgentPermissions,
@@ -50,8 +52,6 @@ RESUMED_NOTICE = (
     "Your previous turn on this task was cut short (the run stopped). Look at what is "
     "already in the workspace, then finish the task:\n\n"
 )
-_ALLOW_WORDS = {"y", "yes", "allow", "approve", "ok"}
-_REJECT_WORDS = {"n", "no", "reject", "deny"}
 
 
 class AgentWorkerSession(RecordKeeping):
@@ -124,7 +124,7 @@ class AgentWorkerSession(RecordKeeping):
         turn a crash cut short."""
         with self._lock:
             self.finished.clear()
-            self._set(status=WorkerStatus.RUNNING, question=None, held=None)
+            self._set(status=WorkerStatus.RUNNING, question=None, permission=None, held=None)
             self._emit_event(
                 EventType.SESSION_START,
                 ("resumed" if resumed else "started")
@@ -270,27 +270,29 @@ class AgentWorkerSession(RecordKeeping):
         """Make the worker `waiting` with the agent's question; block for the answer."""
         if self.pending_answer is not None:
             earlier, self.pending_answer = self.pending_answer, None
-            return _option_id(earlier, request.options)
-        question = permission_question(
-            request.agent, request.tool_call, [o.name for o in request.options]
-        )
+            return _picked(request, earlier)
+        question = request.question
         with self._lock:
             self._asking = True
-            self._set(status=WorkerStatus.WAITING, question=question)
+            self._set(status=WorkerStatus.WAITING, question=question, permission=request)
             self._emit_event(
                 EventType.WORKER_WAITING,
                 f"asks: {safe(question, 200)}",
-                {"question": safe(question, 1000), "agent": self.spec.name},
+                {
+                    "question": safe(question, 1000),
+                    "agent": self.spec.name,
+                    "options": [o.name for o in request.options],
+                },
             )
-            self._send(question=question)
+            self._send(question=question, permission=request)
         given = self._answers.get()
         with self._lock:
             self._asking = False
             # the runtime closing leaves it waiting, as a crash would: a resume asks again
             if self.status == WorkerStatus.WAITING and not self.hard_stop.is_set():
-                self._set(status=WorkerStatus.RUNNING, question=None)
+                self._set(status=WorkerStatus.RUNNING, question=None, permission=None)
                 self._send()
-        return None if given is None else _option_id(given, request.options)
+        return None if given is None else _picked(request, given)
 
 
 def agent_sandbox(spec: AgentSpec, policy: ShellPolicy, root: Path, home: Path) -> tuple[str, ...]:
@@ -315,19 +317,11 @@ def agent_sandbox(spec: AgentSpec, policy: ShellPolicy, root: Path, home: Path) 
     return (*prefix[:-1], *program_binds([program, *spec.command[1:]], root), prefix[-1])
 
 
-def _option_id(answer: str, options: Sequence[Option]) -> str | None:
-    """The option an answer picks: one named (by its label or id), or the first that allows
-    for a yes, the first that rejects for a no; None for anything else."""
-    said = answer.strip().lower()
-    for option in options:
-        if said in (option.name.lower(), option.id.lower()):
-            return option.id
-    kinds: tuple[str, ...] = ()
-    if said in _ALLOW_WORDS:
-        kinds = ("allow_once", "allow_always")
-    elif said in _REJECT_WORDS:
-        kinds = ("reject_once", "reject_always")
-    return next((o.id for o in options if o.kind in kinds), None)
+def _picked(request: PermissionRequest, answer: str) -> str | None:
+    """The id of the option `answer` picks; None (the request is cancelled) when it picks
+    none."""
+    option = request.pick(answer)
+    return option.id if option is not None else None
 
 
 def _relative(path: str, root: Path) -> str:

@@ -6,6 +6,7 @@ for it in auto mode (allow once an edit inside the workspace, reject anything el
 from __future__ import annotations
 
 import pytest
+from support.permissions import EDIT, OPTIONS
 
 from lightscientist_jupyter.offline.supervisor import permission_answer
 from lightscientist_jupyter.runtime.protocol import parse_header
@@ -13,26 +14,11 @@ from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
 from lightscientist_jupyter.supervisor.prompts import event_message
 from lightscientist_jupyter.supervisor.updates import apply_update, filter_update
-from lightscientist_jupyter.values.permission import PermissionOption, PermissionRequest
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus
 
 pytestmark = pytest.mark.unit
-
-OPTIONS = (
-    PermissionOption("allow", "Allow once", "allow_once"),
-    PermissionOption("always", "Always allow", "allow_always"),
-    PermissionOption("reject", "Reject", "reject_once"),
-)
-EDIT = PermissionRequest(
-    agent="codex",
-    title="Edit analysis.py",
-    kind="edit",
-    options=OPTIONS,
-    paths=("analysis.py",),
-    old_text="x = 1\n",
-    new_text="x = 2\n",
-)
 
 
 def test_the_question_names_the_agent_what_it_would_do_and_the_files():

@@ -65,7 +65,7 @@ def test_the_dashboards_card_of_a_permission_is_its_heading_and_card():
         permission=EDIT,
     )
     card = card_of(pending, [])
-    assert card["heading"] == "codex asks to edit analysis.py"
+    assert card["heading"] == "codex asks permission"
     assert card["permission"] == permission_card(EDIT)
     plain = card_of(PendingDecision("d4", DecisionKind.QUESTION, "a", "Which seed?"), [])
     assert (plain["heading"], plain["permission"]) == ("Question from a: Which seed?", None)

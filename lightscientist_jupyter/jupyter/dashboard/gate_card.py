@@ -81,8 +81,8 @@ def card_of(
         if gate
         else f"Question from {pending.stage}: {pending.question}"
     )
-    if permission is not None:
-        heading = permission["heading"]
+    if permission is not None:  # the card's own heading says what it asks
+        heading = f"{permission['agent']} asks permission"
     shown = " ".join(lines[:SUMMARY_LINES])
     if len(lines) > SUMMARY_LINES:
         shown += " …"

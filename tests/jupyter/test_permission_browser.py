@@ -3,17 +3,17 @@ headless Chromium: a project whose stage b the fake agent works under `permissio
 is run by the command line in manual mode until the agent asks to edit out/a.md. The side
 panel and the notebook's dashboard show its card — the agent, the tool call, the edit's diff
 and one button per option of the agent's — and a click on the dashboard's "Allow once"
-answers through the server: the agent gets that option and writes the file.
+answers through the server: the agent gets that option and writes the file. Its next request,
+made while the page is open, is announced with the agent's options as the notification's
+actions; "Reject" there refuses the write.
 
 A screenshot of the two cards goes to `test-output/permission-card.png`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-from pathlib import Path
 
 import pytest
 from support import acp_project
@@ -90,15 +90,30 @@ def test_the_permission_card_answers_the_agent_from_the_dashboard(tmp_path, writ
                 expect(on_board.locator(".ls-permission-heading")).to_have_text(
                     "fake asks to edit out/b.md", timeout=30_000
                 )
+                # asked while the page is open: a notification, with the agent's options
+                toast = page.locator(
+                    ".jp-toast-message",
+                    has_text="LightScientist: agent — fake asks to edit out/b.md",
+                )
+                expect(toast).to_be_visible(timeout=30_000)
+                buttons = page.locator(".Toastify__toast", has=toast).locator(".jp-toast-button")
+                expect(buttons).to_have_text(["Allow once", "Reject", "Show"])
+                buttons.filter(has_text="Reject").click()
+                wait_for(
+                    lambda: len(acp_project.of_type(ws, "agent.permission")) >= 2,
+                    "the agent's second write, refused from the notification",
+                    within=60,
+                )
     finally:
         os.killpg(run.pid, signal.SIGKILL)
         run.communicate()
     answered = acp_project.state(ws)["decisions"]
-    assert [(d["question"], d["approve"], d["comment"], d["source"]) for d in answered] == [
-        (QUESTION, True, "Allow once", "dashboard")
+    assert [(d["question"], d["approve"], d["comment"], d["source"]) for d in answered[:2]] == [
+        (QUESTION, True, "Allow once", "dashboard"),
+        ("fake asks to edit out/b.md", False, "Reject", "panel"),
     ]
-    assert [e["message"] for e in acp_project.of_type(ws, "agent.permission")] == [
-        "Write out/a.md: Allow once (asked)"
+    assert [e["message"] for e in acp_project.of_type(ws, "agent.permission")][:2] == [
+        "Write out/a.md: Allow once (asked)",
+        "Write out/b.md: Reject (asked)",
     ]
-    assert json.loads((ws / ".lightscientist" / "state.json").read_text())["stage"] == "b"
-    assert not Path(ws / "out" / "b.md").exists()
+    assert not (ws / "out" / "b.md").exists()

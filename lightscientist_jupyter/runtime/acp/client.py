@@ -207,7 +207,9 @@ class AgentClient:
             new_text = str(raw_input["content"])  # an edit that carries its text as input
         return PermissionRequest(
             agent=self.agent,
-            title=tool_call.title or self._titles.get(tool_call.tool_call_id) or "a tool call",
+            title=safe(
+                tool_call.title or self._titles.get(tool_call.tool_call_id) or "a tool call", 300
+            ),
             kind=tool_call.kind or (started.kind if started else None),
             options=offered,
             paths=tuple(dict.fromkeys(self._shown(p) for p in paths)),

@@ -1,7 +1,8 @@
 """A stage worked by a coding agent over ACP, through the real command line: the offline
 model works the other stages, the fake agent (`tests/support/fake_acp_agent.py`, a real
 subprocess in the run's sandbox) works its own; its permissions answered by policy or by the
-researcher (`reply`), its usage counted, a kill in its turn resumed, a cancel in its turn."""
+researcher (`reply`) in manual mode and by the supervisor in auto mode, its usage counted, a
+kill in its turn resumed, a cancel in its turn."""
 
 from __future__ import annotations
 
@@ -15,48 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.acp_project import (
+    REPO,
+    asked,
+    background,
+    env,
+    of_type,
+    project,
+    start,
+    state,
+    table,
+)
 from support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[1]
-FAKE = str(REPO / "tests" / "support" / "fake_acp_agent.py")
-
-
-def table(permissions: str, *, branching: bool = False) -> str:
-    """a (the offline model) → b (the agent) → c (the agent) → done; `branching`: b goes to
-    c (its default) or d, both then the offline model's."""
-    after_b = ["c", "d"] if branching else ["c"]
-    text = f"""\
-start = "a"
-
-[agents.fake]
-command = ["{sys.executable}", "{FAKE}"]
-permissions = "{permissions}"
-"""
-    text += _stage("a", ["b"])
-    text += _stage("b", after_b, agent=True)
-    text += _stage("c", ["done"], agent=not branching)
-    return text + (_stage("d", ["done"]) if branching else "")
-
-
-def _stage(name: str, allowed: list[str], *, agent: bool = False) -> str:
-    """A stage of `table`: its skill, its one output, its allowed next stages (the first its
-    default), the agent when it works it."""
-    return (
-        f'\n[stages.{name}]\nskill = "skills/{name}.md"\noutputs = ["out/{name}.md"]\n'
-        f'next = "{allowed[0]}"\nallowed = {json.dumps(allowed)}\n'
-        + ('agent = "fake"\n' if agent else "")
-    )
-
-
-def project(tmp_path: Path, write_table: Any, permissions: str, b: str, c: str = "") -> Path:
-    """The table with its skills (`b` and `c`: the agent's script lines); returns it."""
-    return write_table(
-        tmp_path / "table",
-        table(permissions),
-        skills={"skills/a.md": "# a\n\nWrite the note.\n", "skills/b.md": b, "skills/c.md": c},
-    )
 
 
 def cli(ws: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -65,26 +38,7 @@ def cli(ws: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProce
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=_env(),
-    )
-
-
-def start(ws: Path, stages: Path) -> subprocess.Popen[str]:
-    """`research --mode auto` of `stages` with the offline model, in the background."""
-    return background(
-        ws, "research", "a goal", "--mode", "auto", "--stages", str(stages), "--model", "offline"
-    )
-
-
-def background(ws: Path, *args: str) -> subprocess.Popen[str]:
-    """`lightscientist ARGS --workspace WS` in a process group of its own."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "lightscientist_jupyter", *args, "--workspace", str(ws)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-        start_new_session=True,
+        env=env(),
     )
 
 
@@ -94,25 +48,6 @@ def stop(run: subprocess.Popen[str]) -> None:
         os.killpg(run.pid, signal.SIGKILL)
     if run.stdout is not None and not run.stdout.closed:
         run.communicate()
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "LIGHTSCIENTIST_MODEL": "", "OPENAI_BASE_URL": ""}
-
-
-def events(ws: Path) -> list[dict[str, Any]]:
-    path = ws / ".lightscientist" / "events.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-
-
-def of_type(ws: Path, type: str) -> list[dict[str, Any]]:
-    return [e for e in events(ws) if e["type"] == type]
-
-
-def state(ws: Path) -> dict[str, Any]:
-    return json.loads((ws / ".lightscientist" / "state.json").read_text(encoding="utf-8"))
 
 
 def worker(ws: Path, worker_id: str) -> dict[str, Any]:
@@ -149,7 +84,7 @@ def test_stages_worked_by_the_agent_run_to_done_in_the_sandbox_with_their_usage(
     outside.write_text("a file of the host, outside the workspace\n", encoding="utf-8")
     try:
         stages = project(
-            tmp_path,
+            tmp_path / "table",
             write_table,
             "allow",
             b=f"# b\n\nask\nusage 120 30\nread {outside}: notes/seen.txt\n",
@@ -197,7 +132,7 @@ def test_stages_worked_by_the_agent_run_to_done_in_the_sandbox_with_their_usage(
 
 
 def test_under_deny_every_permission_is_refused_and_logged(tmp_path, write_table):
-    stages = project(tmp_path, write_table, "deny", b="# b\n\nask\n", c="# c\n")
+    stages = project(tmp_path / "table", write_table, "deny", b="# b\n\nask\n", c="# c\n")
     ws = tmp_path / "ws"
     run = start(ws, stages)
     out, err = run.communicate(timeout=120)
@@ -209,30 +144,20 @@ def test_under_deny_every_permission_is_refused_and_logged(tmp_path, write_table
     assert not (ws / "out" / "b.md").exists()
 
 
-QUESTION = "Permission asked by agent 'fake': Write out/b.md — options: Allow once | Reject"
-
-
-def asked(ws: Path) -> None:
-    """Wait until the agent's permission for its write is the researcher's pending decision."""
-    wait_for(
-        lambda: (
-            (state(ws).get("pending") or {}).get("question") == QUESTION
-            if (ws / ".lightscientist" / "state.json").is_file()
-            else False
-        ),
-        "the agent's permission as a pending decision",
-        within=60,
-    )
+QUESTION = "fake asks to edit out/b.md"
 
 
 def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_path, write_table):
-    stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
+    stages = project(tmp_path / "table", write_table, "ask", b="# b\n\nask\n", c="# c\n")
     ws = tmp_path / "ws"
-    run = start(ws, stages)
+    run = start(ws, stages, "manual")
     try:
-        asked(ws)
+        asked(ws, QUESTION)
         status = cli(ws, "status")
-        assert "pending: d1 — Permission asked by agent 'fake': Write out/b.md" in status.stdout
+        assert "pending: d1 — fake asks to edit out/b.md\n" in status.stdout
+        assert "options: Allow once | Reject — `lightscientist reply y --comment OPTION`" in (
+            status.stdout
+        )
         reply = cli(ws, "reply", "n", "--comment", "Allow once")
         assert reply.returncode == 0, reply.stderr
         out = finished(run)
@@ -245,8 +170,35 @@ def test_under_ask_the_researcher_answers_the_agents_permission_with_reply(tmp_p
     assert (ws / "out" / "b.md").is_file()
 
 
+def test_in_auto_mode_the_supervisor_answers_the_agents_permissions(tmp_path, write_table):
+    # c's agent asks to write outside the workspace first, then its output
+    c = "# c\n\nask\nwrite ../escaped.md: out of bounds\nwrite out/c.md: the output\n"
+    stages = project(tmp_path / "table", write_table, "ask", b="# b\n\nask\n", c=c)
+    ws = tmp_path / "ws"
+    out = finished(start(ws, stages, "auto"), within=180)
+    assert out.strip().splitlines()[-1] == "done"
+    assert not of_type(ws, "user.decision_requested")  # nothing was asked of the researcher
+    decided = [
+        e["message"]
+        for e in of_type(ws, "supervisor.decision")
+        if e["data"].get("by") == "supervisor"
+    ]
+    assert decided == [
+        "fake asks to edit out/b.md: Allow once",
+        "fake asks to edit ../escaped.md: Reject",
+        "fake asks to edit out/c.md: Allow once",
+    ]
+    assert [e["message"] for e in of_type(ws, "agent.permission")] == [
+        "Write out/b.md: Allow once (asked)",
+        "Write ../escaped.md: Reject (asked)",
+        "Write out/c.md: Allow once (asked)",
+    ]
+    assert (ws / "out" / "c.md").read_text() == "the output\n"
+    assert not (tmp_path / "escaped.md").exists()
+
+
 def test_a_run_killed_in_the_agents_turn_resumes_its_session(tmp_path, write_table):
-    stages = project(tmp_path, write_table, "allow", b="# b\n\nsleep 3\n", c="# c\n")
+    stages = project(tmp_path / "table", write_table, "allow", b="# b\n\nsleep 3\n", c="# c\n")
     ws = tmp_path / "ws"
     run = start(ws, stages)
     try:
@@ -270,11 +222,11 @@ def test_a_run_killed_in_the_agents_turn_resumes_its_session(tmp_path, write_tab
 def test_a_permission_pending_when_the_run_was_killed_is_answered_after_resume(
     tmp_path, write_table
 ):
-    stages = project(tmp_path, write_table, "ask", b="# b\n\nask\n", c="# c\n")
+    stages = project(tmp_path / "table", write_table, "ask", b="# b\n\nask\n", c="# c\n")
     ws = tmp_path / "ws"
-    run = start(ws, stages)
+    run = start(ws, stages, "manual")
     try:
-        asked(ws)
+        asked(ws, QUESTION)
     finally:
         os.killpg(run.pid, signal.SIGKILL)
         run.communicate()
@@ -303,7 +255,7 @@ def test_a_permission_pending_when_the_run_was_killed_is_answered_after_resume(
 
 
 def test_a_cancel_in_the_agents_turn_ends_it_cleanly(tmp_path, write_table):
-    stages = project(tmp_path, write_table, "allow", b="# b\n\nsleep 60\n", c="# c\n")
+    stages = project(tmp_path / "table", write_table, "allow", b="# b\n\nsleep 60\n", c="# c\n")
     ws = tmp_path / "ws"
     run = start(ws, stages)
     try:
@@ -365,7 +317,7 @@ def test_the_agents_request_input_over_mcp_is_answered_by_the_supervisor(
     tmp_path, write_table, needs_bwrap
 ):
     b = "# b\n\ninput notes/answer.txt: Which compute budget may I use?\ncomplete c: done\n"
-    stages = project(tmp_path, write_table, "allow", b=b, c="# c\n")
+    stages = project(tmp_path / "table", write_table, "allow", b=b, c="# c\n")
     ws = tmp_path / "ws"
     out = finished(start(ws, stages))
     assert out.strip().splitlines()[-1] == "done"

@@ -22,6 +22,31 @@ export interface IBudgetDetails {
   spent?: number;
 }
 
+/** One answer a coding agent offers (`values.permission.PermissionOption`). */
+export interface IPermissionOption {
+  id: string;
+  /** Its label, as the agent words it ("Allow once"). */
+  name: string;
+  /** `allow_once`, `allow_always`, `reject_once` or `reject_always`. */
+  kind: string;
+}
+
+/** A coding agent's permission request, as the pending decision carries it. */
+export interface IPermission {
+  agent: string;
+  /** The tool call's title ("Write analysis.py"). */
+  title: string;
+  kind: string | null;
+  options: IPermissionOption[];
+  /** Relative to the project folder when inside it, else absolute. */
+  paths: string[];
+  old_text: string | null;
+  new_text: string | null;
+  detail: string;
+  /** In one line: "codex asks to edit analysis.py". */
+  question: string;
+}
+
 export interface IPendingDecision {
   id: string;
   kind: 'gate' | 'question' | 'handoff' | 'budget';
@@ -35,6 +60,9 @@ export interface IPendingDecision {
   requested_at: number;
   /** For a budget: scope, key, limit, spent (see `budget.ts`); `{}` otherwise. */
   details: IBudgetDetails;
+  /** For a coding agent's permission request: the request (the cards draw
+   * `IPermissionCard`); null otherwise. */
+  permission: IPermission | null;
 }
 
 /** One transition of a project (`from` is null for the first stage). */
@@ -337,6 +365,31 @@ export interface ICsvDiff {
   rows: string[][];
 }
 
+/** One button of a permission card. */
+export interface IPermissionChoice extends IPermissionOption {
+  /** Whether it allows: the reply that picks it says yes, its `name` the comment. */
+  approve: boolean;
+}
+
+/** A coding agent's permission request as both screens draw it
+ * (`jupyter/permission_card.py`). */
+export interface IPermissionCard {
+  agent: string;
+  /** In one line: "codex asks to edit analysis.py". */
+  heading: string;
+  /** The tool call's title, as the agent words it. */
+  title: string;
+  /** The tool call's kind ('' when the agent gives none). */
+  kind: string;
+  paths: string[];
+  /** The agent's own options, in its order: one button each. */
+  choices: IPermissionChoice[];
+  /** For an edit: what it would change in its file (see `diff.ts`). */
+  diff: IFileDiff | null;
+  /** What else it concerns (a command, its input); '' for an edit with its diff. */
+  detail: string;
+}
+
 /** The numbers of a gate's paper one notebook cell printed (`app.literature.by_cell`). */
 export interface ICellNumbers {
   /** The notebook, relative to the server root. */
@@ -490,6 +543,8 @@ export interface IProjectDetail extends IProjectSummary {
   gate_diff: IFileDiff[];
   /** At a gate with `numbers:` checks: the cells the paper's numbers trace to; else null. */
   gate_checks: IGateChecks | null;
+  /** While a coding agent's permission request waits: its card (see `permission.ts`). */
+  permission: IPermissionCard | null;
   /** While a gate or a stage's question waits: what the stage's visit was given from the
    * user's memory; empty otherwise. */
   recalled: IRecalledEntry[];

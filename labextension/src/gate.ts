@@ -1,6 +1,8 @@
 /**
  * The pending decision of a project: what a gate approves (its outputs, the next stage) or
- * the question asked, a comment box, the stage a rejection goes back to, and the buttons.
+ * the question asked, a comment box, the stage a rejection goes back to, and the buttons;
+ * for a coding agent's permission request, its card (`permission.ts`) with the agent's own
+ * options as the buttons.
  */
 
 import { Sanitizer } from '@jupyterlab/apputils';
@@ -10,6 +12,7 @@ import { joinPath } from './api';
 import { renderChecks } from './checks';
 import { el } from './dom';
 import { renderDiffs } from './diff';
+import { renderPermission } from './permission';
 import { renderRecalled } from './recalled';
 
 const sanitizer = new Sanitizer();
@@ -39,6 +42,16 @@ export function renderGate(
     return [];
   }
   node.dataset.decision = pending.id;
+  if (detail.permission) {
+    el('h3', { text: `${detail.permission.agent} asks permission` }, node);
+    return renderPermission(
+      node,
+      detail.permission,
+      html => sanitizer.sanitize(html),
+      // the option's name as the comment picks it; yes or no says which way it goes
+      choice => actions.reply(choice.approve, choice.name, null)
+    );
+  }
   const isGate = pending.kind === 'gate';
   const heading = isGate
     ? `Waiting for you: ${pending.stage}`

@@ -59,6 +59,10 @@ export function announced(key: string, notifications: Notifications): string {
 /** The words of a pending decision, per kind, after the project's name. */
 export function pendingWords(project: IProjectSummary): string {
   const pending = project.pending!;
+  if (pending.permission) {
+    // "codex asks to edit analysis.py": the agent's own request, in one line
+    return `— ${pending.permission.question}`;
+  }
   switch (pending.kind) {
     case 'gate':
       return `waits for you at ${pending.stage}`;
@@ -244,12 +248,29 @@ export class ProjectWatcher {
     if (!pending) {
       return [];
     }
-    const answer = (label: string, approve: boolean, caption: string) => ({
+    const answer = (
+      label: string,
+      approve: boolean,
+      caption: string,
+      comment = ''
+    ) => ({
       label,
       caption,
       displayType: 'accent' as const,
-      callback: () => void this._reply(project, approve)
+      callback: () => void this._reply(project, approve, null, comment)
     });
+    if (pending.permission) {
+      // the agent's own options: the name picks one, yes or no says which way it goes
+      const asked = pending.permission.question;
+      return pending.permission.options.map(option =>
+        answer(
+          option.name,
+          option.kind.startsWith('allow'),
+          `${option.name}: ${asked}`,
+          option.name
+        )
+      );
+    }
     switch (pending.kind) {
       case 'gate':
         return [
@@ -325,14 +346,15 @@ export class ProjectWatcher {
   private async _reply(
     project: IProjectSummary,
     approve: boolean,
-    budget: Record<string, number> | null = null
+    budget: Record<string, number> | null = null,
+    comment = ''
   ): Promise<void> {
     const pending = project.pending!;
     try {
       await api.reply({
         path: project.path,
         approve,
-        comment: '',
+        comment,
         to_stage: null,
         decision_id: pending.id,
         budget

@@ -37,7 +37,14 @@ def subscribers(args: argparse.Namespace) -> tuple[Subscriber, ...]:
 
 
 def next_step(pending: PendingDecision, reply: str) -> str:
-    """What to do about a pending decision: `reply` for a gate or a question."""
+    """What to do about a pending decision: `reply` for a gate or a question, one of its
+    options for a coding agent's permission request."""
+    if pending.permission is not None:
+        names = " | ".join(o.name for o in pending.permission.options)
+        return (
+            f"options: {names} — `lightscientist reply y --comment OPTION` picks one; "
+            "`reply y` allows once, `reply n` rejects"
+        )
     if pending.kind != DecisionKind.HANDOFF:
         return reply
     return (

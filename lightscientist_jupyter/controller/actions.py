@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any
 
 from lightscientist_jupyter.controller.process_log import ProcessEntry
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.vocab import EventType, MemoryKind, ProjectStatus, ReplySource
 
 # ---------------------------------------------------------------------------- actions
@@ -53,6 +54,8 @@ class Ask:
     question: str
     options: tuple[str, ...]
     at: float
+    permission: PermissionRequest | None = None
+    """A coding agent's permission request the question is (its options answer it)."""
 
 
 @dataclasses.dataclass(frozen=True)

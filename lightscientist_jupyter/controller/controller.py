@@ -42,6 +42,7 @@ from lightscientist_jupyter.errors import ControllerError
 from lightscientist_jupyter.events import EventBus
 from lightscientist_jupyter.history.snapshots import History
 from lightscientist_jupyter.redact import redact
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.values.task import StageTask
 from lightscientist_jupyter.values.usage import LEDGER, read_ledger
 from lightscientist_jupyter.vocab import DecisionKind, EventType, Mode, ProjectStatus, ReplySource
@@ -218,6 +219,11 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls, Me
         return pending.kind if pending else None
 
     @property
+    def mode(self) -> str:
+        with self._lock:
+            return self._state.mode
+
+    @property
     def pending_question(self) -> str | None:
         pending = self._state.pending
         return pending.question if pending else None
@@ -285,10 +291,16 @@ class ResearchController(HandoffTools, BudgetCalls, SearchCalls, ReviewCalls, Me
         finish = actions.Finish(summary, tuple(outputs), next_stage, missing, 0.0, listed)
         return dataclasses.replace(finish, at=time.time(), failed_checks=failed)
 
-    def request_user_decision(self, question: str, options: Sequence[str] = ()) -> str:
-        """Ask the human a project-level question; returns the decision id."""
+    def request_user_decision(
+        self,
+        question: str,
+        options: Sequence[str] = (),
+        permission: PermissionRequest | None = None,
+    ) -> str:
+        """Ask the human a project-level question (`permission`: a coding agent's permission
+        request, whose options answer it); returns the decision id."""
         with self._lock:
-            respond = self._run(actions.Ask(question, tuple(options), time.time()))
+            respond = self._run(actions.Ask(question, tuple(options), time.time(), permission))
             assert respond.decision_id is not None
             return respond.decision_id
 

@@ -194,6 +194,7 @@ class _Run(Moves):
             question=a.question.strip(),
             options=a.options,
             requested_at=a.at,
+            permission=a.permission,
         )
         self.wait_for(decision)
         self.respond(True, f"asked {decision.id}: {decision.question}", decision.id)
@@ -329,7 +330,12 @@ class _Run(Moves):
             s.task_id,
             dict(answer),
         )
-        self.effects.append(actions.NotifyAnswer(dict(answer)))
+        heard = dict(answer)
+        if pending.permission is not None:
+            # which agent's request it answered, for layer 2 to hand its option over (not
+            # kept in the answered decisions: an edit's texts would stay there for good)
+            heard["permission"] = pending.permission.to_dict()
+        self.effects.append(actions.NotifyAnswer(heard))
         self.respond(True, f"answered {pending.id}: {verdict}", pending.id, dict(answer))
 
     # ------------------------------------------------------------ run control

@@ -15,6 +15,7 @@ from typing import Any
 
 from lightscientist_jupyter._fs import read_text, write_json_atomic
 from lightscientist_jupyter.errors import NO_PROJECT_REMEDY, ControllerError
+from lightscientist_jupyter.values.permission import PermissionRequest, permission_of
 from lightscientist_jupyter.vocab import (
     STORED_PROJECT_STATUSES,
     DecisionKind,
@@ -54,12 +55,16 @@ class PendingDecision:
     requested_at: float = 0.0
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
     """For a budget: `scope` (project or `stage X`), `key`, `limit`, `spent`."""
+    permission: PermissionRequest | None = None
+    """For a question that is a coding agent's permission request: the request (the tool
+    call, an edit's texts, the agent's own options, which answer it)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["kind"] = str(self.kind)  # plain JSON strings for events and the file
         d["outputs"] = list(self.outputs)
         d["options"] = list(self.options)
+        d["permission"] = self.permission.to_dict() if self.permission is not None else None
         return d
 
     @classmethod
@@ -70,6 +75,7 @@ class PendingDecision:
         raw["kind"] = DecisionKind(str(raw.get("kind")))
         raw["outputs"] = tuple(raw.get("outputs") or ())
         raw["options"] = tuple(raw.get("options") or ())
+        raw["permission"] = permission_of(raw.get("permission"))
         return cls(**raw)
 
 

@@ -16,11 +16,23 @@ from typing import Any
 from lightscientist_jupyter.offline import tools
 from lightscientist_jupyter.offline.history import Act, History, Say, Step
 from lightscientist_jupyter.offline.playbook import HELPER_PREFIX, helper_labels, is_helper
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.values.review import META_FILE
 from lightscientist_jupyter.values.search import TREE_FILE
 from lightscientist_jupyter.vocab import SchedulingKind, WorkerStatus
 
 MAX_ATTEMPTS = 3
+
+
+def permission_answer(raw: dict[str, Any]) -> str:
+    """The option the supervisor picks for a coding agent's permission request, by the
+    prompt's rule: allow once an edit of files inside the workspace, reject anything else
+    (the first option of that kind; "no" when the agent offers none, which cancels it)."""
+    request = PermissionRequest.from_dict(raw)
+    allow = request.kind == "edit" and request.within_workspace
+    kinds = ("allow_once",) if allow else ("reject_once", "reject_always")
+    option = next((o for o in request.options if o.kind in kinds), None)
+    return option.name if option is not None else "no"
 
 
 def answer_for(question: str) -> str:
@@ -158,11 +170,13 @@ def decide_supervisor(fields: dict[str, Any], h: History) -> Step:
         return on_finished(fields, h)
     if kind == SchedulingKind.WORKER_WAITING:
         if not h.done("answer"):
-            return Act(
-                "answer",
-                tools.ANSWER,
-                {"worker_id": worker, "answer": answer_for(str(fields.get("question") or ""))},
+            permission = fields.get("permission")
+            answer = (
+                permission_answer(permission)
+                if isinstance(permission, dict)
+                else answer_for(str(fields.get("question") or ""))
             )
+            return Act("answer", tools.ANSWER, {"worker_id": worker, "answer": answer})
         return Say("continue")
     if kind == SchedulingKind.WORKER_BACKGROUND:
         if not h.done("schedule"):

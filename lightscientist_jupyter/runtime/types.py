@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.vocab import Role, WorkerStatus
 
 if TYPE_CHECKING:  # records are read without importing LangChain (the command line)
@@ -80,6 +81,8 @@ class WorkerUpdate:
     """For final states and lifecycle stops: what the worker delivered (see `WorkerSession`)."""
     question: str | None = None
     """For `waiting`: the question the worker asked."""
+    permission: PermissionRequest | None = None
+    """For `waiting` on a coding agent's permission request: the request."""
     check_after_s: float | None = None
     """For `background`: when the worker wants to be checked again."""
     error: str | None = None

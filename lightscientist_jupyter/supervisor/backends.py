@@ -23,6 +23,7 @@ from lightscientist_jupyter.runtime.types import WorkerSpec
 from lightscientist_jupyter.supervisor import prompts
 from lightscientist_jupyter.supervisor.loop_state import Schedule, SupervisedStage
 from lightscientist_jupyter.supervisor.updates import SchedulingEvent
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.values.task import StageHost, StageTask
 from lightscientist_jupyter.vocab import (
     FINAL_PROJECT_STATUSES,
@@ -164,8 +165,34 @@ class WorkerControl:
 
     def resume_worker(self, worker_id: str, answer: str | None, message: str | None) -> str:
         self.stage.known(worker_id)
+        with self.stage.lock:
+            record = self.stage.state.records.get(worker_id)
+        if record is not None and record.permission and record.status == WorkerStatus.WAITING:
+            self._permission_decided(worker_id, record.permission, answer or "")
         self.resume(worker_id, answer, message)
         return f"resumed {worker_id}"
+
+    def _permission_decided(
+        self, worker_id: str, permission: PermissionRequest, answer: str
+    ) -> None:
+        """Log the supervisor's answer to a coding agent's permission request (auto mode):
+        the option it picks, or that it picks none (the request is then cancelled)."""
+        option = permission.pick(answer)
+        picked = option.name if option is not None else f"no option ({answer!r}): cancelled"
+        self.bus.emit(
+            EventType.SUPERVISOR_DECISION,
+            f"{permission.question}: {picked}",
+            worker_id=worker_id,
+            stage=self.task.stage,
+            task_id=self.task.task_id,
+            data={
+                "permission": permission.title,
+                "agent": permission.agent,
+                "answer": option.name if option is not None else None,
+                "option": option.id if option is not None else None,
+                "by": "supervisor",
+            },
+        )
 
     def resume(self, worker_id: str, answer: str | None, message: str | None) -> None:
         """Resume a suspended worker (the tool, or a scheduled resume that fell due)."""

@@ -242,6 +242,7 @@ def reconcile(
         progress=disk.progress,
         result=disk.result,
         question=disk.question,
+        permission=disk.permission,
         check_after_s=disk.check_after_s,
         error=disk.error,
         at=now,

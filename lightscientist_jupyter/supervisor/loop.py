@@ -110,9 +110,9 @@ class StageSupervisor:
         self.search = SearchRunner(host, self.control, self.runtime.jobs, workspace)
         """A search stage's nodes, run before the agent hears of the stage."""
         self.review = ReviewRunner(host, self.control)
-        self.permissions = PermissionDesk(host, self.control)
-        """Coding agents' permission questions, put to the researcher."""
         """A review stage's reviewers, run before the agent hears of the stage."""
+        self.permissions = PermissionDesk(host, self.control)
+        """Coding agents' permission requests, put to the researcher in manual mode."""
 
     @property
     def task(self) -> StageTask:
@@ -360,6 +360,7 @@ class StageSupervisor:
                     None,
                     {
                         "question": answer.get("question"),
+                        "permission": answer.get("permission"),
                         "approve": answer.get("approve"),
                         "comment": answer.get("comment"),
                     },

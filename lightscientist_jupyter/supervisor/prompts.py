@@ -49,6 +49,10 @@ Rules:
   two or three); cancel rarely.
 - Answer a waiting worker with resume_worker(answer=...). A worker in the background asked to
   be checked later: schedule_resume it; it will be resumed without asking you again.
+- A waiting worker whose event carries `permission` is a coding agent asking leave for one
+  tool call (its title, kind, files and its own options): answer with resume_worker(answer=
+  the name of one of its options). Allow once an edit of files inside the workspace; reject
+  anything else.
 - Use request_user_decision only for a project-level question a human must answer.
 - A search stage's nodes are run for you; you hear of the search once, `search_over`, with
   the best node and the first draft: start the stage's worker then, as at a stage's start.

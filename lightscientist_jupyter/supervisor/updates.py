@@ -65,6 +65,7 @@ def apply_update(record: WorkerRecord, update: WorkerUpdate) -> WorkerRecord:
         changes["result"] = update.result
     if update.status == WorkerStatus.WAITING:
         changes["question"] = update.question
+        changes["permission"] = update.permission
     if update.status == WorkerStatus.BACKGROUND:
         changes["check_after_s"] = update.check_after_s
     if update.error:
@@ -96,6 +97,8 @@ def filter_update(before: WorkerRecord, after: WorkerRecord) -> SchedulingEvent 
         "stage": after.stage,
         field: getattr(after, field),
     }
+    if after.status == WorkerStatus.WAITING and after.permission is not None:
+        data["permission"] = after.permission.to_dict()
     if after.status == WorkerStatus.BACKGROUND:
         data["reason"] = (after.result or {}).get("reason")
     return SchedulingEvent(

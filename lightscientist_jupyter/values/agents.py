@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from lightscientist_jupyter.vocab import AgentPermissions
@@ -103,24 +103,3 @@ def parse_agent(name: str, raw: Mapping[str, Any]) -> tuple[AgentSpec | None, li
         permissions=AgentPermissions(permissions),
         network=network,
     ), []
-
-
-PERMISSION_PREFIX = "Permission asked by agent"
-"""How a worker's question starts when it is an agent's permission request under `ask`:
-layer 2 makes it a decision of the researcher's (`supervisor.permissions`)."""
-_OPTIONS = " — options: "
-
-
-def permission_question(agent: str, tool_call: str, options: Sequence[str]) -> str:
-    """The one line a waiting agent worker asks: what it wants leave for, and its options
-    (their labels, as the agent words them), which `options_of` reads back. (What the tool
-    call would do, a diff, is in its `tool.call` event.)"""
-    return f"{PERMISSION_PREFIX} '{agent}': {tool_call}{_OPTIONS}" + " | ".join(options)
-
-
-def options_of(question: str | None) -> tuple[str, ...] | None:
-    """The options of an agent's permission question; None for any other question."""
-    if not question or not question.startswith(PERMISSION_PREFIX) or _OPTIONS not in question:
-        return None
-    listed = question.rpartition(_OPTIONS)[2]
-    return tuple(o.strip() for o in listed.split(" | ") if o.strip())

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from lightscientist_jupyter.memory.entries import Entry
 from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.values.review import MetaRecord, ReviewSpec
 from lightscientist_jupyter.values.search import Expansion, SearchSpec, Tree
 from lightscientist_jupyter.vocab import StageOutcome
@@ -135,7 +136,16 @@ class StageHost(Protocol):
         self, summary: str, outputs: Sequence[str] = (), next_stage: str | None = None
     ) -> FinishReply: ...
 
-    def request_user_decision(self, question: str, options: Sequence[str] = ()) -> str: ...
+    def request_user_decision(
+        self,
+        question: str,
+        options: Sequence[str] = (),
+        permission: PermissionRequest | None = None,
+    ) -> str: ...
+
+    @property
+    def mode(self) -> str:
+        """The project's `Mode` (`auto`: nothing is asked of the researcher but a budget)."""
 
     @property
     def task_id(self) -> str: ...

@@ -16,7 +16,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from support.browser import (
     OUTPUT,
@@ -26,6 +25,7 @@ from support.browser import (
     require_browser,
     run_all_cells,
     start_lab,
+    write_notebook,
 )
 
 from lightscientist_jupyter.controller import ResearchController, load_table
@@ -153,11 +153,7 @@ def test_the_dashboard_and_the_panel_show_the_same_seven_states(tmp_path, write_
         _make(root / state, table, state)
     sources = ["%load_ext lightscientist_jupyter"]
     sources += [f"%lightscientist status --workspace {state}" for state in EXPECTED]
-    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(s) for s in sources], metadata={"kernelspec": kernel}
-    )
-    nbformat.write(notebook, root / "screens.ipynb")
+    write_notebook(root / "screens.ipynb", sources)
     OUTPUT.mkdir(exist_ok=True)
 
     with start_lab(root, tmp_path / "lab") as lab:

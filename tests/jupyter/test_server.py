@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import shlex
+import signal
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import SMALL_TABLE
 from pytest_jupyter import jupyter_server as _pytest_jupyter
-from support import waiting_project
+from support import acp_project, waiting_project
 from support.background import stop_background_runs
 from support.papers import EARLIER_CHANGES, write_paper, write_reviews
 from support.planting import SECRET, need_bwrap, sandboxed
@@ -446,6 +447,47 @@ def test_reply_while_a_runner_holds_the_project_goes_to_its_inbox(root, fetch):
         "source": "panel",
     }
     assert load_state(ws.state_file).stage == "idea.gate"
+
+
+@pytest.mark.slow
+def test_an_agents_permission_is_a_card_whose_option_the_reply_hands_the_agent(
+    root, fetch, write_table
+):
+    """Under `ask` in manual mode the agent's request to edit out/a.md is the pending
+    decision: the project's detail carries its card (the agent's options, the edit's diff),
+    and a reply through the server naming an option reaches the agent, which writes."""
+    stages = acp_project.project(
+        root.parent / "agent-table",
+        write_table,
+        "ask",
+        b="# b\n\nask\nwrite out/a.md: revised by the agent\nwrite out/b.md: the output\n",
+    )
+    ws = root / "agent"
+    run = acp_project.start(ws, stages, "manual")
+    try:
+        acp_project.asked(ws, "fake asks to edit out/a.md")
+        card = get(fetch, "project", path="agent")["permission"]
+        assert card["heading"] == "fake asks to edit out/a.md"
+        assert [(c["name"], c["approve"]) for c in card["choices"]] == [
+            ("Allow once", True),
+            ("Reject", False),
+        ]
+        assert (card["diff"]["path"], card["diff"]["status"]) == ("out/a.md", "changed")
+        assert "+revised by the agent" in card["diff"]["lines"]
+        answer = get_post(
+            fetch,
+            {"path": "agent", "approve": True, "comment": "Allow once", "decision_id": "d1"},
+        )
+        assert answer["applied_by"] == "runner"
+        acp_project.asked(ws, "fake asks to edit out/b.md")  # its next write
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate()
+    assert (ws / "out" / "a.md").read_text(encoding="utf-8") == "revised by the agent\n"
+    assert [e["message"] for e in acp_project.of_type(ws, "agent.permission")] == [
+        "Write out/a.md: Allow once (asked)"
+    ]
+    assert acp_project.state(ws)["decisions"][-1]["comment"] == "Allow once"
 
 
 def test_a_reply_the_server_cannot_apply_is_refused_and_leaves_nothing(root, fetch, write_table):

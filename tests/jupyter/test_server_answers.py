@@ -49,6 +49,10 @@ MIRRORS: dict[str, str] = {
     "Refusal": "IRefusal",
     # records inside them
     "PendingDecisionDict": "IPendingDecision",
+    "PermissionDict": "IPermission",
+    "PermissionOptionDict": "IPermissionOption",
+    "PermissionChoice": "IPermissionChoice",
+    "PermissionCard": "IPermissionCard",
     "BudgetDetails": "IBudgetDetails",
     "HistoryStep": "IHistoryStep",
     "AnsweredDecision": "IAnsweredDecision",

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from lightscientist_jupyter.errors import AgentFailed
-from lightscientist_jupyter.runtime.acp.permissions import PermissionRequest
 from lightscientist_jupyter.runtime.acp.session import AcpSession, TurnResult
 from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.vocab import AgentPermissions
 
 FAKE = str(Path(__file__).resolve().parents[1] / "support" / "fake_acp_agent.py")
@@ -192,7 +192,12 @@ def test_ask_reaches_the_callers_question_with_the_agents_options(open_session):
     session.start()
     session.prompt("ask\nwrite out/b.md: the researcher said yes")
     (request,) = asked
-    assert (request.agent, request.tool_call, request.kind) == ("fake", "Write out/b.md", "edit")
+    assert (request.agent, request.title, request.kind) == ("fake", "Write out/b.md", "edit")
+    assert (request.paths, request.old_text, request.new_text) == (
+        ("out/b.md",),
+        None,
+        "the researcher said yes\n",
+    )
     assert [(o.id, o.name, o.kind) for o in request.options] == [
         ("allow", "Allow once", "allow_once"),
         ("reject", "Reject", "reject_once"),

@@ -16,14 +16,13 @@ import pytest
 from support.runtime import Updates
 from support.waiting import wait_for
 
-from lightscientist_jupyter.runtime.acp.permissions import Option, option_for
 from lightscientist_jupyter.runtime.metering.meter import UsageMeter
 from lightscientist_jupyter.runtime.models.resolver import resolve_model
 from lightscientist_jupyter.runtime.protocol import render_header
 from lightscientist_jupyter.runtime.runtime import ExecutionRuntime
 from lightscientist_jupyter.runtime.session.worker_files import load_record
 from lightscientist_jupyter.runtime.types import WorkerSpec
-from lightscientist_jupyter.values.agents import AgentSpec, options_of, permission_question
+from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.values.usage import Usage, read_ledger
 from lightscientist_jupyter.vocab import AgentPermissions, WorkerStatus
 from lightscientist_jupyter.workspace import Workspace
@@ -117,10 +116,21 @@ def test_a_turn_of_an_agent_that_names_a_known_model_is_priced_by_it(runtime):
 def test_under_ask_the_worker_waits_with_the_agents_options_and_a_resume_answers(runtime):
     rt, updates = runtime()
     wid = rt.start(spec(task("ask"), fake("ask")))
-    waiting = "Permission asked by agent 'fake': Write out/a.md — options: Allow once | Reject"
+    waiting = "fake asks to edit out/a.md"
     wait_for(lambda: rt.get(wid).status == WorkerStatus.WAITING, "the question", within=30)
-    assert rt.get(wid).question == waiting
-    wait_for(lambda: any(u.question == waiting for u in updates.of(wid)), "its update")
+    record = rt.get(wid)
+    assert record.question == waiting
+    assert record.permission is not None
+    assert [(o.id, o.name, o.kind) for o in record.permission.options] == [
+        ("allow", "Allow once", "allow_once"),
+        ("reject", "Reject", "reject_once"),
+    ]
+    assert (record.permission.paths, record.permission.new_text) == (
+        ("out/a.md",),
+        "out/a.md, written by fake-acp-agent\n",
+    )
+    wait_for(lambda: any(u.permission == record.permission for u in updates.of(wid)), "its update")
+    assert load_record(rt.workspace.workers_dir / wid).permission == record.permission
     rt.resume(wid, answer="yes")
     assert rt.wait(wid, 30)
     assert rt.get(wid).status == WorkerStatus.COMPLETED
@@ -177,29 +187,6 @@ def test_an_agent_that_fails_fails_its_worker_with_one_line(runtime):
         "(it said: fake-acp-agent: cannot start (a test asked it to exit))"
     )
     assert updates.of(wid)[-1].error == record.error
-
-
-def test_an_answer_picks_the_option_it_names_or_the_first_of_its_kind():
-    options = [
-        Option("allow", "Allow once", "allow_once"),
-        Option("always", "Always allow", "allow_always"),
-        Option("reject", "Reject", "reject_once"),
-    ]
-    assert option_for("Always allow", options) == "always"
-    assert option_for("reject", options) == "reject"
-    assert option_for("y", options) == "allow"
-    assert option_for("no", options) == "reject"
-    assert option_for("Use your best judgement", options) is None
-
-
-def test_a_permission_question_carries_its_options_and_no_other_question_does():
-    question = permission_question("codex", "Edit src/x.py", ["Allow once", "Reject"])
-    assert question == (
-        "Permission asked by agent 'codex': Edit src/x.py — options: Allow once | Reject"
-    )
-    assert options_of(question) == ("Allow once", "Reject")
-    assert options_of("Which dataset should I use?") is None
-    assert options_of(None) is None
 
 
 def test_closing_the_runtime_ends_an_agent_that_waits_for_an_answer(runtime):

@@ -41,6 +41,7 @@ KEYS = [
     "answers_before",
     "agent",
     "agent_session",
+    "permission",
 ]
 
 

@@ -351,3 +351,14 @@ def show_panel(page: Any, within: float = 30) -> Any:
         page.keyboard.press("Alt+Shift+L")
         page.wait_for_timeout(250)
     return panel
+
+
+def write_notebook(path: Path, sources: Sequence[str]) -> None:
+    """A notebook of one code cell per source, on the Python 3 kernel, at `path`."""
+    import nbformat
+
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(s) for s in sources], metadata={"kernelspec": kernel}
+    )
+    nbformat.write(notebook, path)

@@ -7,7 +7,8 @@ on the lines of the task text that start with a verb below and ignores the rest,
 same text always gives the same session updates and the same files.
 
     write PATH: TEXT      write TEXT (and a newline) to PATH, relative to the session's cwd
-    ask                   ask `session/request_permission` before each write (allow / reject)
+    ask                   ask `session/request_permission` before each write (allow / reject),
+                          with the edit's diff and its file
     env PATH              write the names and values of its environment to PATH, one a line
     read PATH: OUT        try to read PATH (any path, as the agent's own process can); write
                           what it read, or why it could not, to OUT
@@ -290,10 +291,20 @@ class _Turn:
             acp.start_edit_tool_call(call_id, f"Write {path}", str(where), content + "\n")
         )
         if ask:
+            # as Claude Code's and Codex's adapters ask: the edit's diff and its file
+            before = where.read_text(encoding="utf-8") if where.is_file() else None
+            edit = schema.FileEditToolCallContent(
+                type="diff", path=str(where), old_text=before, new_text=content + "\n"
+            )
             answer = await self.client.request_permission(
                 session_id=self.session_id,
                 tool_call=schema.ToolCallUpdate(
-                    tool_call_id=call_id, title=f"Write {path}", kind="edit", status="pending"
+                    tool_call_id=call_id,
+                    title=f"Write {path}",
+                    kind="edit",
+                    status="pending",
+                    content=[edit],
+                    locations=[schema.ToolCallLocation(path=str(where))],
                 ),
                 options=[
                     schema.PermissionOption(

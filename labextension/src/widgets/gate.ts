@@ -9,6 +9,7 @@
 import { OPEN_CELL, renderChecks } from '../checks';
 import { renderDiffs } from '../diff';
 import { el } from '../dom';
+import { renderPermission } from '../permission';
 import { renderRecalled } from '../recalled';
 import { describeAnswered, describeReply } from '../replywords';
 import { renderReviews } from '../reviews';
@@ -129,6 +130,7 @@ class GateCard {
     this._reviews = el('section', { className: 'ls-reviews' }, card);
     this._reviews.setAttribute('aria-label', 'Reviews');
     this._recalled = el('div', {}, card);
+    this._permission = el('div', {}, card);
     const row = (this._row = el('div', { className: 'ls-row ls-live' }, card));
     this._approve = el(
       'button',
@@ -195,6 +197,7 @@ class GateCard {
       this._files,
       this._reviews,
       this._recalled,
+      this._permission,
       this._under
     ]) {
       part.classList.toggle('ls-folded', settledNow);
@@ -212,6 +215,15 @@ class GateCard {
     if (this._under.dataset.decision !== c.id) {
       this._under.dataset.decision = c.id;
       drawUnderReview(this._under, c);
+      this._permission.textContent = '';
+      this._choices = c.permission
+        ? renderPermission(
+            this._permission,
+            c.permission,
+            html => html,
+            pick => this._decide(pick.approve, pick.name)
+          )
+        : [];
     }
     this._approve.textContent = gate ? 'Approve' : 'Yes';
     this._reject.textContent = gate ? 'Reject' : 'No';
@@ -235,8 +247,12 @@ class GateCard {
       this._busy = false;
     }
     this._targetLabel.hidden = !gate || !(c.targets || []).length;
-    this._row.hidden = settledNow;
+    // a permission's buttons are the agent's options: no Yes / No, no comment
+    this._row.hidden = settledNow || !!c.permission;
     this._approve.disabled = this._reject.disabled = this._busy || settledNow;
+    for (const choice of this._choices) {
+      choice.disabled = this._busy || settledNow;
+    }
     const o = this._model.get('outcome') || {};
     if (o.text && (settledNow || !this._busy)) {
       showOutcome(this._outcome, o.state === 'refused' ? 'err' : 'ok', o.text);
@@ -246,7 +262,8 @@ class GateCard {
     this._dead.hidden = settledNow; // the banner matters where a decision still waits
   }
 
-  private async _decide(approve: boolean): Promise<void> {
+  /** Send the reply: `comment` given (a permission's option) or the comment field's. */
+  private async _decide(approve: boolean, comment?: string): Promise<void> {
     const c = this._model.get('card') || {};
     if (this._busy || !c.id || c.settled) {
       return;
@@ -255,10 +272,13 @@ class GateCard {
     const kind = c.kind || 'gate';
     this._busy = true;
     this._approve.disabled = this._reject.disabled = true;
+    for (const choice of this._choices) {
+      choice.disabled = true;
+    }
     showOutcome(this._outcome, '', 'sending…');
     const reply = {
       approve,
-      comment: this._comment.value.trim(),
+      comment: comment ?? this._comment.value.trim(),
       decision_id: id,
       to_stage: !approve && kind === 'gate' ? this._target.value || null : null
     };
@@ -276,7 +296,8 @@ class GateCard {
     );
     this._busy = !answered(this._outcome, answer, [
       this._approve,
-      this._reject
+      this._reject,
+      ...this._choices
     ]);
   }
 
@@ -288,6 +309,8 @@ class GateCard {
   private _files: HTMLElement;
   private _reviews: HTMLElement;
   private _recalled: HTMLElement;
+  private _permission: HTMLElement;
+  private _choices: HTMLButtonElement[] = [];
   private _row: HTMLElement;
   private _approve: HTMLButtonElement;
   private _reject: HTMLButtonElement;

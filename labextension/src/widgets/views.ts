@@ -8,6 +8,7 @@
 import type {
   IFileDiff,
   IGateChecks,
+  IPermissionCard,
   IRecalledEntry,
   IReviewsCard,
   IRunActions
@@ -38,6 +39,9 @@ export interface IGateCardView {
   diff_error: string;
   /** At a gate with `numbers:` checks: the paper's numbers and their cells. */
   checks: IGateChecks | null;
+  /** For a coding agent's permission request: its card, whose buttons are the agent's
+   * options (see `permission.ts`). */
+  permission: IPermissionCard | null;
   /** Answered: the card folds to the line that says how. */
   settled: boolean;
 }

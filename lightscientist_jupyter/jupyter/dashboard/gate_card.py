@@ -18,7 +18,8 @@ from lightscientist_jupyter.app.reviews import ReviewsCard, is_review_stage, rea
 from lightscientist_jupyter.beneath import Beneath
 from lightscientist_jupyter.controller import DONE, PendingDecision, StageTable
 from lightscientist_jupyter.jupyter.look import door_words, status_words, verdict_words
-from lightscientist_jupyter.jupyter.server.answers import FileDiff, GateChecks
+from lightscientist_jupyter.jupyter.permission_card import permission_card
+from lightscientist_jupyter.jupyter.server.answers import FileDiff, GateChecks, PermissionCard
 
 OFFLINE_NOTE = "(Offline demo model"
 SUMMARY_LINES = 2
@@ -50,6 +51,9 @@ class GateCardView(TypedDict):
     """Why the diff cannot be shown ('' when it can)."""
     checks: GateChecks | None
     """At a gate with `numbers:` checks: the paper's numbers and the cells that printed them."""
+    permission: PermissionCard | None
+    """For a coding agent's permission request: its card (`jupyter.permission_card`), whose
+    buttons are the agent's options."""
     settled: bool
 
 
@@ -71,11 +75,14 @@ def card_of(
     lines = [line for line in pending.summary.splitlines() if line.strip()]
     offline = any(line.strip().startswith(OFFLINE_NOTE) for line in lines)
     lines = [line for line in lines if not line.strip().startswith(OFFLINE_NOTE)]
+    permission = permission_card(pending.permission) if pending.permission else None
     heading = (
         f"◆ Approve {pending.stage} and move on to {pending.proposed_next or '?'}?"
         if gate
         else f"Question from {pending.stage}: {pending.question}"
     )
+    if permission is not None:  # the card's own heading says what it asks
+        heading = f"{permission['agent']} asks permission"
     shown = " ".join(lines[:SUMMARY_LINES])
     if len(lines) > SUMMARY_LINES:
         shown += " …"
@@ -95,6 +102,7 @@ def card_of(
         "diff": list(diff),
         "diff_error": diff_error,
         "checks": checks,
+        "permission": permission,
         "settled": False,
     }
 

@@ -47,6 +47,35 @@ class BudgetDetails(TypedDict, total=False):
     spent: float
 
 
+class PermissionOptionDict(TypedDict):
+    """One answer a coding agent offers (`values.permission.PermissionOption`)."""
+
+    id: str
+    name: str
+    """Its label, as the agent words it ("Allow once")."""
+    kind: str
+    """`allow_once`, `allow_always`, `reject_once` or `reject_always`."""
+
+
+class PermissionDict(TypedDict):
+    """A coding agent's permission request (`values.permission.PermissionRequest.to_dict`)."""
+
+    agent: str
+    title: str
+    """The tool call's title ("Write analysis.py")."""
+    kind: str | None
+    """The tool call's kind (`edit`, `execute`, `read`…), when the agent gives one."""
+    options: list[PermissionOptionDict]
+    paths: list[str]
+    """Its files: relative to the project folder when inside it, else absolute."""
+    old_text: str | None
+    new_text: str | None
+    """For an edit: the file's text before (None: a new file) and after."""
+    detail: str
+    question: str
+    """In one line: "codex asks to edit analysis.py"."""
+
+
 class PendingDecisionDict(TypedDict):
     """The decision waiting for a human (`controller.PendingDecision.to_dict`)."""
 
@@ -67,6 +96,9 @@ class PendingDecisionDict(TypedDict):
     """For a question: the answers offered."""
     requested_at: float
     details: BudgetDetails
+    permission: PermissionDict | None
+    """For a question that is a coding agent's permission request: the request, whose
+    options answer it (the cards draw `PermissionCard`)."""
 
 
 HistoryStep = TypedDict(
@@ -312,6 +344,33 @@ class FileDiff(TypedDict):
     """For an image: both versions (the dashboard's; the panel's answer leaves them out)."""
 
 
+class PermissionChoice(PermissionOptionDict):
+    """One button of a permission card."""
+
+    approve: bool
+    """Whether it allows: the reply that picks it says yes (its `name` is the comment)."""
+
+
+class PermissionCard(TypedDict):
+    """A coding agent's permission request as both screens draw it (`jupyter.permission_card`):
+    the dashboard's decision card and the side panel."""
+
+    agent: str
+    heading: str
+    """In one line: "codex asks to edit analysis.py"."""
+    title: str
+    """The tool call's title, as the agent words it."""
+    kind: str
+    """The tool call's kind ('' when the agent gives none)."""
+    paths: list[str]
+    choices: list[PermissionChoice]
+    """The agent's own options, in its order: one button each."""
+    diff: FileDiff | None
+    """For an edit: what it would change in its file, drawn as a gate's diff is."""
+    detail: str
+    """What else it concerns (a command, its input); '' for an edit with its diff."""
+
+
 class CellNumbers(TypedDict):
     """The numbers of a gate's paper one notebook cell printed (`app.literature.by_cell`)."""
 
@@ -482,6 +541,8 @@ class ProjectDetail(ProjectSummary):
     """At a gate: what changed in each file under review since the last approval."""
     gate_checks: GateChecks | None
     """At a gate with `numbers:` checks: the cells the paper's numbers trace to; else None."""
+    permission: PermissionCard | None
+    """While a coding agent's permission request waits for the researcher: its card."""
     recalled: list[RecalledEntry]
     """While a gate or a stage's question waits: what the stage's visit was given from the
     user's memory for its task; empty otherwise."""

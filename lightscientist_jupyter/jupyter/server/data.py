@@ -38,6 +38,7 @@ from lightscientist_jupyter.jupyter import progress
 from lightscientist_jupyter.jupyter.diff_card import gate_diff
 from lightscientist_jupyter.jupyter.graph_view import graph_view
 from lightscientist_jupyter.jupyter.look import reply_words, verdict_words
+from lightscientist_jupyter.jupyter.permission_card import permission_card
 from lightscientist_jupyter.jupyter.provenance_links import gate_checks
 from lightscientist_jupyter.jupyter.search_tree import search_card
 from lightscientist_jupyter.jupyter.server.answers import (
@@ -235,6 +236,11 @@ def project_detail(root: Path, rel: str) -> ProjectDetail:
         "usage": cast(PanelUsage, panel_usage(state)),
         "gate_diff": gate_diff(ws, images=False),  # beside each file under review
         "gate_checks": None,  # below, with the table
+        "permission": (  # a coding agent's permission request, as the dashboard's card
+            permission_card(state.pending.permission)
+            if state.pending is not None and state.pending.permission is not None
+            else None
+        ),
         "recalled": cast(list[RecalledEntry], [r.to_dict() for r in at_decision(ws, state)]),
         "search": None,
         "paper": paper_card(files, rel, None),

@@ -17,20 +17,19 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from acp import schema
 
 from lightscientist_jupyter.redact import safe
-from lightscientist_jupyter.runtime.acp.permissions import (
-    AskPermission,
-    Option,
-    PermissionRequest,
-    by_policy,
-)
+from lightscientist_jupyter.runtime.acp.permissions import AskPermission, by_policy
 from lightscientist_jupyter.runtime.session.observe import EVENT_TEXT_LIMIT
+from lightscientist_jupyter.values.permission import PermissionOption, PermissionRequest
 from lightscientist_jupyter.vocab import AgentPermissions, EventType
 
+EDIT_TEXT_LIMIT = 20_000
+"""An edit's old and new text, as a permission request carries them for its diff, at most."""
 QUIET_S = 1.0
 """A message whose chunks stopped this long is shown, even if nothing else follows yet (the
 agent may work on in silence)."""
@@ -48,8 +47,11 @@ class AgentClient:
         emit: Emit,
         permissions: AgentPermissions,
         ask: AskPermission | None = None,
+        workspace: Path | None = None,
     ):
         self.agent = agent
+        self.workspace = workspace
+        """The session's `cwd`: a permission request names the files inside it relatively."""
         self.emit = emit
         self.permissions = permissions
         self.ask = ask
@@ -68,6 +70,8 @@ class AgentClient:
         self._pieces = 0
         """Chunks received so far (a message is over when this has not moved for QUIET_S)."""
         self._titles: dict[str, str] = {}
+        self._starts: dict[str, schema.ToolCallStart] = {}
+        """Each tool call as it started: a permission request about it may name only its id."""
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ session updates
@@ -117,6 +121,7 @@ class AgentClient:
 
     def _tool_call(self, call: schema.ToolCallStart) -> None:
         self._titles[call.tool_call_id] = call.title
+        self._starts[call.tool_call_id] = call
         self.tool_calls += 1
         args = (
             call.raw_input
@@ -164,15 +169,9 @@ class AgentClient:
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> schema.RequestPermissionResponse:
         self.end_message()
-        offered = tuple(Option(o.option_id, o.name, o.kind) for o in options)
-        title = tool_call.title or self._titles.get(tool_call.tool_call_id) or "a tool call"
-        request = PermissionRequest(
-            agent=self.agent,
-            tool_call=title,
-            kind=tool_call.kind,
-            options=offered,
-            detail=safe(_content_text(tool_call.content) or tool_call.raw_input or "", 2000),
-        )
+        offered = tuple(PermissionOption(o.option_id, o.name, o.kind) for o in options)
+        request = self._request(tool_call, offered)
+        title = request.title
         if self.permissions == AgentPermissions.ASK:
             chosen, by = await self._asked(request), "asked"
         else:
@@ -183,6 +182,8 @@ class AgentClient:
             f"{title}: {answer} ({by})",
             {
                 "tool": title,
+                "id": tool_call.tool_call_id,
+                "question": request.question,
                 "options": [o.name for o in offered],
                 "answer": answer,
                 "by": by,
@@ -197,7 +198,42 @@ class AgentClient:
             outcome=schema.AllowedOutcome(outcome="selected", option_id=chosen.id)
         )
 
-    async def _asked(self, request: PermissionRequest) -> Option | None:
+    def _request(self, tool_call: Any, offered: tuple[PermissionOption, ...]) -> PermissionRequest:
+        """The request as a value: what the tool call says, completed by the call as it
+        started (an agent may send only its id), its files relative to the workspace, an
+        edit's texts for its diff (redacted, clipped)."""
+        started = self._starts.get(tool_call.tool_call_id)
+        content = tool_call.content or (started.content if started else None) or []
+        locations = tool_call.locations or (started.locations if started else None) or []
+        raw_input = tool_call.raw_input or (started.raw_input if started else None)
+        edit = next((c for c in content if isinstance(c, schema.FileEditToolCallContent)), None)
+        paths = [loc.path for loc in locations] or ([edit.path] if edit is not None else [])
+        new_text = edit.new_text if edit is not None else None
+        if new_text is None and isinstance(raw_input, dict) and "content" in raw_input:
+            new_text = str(raw_input["content"])  # an edit that carries its text as input
+        return PermissionRequest(
+            agent=self.agent,
+            title=safe(
+                tool_call.title or self._titles.get(tool_call.tool_call_id) or "a tool call", 300
+            ),
+            kind=tool_call.kind or (started.kind if started else None),
+            options=offered,
+            paths=tuple(dict.fromkeys(self._shown(p) for p in paths)),
+            old_text=_clipped(edit.old_text if edit is not None else None),
+            new_text=_clipped(new_text),
+            detail=safe(_content_text(content) or raw_input or "", 2000),
+        )
+
+    def _shown(self, path: str) -> str:
+        """A path as a request names it: relative to the workspace when inside it."""
+        if self.workspace is None:
+            return path
+        for root in (self.workspace, self.workspace.resolve()):
+            if Path(path).is_relative_to(root):
+                return str(Path(path).relative_to(root))
+        return path
+
+    async def _asked(self, request: PermissionRequest) -> PermissionOption | None:
         """The option whoever `ask` reaches picks; None when nobody can be asked, the answer
         names no option, or a cancel comes first."""
         if self.ask is None:
@@ -213,6 +249,10 @@ class AgentClient:
             return None  # the cancel came first; the question's thread ends on its own
         picked = question.result()
         return next((o for o in request.options if o.id == picked), None)
+
+
+def _clipped(text: str | None) -> str | None:
+    return None if text is None else safe(text, EDIT_TEXT_LIMIT)
 
 
 def _content_text(content: Any) -> str:

@@ -125,7 +125,7 @@ class AcpSession:
         self.log = log
         self.timeout = timeout
         self.grace = grace
-        self.client = AgentClient(spec.name, emit, spec.permissions, ask)
+        self.client = AgentClient(spec.name, emit, spec.permissions, ask, workspace)
         self.info: AgentInfo | None = None
         self.session_id: str | None = None
         self._process: AgentProcess | None = None

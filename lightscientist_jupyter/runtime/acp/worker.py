@@ -19,11 +19,13 @@ Our tools reach the agent as an MCP server of the turn (`tool_server`, `worker_t
 `request_input` makes the worker `waiting` like a permission question does, and one answer
 channel serves both.
 
-Under `permissions = "ask"` a permission request makes the worker `waiting`, its question the
-tool call and the agent's own options (`values.agents.permission_question`); the answer a
-resume brings picks the option. The usage the agent reports for a turn reaches the meter's
-ledger, priced by the model the agent names where the price table knows it (else its cost is
-unknown); a turn that reports none is counted as "not reported", never as zero.
+Under `permissions = "ask"` a permission request makes the worker `waiting` with the request
+itself on its record and update (`values.permission.PermissionRequest`: the tool call, an
+edit's texts, the agent's own options; its question is one line naming them); the answer a
+resume brings picks the option (`PermissionRequest.pick`: its name or id, or yes / no).
+The usage the agent reports for a turn reaches the meter's ledger, priced by the model the
+agent names where the price table knows it (else its cost is unknown); a turn that reports
+none is counted as "not reported", never as zero.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from typing import Any
 
 from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.redact import redact, safe
-from lightscientist_jupyter.runtime.acp.permissions import PermissionRequest, option_for
 from lightscientist_jupyter.runtime.acp.session import OUR_VERSION, AcpSession
 from lightscientist_jupyter.runtime.acp.tool_server import ToolServer
 from lightscientist_jupyter.runtime.acp.worker_tools import ToolContext, agent_tools
@@ -47,7 +48,8 @@ from lightscientist_jupyter.runtime.sandbox.spawn import Confinement
 from lightscientist_jupyter.runtime.session.record_keeping import RecordKeeping
 from lightscientist_jupyter.runtime.session.worker_record import WorkerRecord
 from lightscientist_jupyter.runtime.types import Progress, WorkerUpdate
-from lightscientist_jupyter.values.agents import AgentSpec, permission_question
+from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.values.permission import PermissionRequest
 from lightscientist_jupyter.values.task import next_stage_refusal
 from lightscientist_jupyter.vocab import (
     FINAL_WORKER_STATUSES,
@@ -142,7 +144,7 @@ class AgentWorkerSession(RecordKeeping):
         turn a crash cut short."""
         with self._lock:
             self.finished.clear()
-            self._set(status=WorkerStatus.RUNNING, question=None, held=None)
+            self._set(status=WorkerStatus.RUNNING, question=None, permission=None, held=None)
             self._emit_event(
                 EventType.SESSION_START,
                 ("resumed" if resumed else "started")
@@ -389,35 +391,34 @@ class AgentWorkerSession(RecordKeeping):
 
     def _ask(self, request: PermissionRequest) -> str | None:
         """A permission request under `ask`: the option the answer picks, or None."""
-        question = permission_question(
-            request.agent, request.tool_call, [o.name for o in request.options]
-        )
-        given = self._wait_for_answer(question)
-        return None if given is None else option_for(given, request.options)
+        given = self._wait_for_answer(request.question, request)
+        return None if given is None else _picked(request, given)
 
-    def _wait_for_answer(self, question: str) -> str | None:
-        """Make the worker `waiting` with `question`; block for the answer (None: the worker
-        is cancelled or stopped, or its turn ended). An answer a crash cut off answers the
-        first question of the next turn at once."""
+    def _wait_for_answer(
+        self, question: str, permission: PermissionRequest | None = None
+    ) -> str | None:
+        """Make the worker `waiting` with `question` (and the permission request it is, if
+        it is one); block for the answer (None: the worker is cancelled or stopped, or its
+        turn ended). An answer a crash cut off answers the first question of the next turn
+        at once."""
         with self._one_question:
             if self.pending_answer is not None:
                 earlier, self.pending_answer = self.pending_answer, None
                 return earlier
+            data: dict[str, Any] = {"question": safe(question, 1000), "agent": self.spec.name}
+            if permission is not None:
+                data["options"] = [o.name for o in permission.options]
             with self._lock:
                 self._asking = True
-                self._set(status=WorkerStatus.WAITING, question=question)
-                self._emit_event(
-                    EventType.WORKER_WAITING,
-                    f"asks: {safe(question, 200)}",
-                    {"question": safe(question, 1000), "agent": self.spec.name},
-                )
-                self._send(question=question)
+                self._set(status=WorkerStatus.WAITING, question=question, permission=permission)
+                self._emit_event(EventType.WORKER_WAITING, f"asks: {safe(question, 200)}", data)
+                self._send(question=question, permission=permission)
             given = self._next_answer()
             with self._lock:
                 self._asking = False
                 # the runtime closing leaves it waiting, as a crash would: a resume asks again
                 if self.status == WorkerStatus.WAITING and not self.hard_stop.is_set():
-                    self._set(status=WorkerStatus.RUNNING, question=None)
+                    self._set(status=WorkerStatus.RUNNING, question=None, permission=None)
                     self._send()
             return given
 
@@ -428,6 +429,13 @@ class AgentWorkerSession(RecordKeeping):
             except queue.Empty:
                 if self.cancel.is_set() or self.hard_stop.is_set() or not self._in_turn:
                     return None
+
+
+def _picked(request: PermissionRequest, answer: str) -> str | None:
+    """The id of the option `answer` picks; None (the request is cancelled) when it picks
+    none."""
+    option = request.pick(answer)
+    return option.id if option is not None else None
 
 
 def _relative(path: str, root: Path) -> str:

@@ -14,6 +14,7 @@ from typing import Any, TypedDict, cast
 
 from lightscientist_jupyter.runtime.types import Progress
 from lightscientist_jupyter.values.agents import AgentSpec
+from lightscientist_jupyter.values.permission import PermissionRequest, permission_of
 from lightscientist_jupyter.vocab import RESUMABLE_WORKER_STATUSES, Role, WorkerStatus
 
 
@@ -59,6 +60,7 @@ class WorkerRecordDict(TypedDict):
     answers_before: int
     agent: dict[str, Any] | None
     agent_session: str | None
+    permission: dict[str, Any] | None
 
 
 def new_thread_id(worker_id: str, at: float) -> str:
@@ -120,6 +122,9 @@ class WorkerRecord:
     process can start it again; None: a deepagents session."""
     agent_session: str | None = None
     """The agent's ACP session id, for `session/load` after a restart."""
+    permission: PermissionRequest | None = None
+    """While `waiting` on a coding agent's permission request (`runtime.acp.worker`): the
+    request, whose `question` is the question."""
 
     @property
     def label(self) -> str:
@@ -139,6 +144,7 @@ class WorkerRecord:
             commands=list(self.commands),
             jobs=list(self.jobs),
             agent=self.agent.to_dict() if self.agent is not None else None,
+            permission=self.permission.to_dict() if self.permission is not None else None,
         )
         return cast(WorkerRecordDict, raw)
 
@@ -158,6 +164,7 @@ class WorkerRecord:
             progress=Progress.from_dict(raw.get("progress") or {}),
             result=raw.get("result"),
             question=raw.get("question"),
+            permission=permission_of(raw.get("permission")),
             check_after_s=raw.get("check_after_s"),
             error=raw.get("error"),
             files_written=tuple(raw.get("files_written") or ()),

@@ -35,11 +35,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lightscientist_jupyter.errors import AgentFailed
 from lightscientist_jupyter.redact import redact, safe
-from lightscientist_jupyter.runtime.acp.session import OUR_VERSION, AcpSession
 from lightscientist_jupyter.runtime.acp.tool_server import ToolServer
 from lightscientist_jupyter.runtime.acp.worker_tools import ToolContext, agent_tools
 from lightscientist_jupyter.runtime.metering.meter import BudgetHold, UsageMeter
@@ -57,6 +56,10 @@ from lightscientist_jupyter.vocab import (
     EventType,
     WorkerStatus,
 )
+
+if TYPE_CHECKING:  # imported by a turn: the protocol library takes a third of a second to
+    # import, which every run, kernel and command line would pay for a stage no agent works
+    from lightscientist_jupyter.runtime.acp.session import AcpSession
 
 RESUMED_NOTICE = (
     "Your previous turn on this task was cut short (the run stopped). Look at what is "
@@ -198,6 +201,8 @@ class AgentWorkerSession(RecordKeeping):
             self._fail(f"agent '{self.spec.name}': cannot offer it our tools: {safe(str(exc))}")
             self.finished.set()
             return
+        from lightscientist_jupyter.runtime.acp.session import AcpSession
+
         acp = AcpSession(
             self.spec,
             Path(self.record.workspace),
@@ -287,6 +292,8 @@ class AgentWorkerSession(RecordKeeping):
     def _tool_server(self) -> ToolServer | None:
         if self.tools is None:
             return None
+        from lightscientist_jupyter.runtime.acp.session import OUR_VERSION
+
         return ToolServer(
             self.folder / "home",
             agent_tools(self, self.tools),

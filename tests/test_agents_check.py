@@ -58,6 +58,7 @@ def test_check_prints_what_the_agent_says_of_itself(tmp_path, write_table):
     assert result.stdout.splitlines() == [
         "agent 'fake': fake-acp-agent 1.0.0 (Fake ACP agent), ACP version 1, answered initialize",
         f"  command:      {sys.executable} {FAKE}",
+        "  started:      in bubblewrap, no network",  # where a run would start it
         "  protocol:     ACP version 1",
         "  capabilities: loadSession, promptCapabilities.embeddedContext",
     ]
@@ -84,12 +85,46 @@ def test_check_reads_the_table_of_the_project_in_the_workspace(tmp_path, write_t
 
 def test_an_agent_that_exits_is_one_line(tmp_path, write_table):
     table = write_table(tmp_path, TABLE)
-    result = cli("agents", "check", "broken", "--stages", str(table), cwd=tmp_path)
+    result = cli(
+        "agents", "check", "broken", "--stages", str(table), "--sandbox", "none", cwd=tmp_path
+    )
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr.splitlines() == [
         "lightscientist agents: agent 'broken' exited with code 3 during initialize "
         "(it said: fake-acp-agent: cannot start (a test asked it to exit))"
+        "; sandbox: unsandboxed: --sandbox none"
     ]
+
+
+def test_an_agent_that_needs_what_the_sandbox_hides_fails_the_check_as_it_would_a_run(
+    tmp_path, write_table, needs_bwrap
+):
+    # a launcher that runs a file beside it which its command does not name: the sandbox
+    # shows the launcher, not its sibling (the check finds it before a run does)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "impl.py").write_text(Path(FAKE).read_text(encoding="utf-8"), encoding="utf-8")
+    launcher = agent / "run.sh"
+    launcher.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" "$(dirname "$0")/impl.py" "$@"\n', encoding="utf-8"
+    )
+    launcher.chmod(0o755)
+    table = write_table(
+        tmp_path,
+        TABLE.replace(
+            "[agents.ghost]", f'[agents.hidden]\ncommand = ["{launcher}"]\n\n[agents.ghost]'
+        ),
+    )
+    unsandboxed = cli(
+        "agents", "check", "hidden", "--stages", str(table), "--sandbox", "none", cwd=tmp_path
+    )
+    assert unsandboxed.returncode == 0, unsandboxed.stderr
+    assert "  started:      unsandboxed: --sandbox none" in unsandboxed.stdout.splitlines()
+    sandboxed = cli("agents", "check", "hidden", "--stages", str(table), cwd=tmp_path)
+    assert (sandboxed.returncode, sandboxed.stdout) == (1, "")
+    (line,) = sandboxed.stderr.splitlines()
+    assert line.startswith("lightscientist agents: agent 'hidden' exited with code 2 ")
+    assert "impl.py" in line and line.endswith("; sandbox: in bubblewrap, no network")
 
 
 def test_a_missing_command_is_one_line(tmp_path, write_table):
@@ -98,6 +133,7 @@ def test_a_missing_command_is_one_line(tmp_path, write_table):
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr.splitlines() == [
         "lightscientist agents: agent 'ghost': command 'no-such-acp-agent' not found on PATH"
+        "; sandbox: in bubblewrap, no network"
     ]
 
 

@@ -3,8 +3,11 @@
 It starts the agent a stage table declares (`--stages FILE`, else the table of the project in
 the workspace, else the shipped one), initializes it over the Agent Client Protocol and says
 what the agent said of itself — its name, version, protocol version and capabilities — or
-the one line that says what failed (`errors.AgentFailed`). It opens no session and writes
-nothing in the workspace: the agent's home and its stderr log are a temporary folder.
+the one line that says what failed (`errors.AgentFailed`). The agent starts where a run would
+start it (`--sandbox`, auto by default): in the same bubblewrap sandbox, with the network its
+table allows it, so a program the sandbox does not show fails here and not in a run. It opens
+no session and writes nothing in the workspace: its working folder, its home and its stderr
+log are a temporary folder's.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from lightscientist_jupyter.controller import load_table
 from lightscientist_jupyter.controller.state import load_state
 from lightscientist_jupyter.errors import AgentFailed, BadInput
+from lightscientist_jupyter.runtime.sandbox import bwrap
+from lightscientist_jupyter.runtime.sandbox.spawn import ShellPolicy
 from lightscientist_jupyter.values.agents import AgentSpec
 from lightscientist_jupyter.workspace import Workspace
 
@@ -34,6 +39,8 @@ class AgentsRequest:
     """The agent's name (`[agents.NAME]`)."""
     stages: str | None = None
     workspace: str | None = None
+    sandbox: str | None = None
+    """`--sandbox`: auto (None), bwrap or none, as for a run."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +52,8 @@ class AgentCheck:
     """One line: the agent and what it said of itself, or what failed."""
     spec: AgentSpec
     info: AgentInfo | None = None
+    where: str = ""
+    """Where it was started: `in bubblewrap, no network`, or `unsandboxed: WHY`."""
 
     def lines(self) -> list[str]:
         """The check as the command line prints it: the line, then the details."""
@@ -54,6 +63,7 @@ class AgentCheck:
         lines = [
             self.message,
             f"  command:      {shlex.join(self.spec.command)}",
+            f"  started:      {self.where}",
             f"  protocol:     ACP version {info.protocol_version}",
             f"  capabilities: {capability_text(info.capabilities)}",
         ]
@@ -68,10 +78,12 @@ def check(
     stages: str | None = None,
     workspace: str = ".",
     timeout: float | None = None,
+    sandbox: str | None = None,
 ) -> AgentCheck:
-    """Start agent `name` of the table, initialize it (within `timeout` seconds, default
-    the session's), end it."""
+    """Start agent `name` of the table where a run would (`sandbox`: auto, bwrap or none),
+    initialize it (within `timeout` seconds, default the session's), end it."""
     # the protocol's models take half a second to import: only a check pays for them
+    from lightscientist_jupyter.runtime.acp.launch import agent_sandbox
     from lightscientist_jupyter.runtime.acp.session import ANSWER_TIMEOUT_S, AcpSession
 
     ws = Workspace.at(workspace)
@@ -83,20 +95,30 @@ def check(
         raise BadInput(
             f"the stage table {table.path} declares no agent '{name}' (its agents: {known})"
         )
-    cwd = ws.root if ws.root.is_dir() else Path.cwd()
+    try:
+        choice = bwrap.resolve(sandbox, network=spec.network)
+    except bwrap.SandboxUnavailable as exc:
+        return AgentCheck(False, f"agent '{name}': {exc}", spec)
+    policy = ShellPolicy(
+        sandbox=choice.active == "bwrap", network=spec.network, host_network=choice.net == "host"
+    )
+    where = _where(choice, spec.network)
     with tempfile.TemporaryDirectory(prefix="ls-agent-check-") as scratch:
+        root, home = Path(scratch) / "workspace", Path(scratch) / "home"
+        root.mkdir()
         session = AcpSession(
             spec,
-            cwd,
-            home=Path(scratch) / "home",
+            root,
+            home=home,
             log=Path(scratch) / "agent.log",
             emit=lambda type_, message, data: None,
             timeout=timeout or ANSWER_TIMEOUT_S,
+            sandbox=agent_sandbox(spec, policy, root, home),
         )
         try:
             info = session.initialize()
         except AgentFailed as exc:
-            return AgentCheck(False, str(exc), spec)
+            return AgentCheck(False, f"{exc}; sandbox: {where}", spec, where=where)
         finally:
             session.close()
     title = f" ({info.title})" if info.title and info.title != info.name else ""
@@ -106,7 +128,19 @@ def check(
         f"ACP version {info.protocol_version}, answered initialize",
         spec,
         info,
+        where,
     )
+
+
+def _where(choice: bwrap.SandboxChoice, network: bool) -> str:
+    """Where the check starts the agent, in words."""
+    if choice.active != "bwrap":
+        return f"unsandboxed: {choice.reason}"
+    if not network:
+        return "in bubblewrap, no network"
+    if choice.net == "host":
+        return f"in bubblewrap, with the host's network: {choice.net_reason}"
+    return "in bubblewrap, with a network of its own (the internet, not the host)"
 
 
 def capability_text(capabilities: dict[str, Any], prefix: str = "") -> str:

@@ -13,7 +13,12 @@ from lightscientist_jupyter.cli.foreground import EXIT_FAILED, EXIT_OK
 
 def cmd_agents(args: argparse.Namespace) -> int:
     request = OPERATIONS["agents"].request_from(args)
-    found = agents.check(request.agent, stages=request.stages, workspace=request.workspace or ".")
+    found = agents.check(
+        request.agent,
+        stages=request.stages,
+        workspace=request.workspace or ".",
+        sandbox=request.sandbox,
+    )
     if not found.ok:
         print(f"lightscientist agents: {found.message}", file=sys.stderr)
         return EXIT_FAILED

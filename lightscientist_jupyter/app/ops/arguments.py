@@ -326,6 +326,14 @@ def agents(p: Parser) -> None:
         metavar="FILE",
         help="stage table TOML (default: the project's in the workspace, else the shipped one)",
     )
+    check.add_argument(
+        "--sandbox",
+        choices=["auto", "bwrap", "none"],
+        default=None,
+        help="start the agent where a run would: in the bubblewrap sandbox with the network "
+        "its table allows (auto, the default: when bwrap works here), bwrap (refuse without "
+        "it), none",
+    )
     workspace(check)
 
 

@@ -128,7 +128,9 @@ def _check_model(request: CheckModelRequest, door: Door) -> commands.ModelCheck:
 def _agents(request: agents.AgentsRequest, door: Door) -> agents.AgentCheck:
     """Start a coding agent of the stage table and initialize it (`app.agents`)."""
     workspace = request.workspace or door.defaults.workspace
-    return agents.check(request.agent, stages=request.stages, workspace=workspace)
+    return agents.check(
+        request.agent, stages=request.stages, workspace=workspace, sandbox=request.sandbox
+    )
 
 
 def _memory(request: memory.MemoryRequest, door: Door) -> memory.MemoryOutcome:

@@ -22,7 +22,28 @@ export { OPEN_CELL };
 interface INotebookCells {
   widgets: ReadonlyArray<{ model: { id: string } }>;
   activeCellIndex: number;
+  node: HTMLElement;
   scrollToItem?(index: number, align?: string): Promise<void>;
+}
+
+const LAYOUT_WAIT_MS = 3000;
+
+function nextFrame(): Promise<void> {
+  return new Promise(resolve => requestAnimationFrame(() => resolve()));
+}
+
+/** Resolves once `node` has a height: Lumino lays out a panel just opened or revealed a
+ * frame or more later, and a scroll asked before that has no viewport to move (on a busy
+ * machine the notebook stayed at its top, its active cell out of view). */
+async function laidOut(node: HTMLElement): Promise<void> {
+  const started = performance.now();
+  while (
+    node.clientHeight === 0 &&
+    performance.now() - started < LAYOUT_WAIT_MS
+  ) {
+    await nextFrame();
+  }
+  await nextFrame();
 }
 
 interface INotebookPanelLike {
@@ -88,6 +109,7 @@ export async function openNotebookCell(
   }
   notebook.activeCellIndex = index;
   app.shell.activateById((widget as unknown as { id: string }).id);
+  await laidOut(notebook.node);
   await notebook.scrollToItem?.(index, 'center');
   return true;
 }

@@ -117,8 +117,10 @@ def sees_the_table_cell_active(page) -> None:
     notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
     active = notebook.locator(".jp-Cell.jp-mod-active")
     expect(active).to_have_count(1)
-    expect(active.locator(".jp-InputArea-editor")).to_contain_text("# the table")
-    expect(active).to_be_in_viewport()
+    # JupyterLab draws a cell's editor once it is scrolled into view: on a loaded machine
+    # that takes more than the default 5 s (CI saw it empty at 5 s, once)
+    expect(active.locator(".jp-InputArea-editor")).to_contain_text("# the table", timeout=30_000)
+    expect(active).to_be_in_viewport(timeout=30_000)
 
 
 def test_a_traced_number_opens_the_notebook_at_its_cell(lab):

@@ -104,7 +104,9 @@ def test_take_during_a_running_stage_cancels_its_workers_and_waits(tmp_path):
         state = run.state()
         assert (state.stage, state.pending.kind) == ("experiment.loop", "handoff")
         deadline = time.monotonic() + 60
-        while True:  # the supervisor cancels the loop's workers cooperatively
+        # the supervisor cancels the loop's workers cooperatively, then says so (an event
+        # written after the last worker finalized: wait for it too, not only the records)
+        while True:
             records = [
                 r
                 for r in api.worker_records(Workspace.at(ws))
@@ -121,11 +123,13 @@ def test_take_during_a_running_stage_cancels_its_workers_and_waits(tmp_path):
                     d.exists() and "cancelled" in d.read_text(encoding="utf-8").lower()
                     for d in deliveries
                 )
+                and any(
+                    e["type"] == "supervisor.event" and e["data"].get("handoff") for e in events(ws)
+                )
             ):
                 break
             assert time.monotonic() < deadline, records
             time.sleep(0.1)
-        assert any(e["type"] == "supervisor.event" and e["data"].get("handoff") for e in events(ws))
         back = api.give_back(ws)
         assert back.accepted and "the workers' again" in back.message
         assert run.wait(timeout=240) == "done"

@@ -341,6 +341,25 @@ def _answers(controller) -> list[tuple]:
     ]
 
 
+def reply_over_comm(board, approve, decision_id, comment="", to=None):
+    """What the gate card's comm fallback delivers (no server extension answered), and what
+    the card hears back."""
+    sent = []
+    board.gate.actions.send = sent.append
+    board.gate.actions._message(
+        None,
+        {
+            "kind": "reply",
+            "approve": approve,
+            "comment": comment,
+            "to_stage": to,
+            "decision_id": decision_id,
+        },
+        [],
+    )
+    return sent
+
+
 def test_a_gate_click_replies_exactly_once(project, make_board, produce):
     controller, bus, buffer = project
     source = ControllerSource(controller)
@@ -350,21 +369,27 @@ def test_a_gate_click_replies_exactly_once(project, make_board, produce):
     board.tick()
     gate = board.gate
     assert gate.widget.layout.display == ""
-    assert gate.pending.id == "d1" and "b" in gate.title.value
+    assert gate.actions.card["id"] == "d1"
+    assert gate.actions.card["heading"] == "◆ Approve gate and move on to b?"
     assert [o["data"].get("text/markdown") for o in gate.preview.outputs][0] == "**`out/brief.md`**"
-    assert gate.reject_to.value == "a"  # the default target comes first
+    assert gate.actions.card["targets"][0] == ["a (default)", "a"]  # the default comes first
 
-    gate.comment.value = "looks good"
-    gate.approve_button.click()
-    gate.approve_button.click()
-    gate.reject_button.click()
+    [first] = reply_over_comm(board, True, "d1", "looks good")
+    [second] = reply_over_comm(board, True, "d1")
+    [other] = reply_over_comm(board, False, "d1", "no")
     assert gate.replies == 1
     assert _answers(controller) == [("d1", True, "looks good", "b", "widget")]
-    assert "approved" in gate.result.value
-    assert gate.approve_button.disabled and gate.reject_button.disabled
-    board.tick()  # the panel shows how the decision went
-    assert "approved</b> at <code>gate</code>" in gate.result.value
-    assert "from the dashboard" in gate.result.value
+    assert first["ok"] and first["text"].startswith("gate approved")
+    assert (
+        second["text"]
+        == other["text"]
+        == ("decision d1 is no longer waiting here; nothing changed")
+    )
+    assert gate.actions.outcome == {"state": "sent", "text": first["text"]}
+    board.tick()  # the card folds to how the decision went
+    assert gate.actions.card["settled"]
+    assert gate.actions.outcome["state"] == "settled"
+    assert gate.actions.outcome["text"].startswith("✔ approved gate → b from the dashboard")
     assert controller.stage == "b"
 
 
@@ -387,37 +412,42 @@ def test_the_gate_preview_of_a_planted_link_shows_the_refusal(
     }
 
 
-def test_a_reject_sends_the_chosen_target_and_comment(project, make_board, produce):
+def test_a_reject_goes_to_the_default_target_unless_told_otherwise(project, make_board, produce):
     controller, bus, buffer = project
-    source = ControllerSource(controller)
-    board = make_board(source, buffer, start=False)
+    board = make_board(ControllerSource(controller), buffer, start=False)
     _to_gate(controller, produce)
     board.tick()
-    board.gate.reject_to.value = "a"
-    board.gate.comment.value = "needs more data"
-    board.gate.reject_button.click()
-    board.gate.reject_button.click()
+    reply_over_comm(board, False, "d1", "needs more data")
     assert _answers(controller) == [("d1", False, "needs more data", "a", "widget")]
     assert controller.stage == "a" and "needs more data" in controller.state.feedback
+
+    _to_gate(controller, produce)
+    board.tick()
+    [refused] = reply_over_comm(board, False, "d2", "", "nowhere")
+    assert refused["text"].startswith("not applied") and "nowhere" in refused["text"]
+    assert board.gate.actions.outcome["state"] == "refused"
+    assert controller.status == "waiting_user" and controller.state.pending.id == "d2"
 
 
 def test_a_late_panel_never_answers_a_newer_decision(project, make_board, produce):
     controller, bus, buffer = project
-    source = ControllerSource(controller)
-    board = make_board(source, buffer, start=False)
+    board = make_board(ControllerSource(controller), buffer, start=False)
     _to_gate(controller, produce)
     board.tick()
     controller.reply(False, "again", "a", source=ReplySource.CLI)  # answered elsewhere
     _to_gate(controller, produce)  # a new decision, d2
-    board.gate.approve_button.click()  # the panel still shows d1
+    assert board.gate.decide(True) == (  # the panel still shows d1
+        "decision d1 was already answered (rejected via cli); nothing changed"
+    )
     assert _answers(controller) == [("d1", False, "again", "a", "cli")]  # d1 stays answered
     assert controller.status == "waiting_user" and controller.state.pending.id == "d2"
-    assert board.gate.result.value == (
-        "<div>decision d1 was already answered (rejected via cli); nothing changed</div>"
-    )
+    assert board.gate.actions.outcome == {
+        "state": "refused",
+        "text": "decision d1 was already answered (rejected via cli); nothing changed",
+    }
     board.tick()
     assert board.gate.pending.id == "d2"
-    board.gate.approve_button.click()
+    board.gate.decide(True)
     assert controller.stage == "b"
 
 

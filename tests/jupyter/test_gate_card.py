@@ -8,27 +8,15 @@ light and the dark theme — is tested in tests/notebooks/test_e2e_browser.py.
 from __future__ import annotations
 
 from support.recalls import HITS, SHOWN, emit_recall
-from test_dashboard import ControllerSource, _to_gate, make_board, project  # noqa: F401
+from test_dashboard import (  # noqa: F401
+    ControllerSource,
+    _to_gate,
+    make_board,
+    project,
+    reply_over_comm,
+)
 
 from lightscientist_jupyter.jupyter.dashboard import status_line
-
-
-def _reply(board, approve, decision_id, comment="", to=None):
-    """What the card's comm fallback delivers (no server extension answered)."""
-    sent = []
-    board.gate.actions.send = sent.append
-    board.gate.actions._message(
-        None,
-        {
-            "kind": "reply",
-            "approve": approve,
-            "comment": comment,
-            "to_stage": to,
-            "decision_id": decision_id,
-        },
-        [],
-    )
-    return sent
 
 
 def test_the_card_puts_the_action_first_and_the_comm_fallback_replies_once(
@@ -47,10 +35,10 @@ def test_the_card_puts_the_action_first_and_the_comm_fallback_replies_once(
     assert board.controls.run["position"] == [2, 3]  # "stage 2 of 3", in the controls' row
     assert "of 3" not in board.status_line.value  # and once only
 
-    sent = _reply(board, False, "d1", "needs more data", "a")
+    sent = reply_over_comm(board, False, "d1", "needs more data", "a")
     assert sent == [{"kind": "outcome", "ok": True, "text": sent[0]["text"]}]
     assert controller.stage == "a" and "needs more data" in controller.state.feedback
-    again = _reply(board, True, "d1")
+    again = reply_over_comm(board, True, "d1")
     assert again[0]["text"] == "decision d1 is no longer waiting here; nothing changed"
     board.tick()
     assert board.gate.actions.card["settled"]
@@ -92,7 +80,7 @@ def test_the_card_lists_what_the_stage_was_given_from_memory(project, make_board
     board.tick()
     assert board.gate.actions.card["recalled"] == SHOWN
 
-    _reply(board, False, "d1", "again", "a")  # back to a, then the gate's second visit
+    reply_over_comm(board, False, "d1", "again", "a")  # back to a, then the gate's second visit
     _to_gate(controller, produce)
     board.tick()
     assert board.gate.actions.card["id"] == "d2"

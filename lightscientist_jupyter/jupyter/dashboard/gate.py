@@ -1,21 +1,21 @@
-"""The gate panel: what is being approved, and the buttons that approve it.
+"""The gate panel: what is being approved, and the one card that approves it.
 
-Shown while a decision is pending. It previews the stage's outputs and its summary, names
-the proposed next stage, and offers Approve / Reject with a comment box and, for a gate, the
-stage a rejection sends the project back to.
+Shown while a decision is pending. The kernel computes the card once (`gate_card.card_of`:
+the heading, the summary, the files with their diff, the checks, the targets a rejection
+may go to) and the browser draws it (`GateActions`, the side panel's own drawing); below
+it, folded, a preview of the stage's outputs.
 
-A click acts once. The first click takes the panel's lock, marks the decision taken and
-disables both buttons; a second click (or a click on the other button) finds it taken and
-does nothing. The reply names the decision it answers (`decision_id`), so a panel that is
-late never answers a newer decision. The reply itself is O(1) for the kernel: the
-controller's `reply` (a state write) or a file in the inbox. Button callbacks run on the
-kernel's main thread, `show` and `settle` on the dashboard's flusher thread; all three hold
-the lock the dashboard hands in, so the panel's widgets have one writer at a time.
+A reply acts once. The first takes the panel's lock and marks the decision taken; a second
+(or one for the other verdict) finds it taken and does nothing. The reply names the
+decision it answers (`decision_id`), so a card that is late never answers a newer
+decision. The reply itself is O(1) for the kernel: the controller's `reply` (a state
+write) or a file in the inbox. Replies over the comm run on the kernel's main thread,
+`show` and `settle` on the dashboard's flusher thread; all hold the lock the dashboard
+hands in, so the card has one writer at a time.
 """
 
 from __future__ import annotations
 
-import html
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +24,11 @@ from typing import Any
 import ipywidgets as w
 
 from lightscientist_jupyter.app import recalled
-from lightscientist_jupyter.controller import DONE, PendingDecision, ProjectState, StageTable
+from lightscientist_jupyter.controller import PendingDecision, ProjectState, StageTable
 from lightscientist_jupyter.errors import LightScientistError
 from lightscientist_jupyter.jupyter.dashboard.gate_actions import GateActions
 from lightscientist_jupyter.jupyter.dashboard.gate_card import card_of, review_card, settled_text
 from lightscientist_jupyter.jupyter.diff_card import gate_diff
-from lightscientist_jupyter.jupyter.look import door_words, verdict_words
 from lightscientist_jupyter.jupyter.provenance_links import gate_checks
 from lightscientist_jupyter.jupyter.server.answers import FileDiff, GateChecks
 from lightscientist_jupyter.jupyter.show import preview
@@ -54,36 +53,14 @@ class GatePanel:
         """What this panel sent for the pending decision: `{"id", "approve", "message"}`."""
         self.replies = 0
         """Replies sent through this panel (one per decision at most)."""
+        self.targets: list[tuple[str, str]] = []
+        """Where a rejection of the pending gate may send the project, `(label, stage)`,
+        its default first."""
 
-        self.title = w.HTML()
-        self.summary = w.HTML()
         self.preview = w.Output()
         self.preview.add_class("ls-preview-box")
-        self.comment = w.Textarea(
-            placeholder="comment (kept in PROCESS.md; on reject, handed to the next worker)",
-            layout=w.Layout(width="100%", height="56px"),
-        )
-        self.reject_to = w.Dropdown(
-            description="reject to",
-            options=[("", "")],
-            style={"description_width": "initial"},
-            layout=w.Layout(width="auto"),
-        )
-        self.approve_button = w.Button(
-            description="Approve",
-            button_style="success",
-            icon="check",
-            tooltip="approve and move on",
-        )
-        self.reject_button = w.Button(
-            description="Reject", button_style="danger", icon="times", tooltip="reject and go back"
-        )
-        self.result = w.HTML()
-        self.approve_button.on_click(lambda _b: self.decide(True))
-        self.reject_button.on_click(lambda _b: self.decide(False))
-        self.buttons = w.HBox([self.approve_button, self.reject_button, self.reject_to])
-        # shown: the card drawn in the browser (its clicks go through the server extension);
-        # the ipywidgets above stay the kernel-side controls (`approve_button.click()`)
+        # the card is drawn in the browser; its clicks go through the server extension, else
+        # over the comm to `_from_browser`
         self.actions = GateActions(on_reply=self._from_browser, root=str(root))
         self.fold = w.Accordion(children=[self.preview], titles=("Preview of the files",))
         self.fold.selected_index = None  # folded: the action comes first
@@ -93,40 +70,18 @@ class GatePanel:
     # ---------------------------------------------------------------- flusher side
 
     def show(self, pending: PendingDecision | None, state: ProjectState | None = None) -> None:
-        """Show `pending` (a new decision), or hide the buttons when there is none; `state`,
-        the project's now, says what the stage was given from memory."""
+        """Show `pending` (a new decision), or nothing to answer when there is none;
+        `state`, the project's now, says what the stage was given from memory."""
         with self._lock:
             if pending is not None and self.pending is not None and pending.id == self.pending.id:
                 return
             self.pending = pending
             self.decided = None
-            self._draw(pending, state)
+            if pending is not None:
+                self._draw(pending, state)
 
-    def _draw(self, pending: PendingDecision | None, state: ProjectState | None) -> None:
-        if pending is None:
-            self._set_buttons(False)
-            return
+    def _draw(self, pending: PendingDecision, state: ProjectState | None) -> None:
         gate = pending.kind == "gate"
-        verb = (
-            f"Approve <b>{html.escape(pending.stage)}</b> and move on to "
-            f"<b>{html.escape(pending.proposed_next or '?')}</b>?"
-            if gate
-            else f"Question from <b>{html.escape(pending.stage)}</b>"
-        )
-        self.title.value = (
-            f'<div style="font-size:14px">Decision '
-            f"<code>{html.escape(pending.id)}</code>: {verb}</div>"
-            f"<div>{html.escape(pending.question)}</div>"
-        )
-        summary = html.escape(pending.summary).replace("\n", "<br>")
-        options = (
-            f"<div>options: {', '.join(html.escape(o) for o in pending.options)}</div>"
-            if pending.options
-            else ""
-        )
-        self.summary.value = (
-            f'<div style="color:#3b4550">{summary}</div>{options}' if summary or options else ""
-        )
         outputs = []
         for rel in pending.outputs:
             for data in preview(self.root, rel):
@@ -134,25 +89,19 @@ class GatePanel:
         self.preview.outputs = tuple(outputs)
         self.fold.layout.display = "" if outputs else "none"
         self.fold.selected_index = None
+        self.targets = []
         if gate:
-            targets = [pending.default_reject] if pending.default_reject else []
-            targets += [s for s in self.table.ids() if s not in targets]
-            self.reject_to.options = [
+            stages = [pending.default_reject] if pending.default_reject else []
+            stages += [s for s in self.table.ids() if s not in stages]
+            self.targets = [
                 (f"{t} (default)" if i == 0 and pending.default_reject else t, t)
-                for i, t in enumerate(targets)
+                for i, t in enumerate(stages)
             ]
-            self.reject_to.value = targets[0] if targets else None
-        self.reject_to.layout.display = "" if gate else "none"
-        self.approve_button.description = "Approve" if gate else "Yes"
-        self.reject_button.description = "Reject" if gate else "No"
-        self.comment.value = ""
-        self.result.value = ""
-        self._set_buttons(True)
         self.actions.outcome = {}
         self.actions.card = dict(
             card_of(
                 pending,
-                list(self.reject_to.options) if gate else [],
+                self.targets,
                 review_card(self.table, self.root, pending.stage),
                 recalled.at_decision(Workspace(self.root), state) if state is not None else [],
                 *self._under_review(pending),
@@ -174,7 +123,7 @@ class GatePanel:
             return [], f"no diff: {exc}", checks
 
     def settle(self, state: Any) -> None:
-        """The decision was answered (here or elsewhere): show how, and hide the buttons."""
+        """The decision was answered (here or elsewhere): the card folds to how."""
         with self._lock:
             pending, self.pending = self.pending, None
             if pending is not None:
@@ -188,44 +137,38 @@ class GatePanel:
             self.widget.layout.display = "none"
 
     def _settle(self, pending: PendingDecision, state: Any) -> None:
-        self._set_buttons(False)
         # settled: one line says how (the front end folds the card to it); what was under
         # review, the diff and the checks, are history now
         self.fold.layout.display = "none"
-        self.summary.value = ""
         answer = next((d for d in reversed(state.decisions) if d.get("id") == pending.id), None)
         if answer is None:
-            self.result.value = (
-                f"<div>decision <code>{html.escape(pending.id)}</code> is no "
-                f"longer pending (the project is {html.escape(state.status)})"
-                "</div>"
-            )
             text = f"decision {pending.id} is no longer pending (the project is {state.status})"
         else:
-            self.result.value = _verdict_html(answer)
             text = settled_text(pending, answer, state)
         self.actions.outcome = {"state": "settled", "text": text}
         self.actions.card = {**self.actions.card, "settled": True}
 
     # ---------------------------------------------------------------- click side
 
-    def decide(self, approve: bool) -> str | None:
-        """Send the reply for the decision shown — once. Returns the outcome message."""
+    def decide(self, approve: bool, comment: str = "", to_stage: str | None = None) -> str | None:
+        """Send the reply for the decision shown — once; a gate's rejection goes to
+        `to_stage`, else to its default. Returns the outcome message (None: nothing sent)."""
         with self._lock:
             pending = self.pending
             if pending is None or self.decided is not None:
                 return None
             self.decided = {"id": pending.id, "approve": approve, "message": ""}
-            return self._send(pending, approve)
+            return self._send(pending, approve, comment.strip(), to_stage)
 
-    def _send(self, pending: PendingDecision, approve: bool) -> str:
-        self._set_buttons(False)
-        to_stage = None
+    def _send(
+        self, pending: PendingDecision, approve: bool, comment: str, to_stage: str | None
+    ) -> str:
+        to = None
         if not approve and pending.kind == "gate":
-            to_stage = self.reject_to.value or None
+            to = to_stage or next((stage for _label, stage in self.targets), None)
         try:
             self.replies += 1
-            message = self._reply(approve, self.comment.value.strip(), to_stage, pending.id)
+            message = self._reply(approve, comment, to, pending.id)
         except LightScientistError as exc:
             message = f"not applied: {exc}"
         self.decided = {"id": pending.id, "approve": approve, "message": message}
@@ -238,7 +181,6 @@ class GatePanel:
         plain = refused or message.startswith(pending.stage)
         said = message if plain else f"{verdict} {pending.stage}: {message}"
         self.actions.outcome = {"state": "refused" if refused else "sent", "text": said}
-        self.result.value = f"<div>{html.escape(said)}</div>"
         return message
 
     def _from_browser(self, approve: bool, comment: str, to: str | None, decision_id: str) -> str:
@@ -247,29 +189,4 @@ class GatePanel:
             pending = self.pending
             if pending is None or pending.id != decision_id or self.decided is not None:
                 return f"decision {decision_id} is no longer waiting here; nothing changed"
-            self.comment.value = comment
-            if to and to in [value for _label, value in self.reject_to.options]:
-                self.reject_to.value = to
-            return self.decide(approve) or ""
-
-    def _set_buttons(self, enabled: bool) -> None:
-        for widget in (self.approve_button, self.reject_button, self.comment, self.reject_to):
-            widget.disabled = not enabled
-        self.buttons.layout.display = "" if enabled else "none"
-        self.comment.layout.display = "" if enabled else "none"
-
-
-def _verdict_html(answer: dict[str, Any]) -> str:
-    verdict = verdict_words(answer)
-    target = answer.get("to")
-    where = (
-        f" → <b>{html.escape(target)}</b>"
-        if target and target != DONE
-        else (" → <b>done</b>" if target == DONE else "")
-    )
-    comment = f" — “{html.escape(answer['comment'])}”" if answer.get("comment") else ""
-    door = html.escape(door_words(answer.get("source", "?")))
-    return (
-        f"<div>✔ <b>{verdict}</b> at <code>{html.escape(answer.get('stage', ''))}</code>"
-        f"{where} {door}{comment}</div>"
-    )
+            return self.decide(approve, comment, to) or ""

@@ -16,6 +16,8 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 FAST = "not slow and not browser and not binder"
 """CONTRIBUTING's fast suite."""
+SLOW_MARKS = ("slow", "browser", "binder")
+"""The marks FAST leaves out."""
 WHOLE_PROJECT = {
     "done",  # jupyter/test_magic.py: `research --mode auto` to done
     "real_recording",  # support/real_run.py: a run through ChatOpenAI, recorded
@@ -41,8 +43,24 @@ sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-m", sy
 """
 
 
-@pytest.mark.slow  # collects the whole suite in a process of its own (about 15 s)
-def test_the_fast_suite_runs_no_whole_project():
+def _fast_suite(config: pytest.Config, items: list[pytest.Item]) -> dict:
+    """The fixtures declared `@whole_project` (`declared`) and the fast suite's tests with
+    the fixtures each uses (`used`): this session's own when it collected the whole suite
+    (a full run, `scripts/test`), else collected in a process of its own (about 15 s: this
+    file run alone, or a part of the suite)."""
+    whole = (
+        [Path(arg).resolve() for arg in config.args] == [TESTS]
+        and not config.option.keyword
+        and not config.option.markexpr
+        and not config.getoption("deselect")
+    )
+    if whole:
+        # FAST, as `-m` reads it: marks a whole project's fixture added are on the items
+        from support.slow import WHOLE_PROJECT as declared
+
+        fast = [i for i in items if not any(i.get_closest_marker(m) for m in SLOW_MARKS)]
+        used = {i.nodeid: sorted(getattr(i, "fixturenames", ())) for i in fast}
+        return {"declared": sorted(declared), "used": used}
     proc = subprocess.run(
         [sys.executable, "-c", COLLECT, FAST, str(TESTS)],
         cwd=TESTS,
@@ -52,10 +70,16 @@ def test_the_fast_suite_runs_no_whole_project():
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("REPORT "))
-    report = json.loads(line.removeprefix("REPORT "))
+    return json.loads(line.removeprefix("REPORT "))
+
+
+@pytest.mark.slow  # alone, it collects the whole suite in a process of its own
+def test_the_fast_suite_runs_no_whole_project(request):
+    report = _fast_suite(request.config, request.session.items)
     assert WHOLE_PROJECT <= set(report["declared"])
-    assert len(report["used"]) > 500  # the fast suite was collected
-    leaks = {test: sorted(WHOLE_PROJECT & set(f)) for test, f in report["used"].items()}
+    used = report["used"]
+    assert len(used) > 500  # the fast suite was collected
+    leaks = {test: sorted(WHOLE_PROJECT & set(f)) for test, f in used.items()}
     assert {test: names for test, names in leaks.items() if names} == {}
 
 

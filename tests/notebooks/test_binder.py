@@ -9,9 +9,10 @@ that environment, and opens `notebooks/quickstart.ipynb` in JupyterLab.
 
 Here: the files git would commit (tracked and untracked-but-not-ignored, so no build output
 and no node_modules) are copied to a temporary folder; `python -m venv` makes the environment;
-the same pip command runs there (with the usual pip cache and index settings); `postBuild`
-runs with `NB_PYTHON_PREFIX` pointing at the venv; and the venv's own python executes the
-quickstart with nbclient — so its `python3` kernel runs from the venv, on the installed wheel.
+the same pip command runs there (with the usual pip cache and index settings, and without
+byte-compiling what it installs); `postBuild` runs with `NB_PYTHON_PREFIX` pointing at the
+venv; and the venv's own python executes the quickstart with nbclient — so its `python3`
+kernel runs from the venv, on the installed wheel.
 
 Slow (a minute or two: every dependency is installed, and the extension is built from
 source), so it is one test.
@@ -106,8 +107,10 @@ def test_binder_steps_install_the_package_and_run_the_quickstart(tmp_path):
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     python = str(venv / "bin" / "python")
 
+    # --no-compile: pip's byte-compiling of every installed module (about 20 s of processor
+    # time here) is not what this replays; the kernel compiles what it imports
     durations["pip install -r binder/requirements.txt"] = _run(
-        [python, "-m", "pip", "install", "-r", "binder/requirements.txt"],
+        [python, "-m", "pip", "install", "--no-compile", "-r", "binder/requirements.txt"],
         logs / "pip.log", cwd=repo, env=env, timeout=900)
     shared = venv / "share" / "jupyter"
     assert (shared / "labextensions" / EXTENSION / "static" / "style.js").is_file()

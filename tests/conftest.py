@@ -18,6 +18,13 @@ from lightscientist_jupyter.events import Event, EventBus
 from lightscientist_jupyter.values import notebook
 from lightscientist_jupyter.workspace import Workspace
 
+# This machine's shell sets PYTHONDONTWRITEBYTECODE, which also keeps pytest from saving the
+# test modules it rewrites for their asserts: each worker rewrote all 450 of them at each run,
+# a third of its collection (5 s of processor time a worker). The test processes save them
+# (tests/__pycache__, ignored by git); the processes the tests start keep the environment's
+# setting, and so do the workspaces they write in.
+sys.dont_write_bytecode = False
+
 pytest_plugins = [
     "support.slow",
     "support.tiers",

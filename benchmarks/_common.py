@@ -258,11 +258,16 @@ def cli(workspace: Path, *args: str, timeout: float = 900) -> subprocess.Complet
     )
 
 
-QUICK_UNTIL = "experiment.loop"
-"""Where a `--quick` run from experiment.setup pauses (`--until`): after the experiment's
-search, its eight nodes each a worker and a job. What follows (the analysis notebook, the
-figure, the paper's PDF built in two rounds) took two thirds of a quick run and is no run
-script's subject: pdf.py and notebook.py time those tools on their own."""
+QUICK_UNTIL = "experiment.setup"
+"""Where a `--quick` run from experiment.setup pauses (`--until`): after that one stage, a
+worker that writes the experiment's script and runs its check, which is what most run
+scripts time. What follows is no such script's subject and took most of a quick run: the
+search's eight nodes (each a worker and a job; jobs.py, snapshots.py and recording.py go on
+to `QUICK_SEARCH_UNTIL` for them), the analysis notebook, the figure, the paper's PDF
+(pdf.py and notebook.py time those tools on their own)."""
+
+QUICK_SEARCH_UNTIL = "experiment.loop"
+"""Where a `--quick` run that needs the experiment's search pauses: after it."""
 
 
 def span_arguments(parser: argparse.ArgumentParser) -> None:

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help=f"tiny: one run per backend, until {C.QUICK_UNTIL} (its search makes the jobs)",
+        help=f"tiny: one run per backend, until {C.QUICK_SEARCH_UNTIL} (its search makes the jobs)",
     )
     parser.add_argument(
         "--ray",
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the report here")
     args = parser.parse_args(argv)
     args.runs = 1 if args.quick else max(1, args.runs)
-    until = C.QUICK_UNTIL if args.quick else None
+    until = C.QUICK_SEARCH_UNTIL if args.quick else None
     results: dict[str, list[dict[str, float]]] = {}
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-jobs-"))
     head = None

@@ -88,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help=f"one pair from experiment.setup until {C.QUICK_UNTIL}",
+        help=f"one pair from experiment.setup until {C.QUICK_SEARCH_UNTIL}",
     )
     parser.add_argument("--json", default=None, help="write the report for run_all.py here")
     args = parser.parse_args(argv)
     reps, stage, until = (
-        (1, "experiment.setup", C.QUICK_UNTIL) if args.quick else (args.reps, None, None)
+        (1, "experiment.setup", C.QUICK_SEARCH_UNTIL) if args.quick else (args.reps, None, None)
     )
     for name in ("on_chat_model_start", "on_llm_end"):
         _timed(recording.Recorder, name)

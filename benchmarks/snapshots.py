@@ -52,12 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20, help="snapshots timed afterwards (20)")
     parser.add_argument(
-        "--quick", action="store_true", help=f"from experiment.setup until {C.QUICK_UNTIL}, 3 reps"
+        "--quick",
+        action="store_true",
+        help=f"from experiment.setup until {C.QUICK_SEARCH_UNTIL}, 3 reps",
     )
     parser.add_argument("--json", default=None, help="write the report for run_all.py here")
     args = parser.parse_args(argv)
     reps, stage, until = (
-        (3, "experiment.setup", C.QUICK_UNTIL) if args.quick else (args.reps, None, None)
+        (3, "experiment.setup", C.QUICK_SEARCH_UNTIL) if args.quick else (args.reps, None, None)
     )
     _timed_take()
     folder = Path(tempfile.mkdtemp(prefix="ls-bench-snap-"))

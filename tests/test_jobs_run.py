@@ -34,7 +34,8 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def test_the_offline_batch_runs_as_a_job_and_layer_2_resumes_its_worker(tmp_path, monkeypatch):
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
-    run_second_half(ws, loop_stages(tmp_path / "stages"))
+    # paused after the analysis: the paper that follows has no job
+    run_second_half(ws, loop_stages(tmp_path / "stages"), until="experiment.analyze")
     text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
     events = [json.loads(line) for line in text.splitlines()]
     (submitted,) = [e for e in events if e["type"] == "job.submitted"]
@@ -103,9 +104,9 @@ def test_a_job_over_its_time_limit_is_ended_and_its_worker_told(tmp_path, monkey
     monkeypatch.delenv("LIGHTSCIENTIST_MODEL", raising=False)
     ws = tmp_path / "ws"
     with_a_slow_batch(ws, 60)
-    project = Project.open(ws, job_time_limit="2s")
+    project = Project.open(ws, job_time_limit="2s", until="experiment.analyze")
     try:
-        assert project.run() == "done"
+        assert project.run() == "paused"  # after the analysis: the paper has no job
     finally:
         project.close()
 
@@ -174,9 +175,10 @@ def killed_while_its_job_runs(ws) -> dict:
 
 
 def resumed_when_the_job_ends(ws, seconds: float) -> None:
-    """A plain `resume` finds the job again, resumes its worker when it ends, ends done."""
-    proc = cli("resume", "--workspace", str(ws))
-    assert proc.returncode == 0 and proc.stdout.strip().splitlines()[-1] == "done", proc.stderr
+    """A `resume` finds the job again, resumes its worker when it ends and goes on (to the
+    end of the analysis: the paper that follows has no job)."""
+    proc = cli("resume", "--workspace", str(ws), "--until", "experiment.analyze")
+    assert proc.returncode == 0 and proc.stdout.strip().splitlines()[-1] == "paused", proc.stderr
     job = json.loads((ws / ".lightscientist" / "jobs" / "j1.json").read_text())
     assert (job["status"], job["exit_code"]) == ("succeeded", 0)
     assert job["ended_at"] - job["submitted_at"] >= seconds  # it ran to its end

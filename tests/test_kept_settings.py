@@ -62,8 +62,10 @@ def test_a_ray_address_given_to_resume_is_kept_for_the_next_resume(tmp_path):
     assert once.returncode == 0 and last_line(once) == "paused", once.stderr
     assert settings(ws)["ray"] == address
 
-    plain = cli(ws, "resume")  # no --ray: batch 2's job goes to the kept address
-    assert plain.returncode == 0 and last_line(plain) == "done", plain.stderr
+    # no --ray: batch 2's job goes to the kept address (paused after the analysis, which is
+    # as far as jobs go)
+    plain = cli(ws, "resume", "--until", "experiment.analyze")
+    assert plain.returncode == 0 and last_line(plain) == "paused", plain.stderr
     text = (ws / ".lightscientist" / "events.jsonl").read_text(encoding="utf-8")
     events = [json.loads(line) for line in text.splitlines()]
     (refused,) = [
@@ -88,8 +90,9 @@ def test_ray_local_sets_a_kept_address_aside_and_is_kept_itself(tmp_path):
     assert local.returncode == 0 and last_line(local) == "paused", local.stderr
     assert settings(ws)["ray"] == "local"
 
-    plain = cli(ws, "resume", RAY_ADDRESS=address)  # batch 2's job runs on this machine
-    assert plain.returncode == 0 and last_line(plain) == "done", plain.stderr
+    # batch 2's job runs on this machine (paused after the analysis: the paper has no job)
+    plain = cli(ws, "resume", "--until", "experiment.analyze", RAY_ADDRESS=address)
+    assert plain.returncode == 0 and last_line(plain) == "paused", plain.stderr
     (job,) = [json.loads(p.read_text()) for p in (ws / ".lightscientist").glob("jobs/j*.json")]
     assert (job["backend"], job["status"]) == ("local", "succeeded")
     assert settings(ws)["ray"] == "local"
@@ -107,8 +110,10 @@ def test_a_job_time_limit_given_to_resume_is_kept_for_the_next_resume(tmp_path):
     assert once.returncode == 0 and last_line(once) == "paused", once.stderr
     assert settings(ws)["job_time_limit"] == "2s"
 
-    plain = cli(ws, "resume")  # no --job-time-limit: the kept 2 s, not the default 6 h
-    assert plain.returncode == 0 and last_line(plain) == "done", plain.stderr
+    # no --job-time-limit: the kept 2 s, not the default 6 h (paused after the analysis: the
+    # paper has no job)
+    plain = cli(ws, "resume", "--until", "experiment.analyze")
+    assert plain.returncode == 0 and last_line(plain) == "paused", plain.stderr
     (job,) = [json.loads(p.read_text()) for p in (ws / ".lightscientist").glob("jobs/j*.json")]
     assert (job["status"], job["wall_limit_s"]) == ("timed_out", 2.0)
     assert job["note"] == "stopped at its wall-time limit (2 s)"

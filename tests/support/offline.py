@@ -28,10 +28,10 @@ def reply(model: Runnable[Any, Any], messages: list[Any]) -> Any:
     return model.invoke(messages)
 
 
-def run_second_half(ws: Path, stages: Path | None = None) -> Any:
-    """The offline project from experiment.setup to the end, in auto mode, in `ws` (the
-    environment's model unset), with the table `stages` (default: the shipped one); returns
-    the `Project`, closed, once its run said done."""
+def run_second_half(ws: Path, stages: Path | None = None, until: str | None = None) -> Any:
+    """The offline project from experiment.setup to the end (or paused after `until`), in
+    auto mode, in `ws` (the environment's model unset), with the table `stages` (default:
+    the shipped one); returns the `Project`, closed, once its run said done (paused)."""
     from lightscientist_jupyter.app.project import Project
 
     project = Project.create(
@@ -41,9 +41,10 @@ def run_second_half(ws: Path, stages: Path | None = None) -> Any:
         stage="experiment.setup",
         model="offline",
         stages=stages,
+        until=until,
     )
     try:
-        assert project.run() == "done"
+        assert project.run() == ("paused" if until else "done")
     finally:
         project.close()
     return project
